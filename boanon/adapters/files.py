@@ -1,0 +1,75 @@
+"""File helpers shared by adapters: transparent ``.gz`` reading and locating logs in a trial."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from boanon.errors import LogParseError
+
+CONFIG_FILE = "config.json"
+"""Written by every runner into its trial directory: the configuration it ran, as a JSON object."""
+
+
+def find_file(trial_dir: Path, name: str) -> Path | None:
+    """``trial_dir/name`` or its ``.gz`` twin, whichever exists."""
+    for candidate in (trial_dir / name, trial_dir / f"{name}.gz"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def require_file(trial_dir: Path, name: str) -> Path:
+    """Like :func:`find_file` but a missing file is a :class:`LogParseError`."""
+    path = find_file(trial_dir, name)
+    if path is None:
+        raise LogParseError(trial_dir / name, "file not found (nor a .gz of it)")
+    return path
+
+
+def read_text(path: Path) -> str:
+    """The whole file as text; ``.gz`` files are decompressed; undecodable bytes are an error."""
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                return fh.read()
+        return path.read_text(encoding="utf-8")
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise LogParseError(path, f"cannot read: {exc}") from exc
+
+
+def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` pairs, 1-based, without trailing newlines."""
+    for i, line in enumerate(read_text(path).splitlines(), start=1):
+        yield i, line
+
+
+def head(path: Path, n_bytes: int = 4096) -> str:
+    """The first bytes of a (possibly gzipped) file as text, for cheap detection."""
+    try:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rb") as fh:
+            return fh.read(n_bytes).decode("utf-8", errors="replace")
+    except (OSError, EOFError):
+        return ""
+
+
+def read_config(trial_dir: Path) -> dict:
+    """The configuration a runner recorded in ``trial_dir/config.json`` ({} when absent)."""
+    path = trial_dir / CONFIG_FILE
+    if not path.is_file():
+        return {}
+    try:
+        config = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise LogParseError(path, f"invalid JSON: {exc.msg}", exc.lineno) from exc
+    if not isinstance(config, dict):
+        raise LogParseError(path, "expected a JSON object of parameter values")
+    return config
+
+
+def write_config(trial_dir: Path, config: dict) -> None:
+    """Record the configuration a runner is about to run (see :data:`CONFIG_FILE`)."""
+    (trial_dir / CONFIG_FILE).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")

@@ -1,0 +1,116 @@
+"""Walk a directory of trials, parse each with one adapter, and assemble the tidy table."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from boanon.adapters.base import Adapter, available_adapters, get_adapter
+from boanon.adapters.files import read_config
+from boanon.errors import LogParseError
+from boanon.table import TRIAL, TrialRecord, columns_of, records_to_table
+
+
+@dataclass
+class IngestResult:
+    """The table plus everything a user needs to trust it."""
+
+    table: pd.DataFrame
+    adapter: str
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    partially_missing: dict[str, list[str]] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """Human-readable report: counts by role, skipped trials and columns with gaps."""
+        t = self.table
+        lines = [
+            f"adapter:    {self.adapter}",
+            f"trials:     {len(t)}",
+            f"parameters: {len(columns_of(t, 'param'))}",
+            f"metrics:    {len(columns_of(t, 'metric'))}",
+            f"objectives: {len(columns_of(t, 'objective'))}",
+            f"skipped:    {len(self.skipped)}",
+        ]
+        lines += [f"  {trial}: {reason}" for trial, reason in self.skipped]
+        if self.partially_missing:
+            lines.append(f"columns missing in some trials: {len(self.partially_missing)}")
+            for col, trials in sorted(self.partially_missing.items()):
+                shown = ", ".join(trials[:5]) + (" ..." if len(trials) > 5 else "")
+                lines.append(f"  {col}: missing in {len(trials)} trial(s): {shown}")
+        return "\n".join(lines)
+
+
+def trial_dirs(logdir: Path) -> list[Path]:
+    """Sub-directories of ``logdir`` (the trials), sorted by name; hidden ones are ignored."""
+    if not logdir.is_dir():
+        raise LogParseError(logdir, "not a directory of trial sub-directories")
+    dirs = sorted(p for p in logdir.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not dirs:
+        raise LogParseError(logdir, "contains no trial sub-directories")
+    return dirs
+
+
+def detect_adapter(dirs: list[Path]) -> Adapter:
+    """The registered adapter that recognises the most trial directories (sampled)."""
+    sample = dirs[:: max(1, len(dirs) // 10)][:10]
+    votes: Counter[str] = Counter()
+    for name in available_adapters():
+        adapter = get_adapter(name)
+        votes[name] = sum(adapter.detect(d) for d in sample)
+    if not votes or votes.most_common(1)[0][1] == 0:
+        raise LogParseError(dirs[0].parent, "no adapter recognises these trials; "
+                            f"name one with --adapter ({', '.join(available_adapters())})")
+    return get_adapter(votes.most_common(1)[0][0])
+
+
+def parse_trial_dir(adapter: Adapter, trial_dir: Path) -> TrialRecord:
+    """Parse one trial and add the configuration its runner recorded in ``config.json``.
+
+    The recorded configuration names the parameters as the search space does, so it wins over
+    what the adapter read back from the logs under the same name.
+    """
+    record = adapter.parse_trial(trial_dir)
+    record.params.update(read_config(trial_dir))
+    return record
+
+
+def ingest(logdir: str | Path, adapter: str | None = None, skip_bad: bool = False) -> IngestResult:
+    """Parse every trial under ``logdir`` into one table.
+
+    Without ``skip_bad`` the first bad trial raises its :class:`LogParseError` (which names the
+    file and line); with it, bad trials are listed in ``skipped`` and the rest still ingest.
+    A single CSV/JSONL file is read by the ``table`` adapter.
+    """
+    logdir = Path(logdir)
+    if logdir.is_file():
+        from boanon.adapters.table import read_table_file
+
+        records = read_table_file(logdir)
+        return _result(records, "table", [])
+    dirs = trial_dirs(logdir)
+    chosen = get_adapter(adapter) if adapter else detect_adapter(dirs)
+    records: list[TrialRecord] = []
+    skipped: list[tuple[str, str]] = []
+    for d in dirs:
+        try:
+            records.append(parse_trial_dir(chosen, d))
+        except LogParseError as exc:
+            if not skip_bad:
+                raise
+            skipped.append((d.name, str(exc)))
+    if not records:
+        raise LogParseError(logdir, f"no trial could be parsed by the {chosen.name!r} adapter")
+    return _result(records, chosen.name, skipped)
+
+
+def _result(records: list[TrialRecord], adapter: str, skipped: list[tuple[str, str]]) -> IngestResult:
+    table = records_to_table(records)
+    missing = {
+        col: table.loc[table[col].isna(), TRIAL].astype(str).tolist()
+        for col in table.columns
+        if col != TRIAL and table[col].isna().any()
+    }
+    return IngestResult(table=table, adapter=adapter, skipped=skipped, partially_missing=missing)

@@ -1,0 +1,151 @@
+"""The ``table`` adapter: trials that are already numbers, with declared roles.
+
+Two layouts are read:
+
+* a trial directory holding ``result.json``: ``{"params": {...}, "metrics": {...},
+  "objectives": {...}}`` (what BoAnon's Python-callable runner writes);
+* a single CSV or JSONL file, one trial per row, whose columns are either role-prefixed
+  (``param:x``) or declared in a sidecar ``<file>.roles.yaml`` with the keys ``params``,
+  ``metrics`` and ``objectives`` (lists of column names). A ``trial`` column names the rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from boanon.adapters.base import Adapter, register_adapter
+from boanon.adapters.files import find_file, numbered_lines, read_text
+from boanon.errors import LogParseError
+from boanon.table import ROLES, TRIAL, TrialRecord, split_column
+
+RESULT_FILE = "result.json"
+_SECTION_OF_ROLE = {"param": "params", "metric": "metrics", "objective": "objectives"}
+
+
+@register_adapter
+class TableAdapter(Adapter):
+    name = "table"
+
+    def detect(self, trial_dir: Path) -> bool:
+        return find_file(trial_dir, RESULT_FILE) is not None
+
+    def parse_trial(self, trial_dir: Path) -> TrialRecord:
+        path = find_file(trial_dir, RESULT_FILE)
+        if path is None:
+            raise LogParseError(trial_dir / RESULT_FILE, "file not found")
+        try:
+            data = json.loads(read_text(path))
+        except json.JSONDecodeError as exc:
+            raise LogParseError(path, f"invalid JSON: {exc.msg}", exc.lineno) from exc
+        if not isinstance(data, dict):
+            raise LogParseError(path, "expected a JSON object with params/metrics/objectives")
+        unknown = set(data) - set(_SECTION_OF_ROLE.values())
+        if unknown:
+            raise LogParseError(path, f"unknown key(s) {sorted(unknown)}; expected "
+                                "params, metrics, objectives")
+        record = TrialRecord(trial=trial_dir.name)
+        for role in ROLES:
+            section = data.get(_SECTION_OF_ROLE[role], {})
+            if not isinstance(section, dict):
+                raise LogParseError(path, f"{_SECTION_OF_ROLE[role]!r} must be an object")
+            for key, value in section.items():
+                _store(record, role, key, value, path, None)
+        return record
+
+
+def _store(record: TrialRecord, role: str, name: str, value: Any, path: Path, line: int | None) -> None:
+    """Put one value in the record, checking its type for its role."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return
+    if role == "param":
+        if not isinstance(value, (int, float, str, bool)):
+            raise LogParseError(path, f"parameter {name!r} has unsupported value {value!r}", line)
+        record.params[name] = value
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise LogParseError(path, f"{role} {name!r} is not a number: {value!r}", line) from None
+    (record.metrics if role == "metric" else record.objectives)[name] = float(value)
+
+
+def _roles(path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
+    """Map each column to ``(role, name)`` from prefixes or the sidecar roles file."""
+    sidecar = path.with_name(path.name + ".roles.yaml")
+    declared: dict[str, tuple[str, str]] = {}
+    if sidecar.is_file():
+        spec = yaml.safe_load(read_text(sidecar)) or {}
+        for role in ROLES:
+            for col in spec.get(_SECTION_OF_ROLE[role], []) or []:
+                if col not in columns:
+                    raise LogParseError(sidecar, f"{_SECTION_OF_ROLE[role]}: column {col!r} "
+                                        f"is not in {path.name}")
+                declared[col] = (role, col)
+    for col in columns:
+        if col == TRIAL or col in declared:
+            continue
+        try:
+            declared[col] = split_column(col)
+        except ValueError:
+            if not sidecar.is_file():
+                raise LogParseError(path, f"column {col!r} has no role: prefix it with "
+                                    f"param:/metric:/objective: or declare it in {sidecar.name}",
+                                    1) from None
+    return declared
+
+
+def read_table_file(path: Path) -> list[TrialRecord]:
+    """Read a CSV or JSONL file of trials into records (see the module docstring)."""
+    if path.suffix.lower() in (".jsonl", ".ndjson") or path.name.endswith(".jsonl.gz"):
+        rows = []
+        for lineno, line in numbered_lines(path):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise LogParseError(path, f"invalid JSON: {exc.msg}", lineno) from exc
+            if not isinstance(obj, dict):
+                raise LogParseError(path, "each line must be a JSON object", lineno)
+            rows.append((lineno, obj))
+    else:
+        import csv
+        import io
+
+        reader = csv.DictReader(io.StringIO(read_text(path)))
+        rows = [(i + 2, {k: _number_or_text(v) for k, v in r.items()}) for i, r in enumerate(reader)]
+        if reader.fieldnames is None:
+            raise LogParseError(path, "empty file: no header line", 1)
+        for lineno, row in rows:
+            if None in row:
+                raise LogParseError(path, "more fields than the header", lineno)
+    if not rows:
+        raise LogParseError(path, "no trials (no data rows)")
+    columns = sorted({c for _, r in rows for c in r})
+    roles = _roles(path, columns)
+    records = []
+    for i, (lineno, row) in enumerate(rows):
+        record = TrialRecord(trial=str(row.get(TRIAL, f"row-{i:04d}")))
+        for col, value in row.items():
+            if col in roles:
+                role, name = roles[col]
+                _store(record, role, name, value, path, lineno)
+        records.append(record)
+    return records
+
+
+def _number_or_text(value: str | None) -> Any:
+    if value is None or value == "":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(value.lower(), value)

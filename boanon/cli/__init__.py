@@ -1,0 +1,16 @@
+"""The ``boanon`` command line: one sub-module per command, registered on one group."""
+
+from __future__ import annotations
+
+import click
+
+from boanon.cli.ingest import ingest_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="boanon")
+def main() -> None:
+    """BoAnon: turn a system's own logs into a tuned configuration."""
+
+
+main.add_command(ingest_command)

@@ -1,0 +1,28 @@
+"""``boanon ingest``: trial logs in, tidy table out."""
+
+from __future__ import annotations
+
+import click
+
+from boanon.adapters import available_adapters, ingest
+from boanon.errors import LogParseError
+from boanon.table import write_table
+
+
+@click.command("ingest")
+@click.argument("logdir", type=click.Path(exists=True))
+@click.option("--adapter", type=click.Choice(available_adapters()), default=None,
+              help="Adapter to parse with (default: auto-detect).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the table to this CSV file.")
+@click.option("--skip-bad", is_flag=True, help="Skip trials that fail to parse and list them.")
+def ingest_command(logdir: str, adapter: str | None, output: str | None, skip_bad: bool) -> None:
+    """Parse a directory of trials (or one CSV/JSONL file) into one table."""
+    try:
+        result = ingest(logdir, adapter=adapter, skip_bad=skip_bad)
+    except LogParseError as exc:
+        raise click.ClickException(f"{exc}\n(use --skip-bad to ingest the other trials)") from exc
+    click.echo(result.summary())
+    if output:
+        write_table(result.table, output)
+        click.echo(f"wrote {output}")

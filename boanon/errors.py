@@ -1,0 +1,25 @@
+"""Errors that point at the input that caused them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class LogParseError(ValueError):
+    """A log file could not be read: names the file and, where known, the line."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None):
+        self.path = Path(path)
+        self.line = line
+        self.reason = message
+        where = f"{self.path}:{line}" if line is not None else str(self.path)
+        super().__init__(f"{where}: {message}")
+
+
+class ConfigError(ValueError):
+    """A user-written configuration (YAML, annotations) is invalid: names the file and field."""
+
+    def __init__(self, source: str | Path, field: str, message: str):
+        self.source = str(source)
+        self.field = field
+        super().__init__(f"{source}: {field}: {message}")

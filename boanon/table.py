@@ -1,0 +1,118 @@
+"""The tidy trial table: one row per trial, columns named by role.
+
+Every stage of the pipeline reads and writes this shape, so the naming rules live here and
+nowhere else: a ``trial`` column, then ``param:<name>``, ``metric:<name>`` and
+``objective:<name>`` columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pandas as pd
+
+Role = Literal["param", "metric", "objective"]
+ROLES: tuple[Role, ...] = ("param", "metric", "objective")
+TRIAL = "trial"
+
+Value = float | int | str | bool
+
+
+def column(role: Role, name: str) -> str:
+    """The table column holding ``name`` in ``role``."""
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+    return f"{role}:{name}"
+
+
+def split_column(col: str) -> tuple[Role, str]:
+    """Inverse of :func:`column`; raises ValueError for a column without a role prefix."""
+    role, sep, name = col.partition(":")
+    if not sep or role not in ROLES or not name:
+        raise ValueError(f"column {col!r} is not of the form <role>:<name> with role in {ROLES}")
+    return role, name  # type: ignore[return-value]
+
+
+def columns_of(table: pd.DataFrame, role: Role) -> list[str]:
+    """Columns of ``table`` in ``role``, in table order."""
+    prefix = f"{role}:"
+    return [c for c in table.columns if c.startswith(prefix)]
+
+
+def names_of(table: pd.DataFrame, role: Role) -> list[str]:
+    """Names (without the role prefix) of the columns in ``role``."""
+    return [split_column(c)[1] for c in columns_of(table, role)]
+
+
+@dataclass
+class TrialRecord:
+    """What one trial produced, as plain dicts: the unit an adapter returns."""
+
+    trial: str
+    params: dict[str, Value] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    objectives: dict[str, float] = field(default_factory=dict)
+
+    def row(self) -> dict[str, Any]:
+        """The trial as one table row."""
+        row: dict[str, Any] = {TRIAL: self.trial}
+        for role, values in (("param", self.params), ("metric", self.metrics),
+                             ("objective", self.objectives)):
+            row.update({column(role, k): v for k, v in values.items()})
+        return row
+
+
+def records_to_table(records: Iterable[TrialRecord]) -> pd.DataFrame:
+    """Assemble records into a table, columns ordered by role then name."""
+    rows = [r.row() for r in records]
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return pd.DataFrame(columns=[TRIAL])
+    ordered = [TRIAL] + [c for role in ROLES for c in sorted(columns_of(table, role))]
+    return table[ordered].reset_index(drop=True)
+
+
+def validate_table(table: pd.DataFrame, source: str = "table") -> pd.DataFrame:
+    """Check the table's shape and return it; errors name the offending column."""
+    if TRIAL not in table.columns:
+        raise ValueError(f"{source}: missing the {TRIAL!r} column")
+    for col in table.columns:
+        if col == TRIAL:
+            continue
+        role, _ = split_column(col)
+        if role != "param" and not pd.api.types.is_numeric_dtype(table[col]):
+            bad = table[col][pd.to_numeric(table[col], errors="coerce").isna() & table[col].notna()]
+            if not bad.empty:
+                raise ValueError(
+                    f"{source}: column {col!r} must be numeric; row {bad.index[0]} holds {bad.iloc[0]!r}")
+    if table[TRIAL].duplicated().any():
+        dup = table[TRIAL][table[TRIAL].duplicated()].iloc[0]
+        raise ValueError(f"{source}: trial {dup!r} appears more than once")
+    return table
+
+
+def read_table(path: str) -> pd.DataFrame:
+    """Read a table written by :func:`write_table` (CSV), restoring numeric metric columns."""
+    table = pd.read_csv(path)
+    for col in table.columns:
+        if col != TRIAL and not col.startswith("param:"):
+            table[col] = pd.to_numeric(table[col], errors="coerce")
+    return validate_table(table, source=str(path))
+
+
+def write_table(table: pd.DataFrame, path: str) -> None:
+    """Write the table as CSV."""
+    table.to_csv(path, index=False)
+
+
+def split_roles(values: Mapping[str, Any]) -> dict[Role, dict[str, Any]]:
+    """Group a flat ``{column: value}`` mapping by role (the inverse of :meth:`TrialRecord.row`)."""
+    out: dict[Role, dict[str, Any]] = {r: {} for r in ROLES}
+    for col, v in values.items():
+        if col == TRIAL:
+            continue
+        role, name = split_column(col)
+        out[role][name] = v
+    return out

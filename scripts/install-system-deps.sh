@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the Debian packages BoAnon's targets need (db_bench from rocksdb-tools, graphviz for
+# rendering graphs). Idempotent: does nothing when they are already there.
+set -euo pipefail
+need=()
+command -v db_bench >/dev/null 2>&1 || need+=(rocksdb-tools)
+command -v dot >/dev/null 2>&1 || need+=(graphviz)
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+echo "installing Debian packages: ${need[*]}"
+"${sudo[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null
