@@ -42,8 +42,7 @@ def read_text(path: Path) -> str:
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     """``(line_number, line)`` pairs, 1-based, without trailing newlines."""
-    for i, line in enumerate(read_text(path).splitlines(), start=1):
-        yield i, line
+    yield from enumerate(read_text(path).splitlines(), start=1)
 
 
 def head(path: Path, n_bytes: int = 4096) -> str:

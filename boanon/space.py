@@ -1,0 +1,375 @@
+"""Search spaces: typed parameters, constraints between them, and their encoding for models.
+
+Integers stay integers, log ranges are searched on a log scale, booleans are 0/1 and categoricals
+are one-hot: nothing is a rounded float. Constraints are small Python-like predicates
+(``"min_write_buffer_number_to_merge < max_write_buffer_number"``) parsed once, evaluated safely.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from scipy.stats import qmc
+
+from boanon.errors import ConfigError
+from boanon.table import Value
+
+
+@dataclass(frozen=True)
+class Float:
+    name: str
+    low: float
+    high: float
+    log: bool = False
+    default: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_range(self)
+
+    def from_unit(self, u: float) -> float:
+        if self.log:
+            return float(math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low))))
+        return float(self.low + u * (self.high - self.low))
+
+    def to_unit(self, v: Any) -> float:
+        if self.log:
+            return (math.log(v) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
+        return (float(v) - self.low) / (self.high - self.low)
+
+    def check(self, v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not self.low <= v <= self.high:
+            raise ValueError(f"expected a number in [{self.low}, {self.high}], got {v!r}")
+        return float(v)
+
+    def neighbour(self, v: Any, rng: np.random.Generator, scale: float) -> float:
+        return self.from_unit(float(np.clip(self.to_unit(v) + rng.normal(0, scale), 0.0, 1.0)))
+
+    @property
+    def width(self) -> int:
+        return 1
+
+
+@dataclass(frozen=True)
+class Int(Float):
+    low: int  # type: ignore[assignment]
+    high: int  # type: ignore[assignment]
+    default: int | None = None
+
+    def from_unit(self, u: float) -> int:  # type: ignore[override]
+        # Widen the range by half a step on both ends so every integer gets its fair share of [0, 1].
+        lo, hi = self.low - 0.5, self.high + 0.5
+        if self.log:
+            lo = max(lo, self.low / 2)
+            x = math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo)))
+        else:
+            x = lo + u * (hi - lo)
+        return int(min(self.high, max(self.low, round(x))))
+
+    def check(self, v: Any) -> int:  # type: ignore[override]
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not self.low <= v <= self.high:
+            raise ValueError(f"expected an integer in [{self.low}, {self.high}], got {v!r}")
+        return int(v)
+
+    def neighbour(self, v: Any, rng: np.random.Generator, scale: float) -> int:  # type: ignore[override]
+        step = int(round(Float.neighbour(self, v, rng, scale)))
+        if step == v:  # always move at least one step so local search explores integers
+            step = int(v) + (1 if rng.random() < 0.5 else -1)
+        return int(min(self.high, max(self.low, step)))
+
+
+@dataclass(frozen=True)
+class Categorical:
+    name: str
+    choices: tuple[Value, ...]
+    default: Value | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.choices) < 2 or len(set(self.choices)) != len(self.choices):
+            raise ValueError("needs at least two distinct choices")
+        if self.default is not None and self.default not in self.choices:
+            raise ValueError(f"default {self.default!r} is not one of {list(self.choices)}")
+
+    def from_unit(self, u: float) -> Value:
+        return self.choices[min(int(u * len(self.choices)), len(self.choices) - 1)]
+
+    def check(self, v: Any) -> Value:
+        if v not in self.choices:
+            raise ValueError(f"expected one of {list(self.choices)}, got {v!r}")
+        return v
+
+    def neighbour(self, v: Any, rng: np.random.Generator, scale: float) -> Value:
+        others = [c for c in self.choices if c != v]
+        return others[int(rng.integers(len(others)))]
+
+    @property
+    def width(self) -> int:
+        return len(self.choices)
+
+
+@dataclass(frozen=True)
+class Bool:
+    name: str
+    default: bool | None = None
+
+    def from_unit(self, u: float) -> bool:
+        return bool(u > 0.5)
+
+    def check(self, v: Any) -> bool:
+        if isinstance(v, (bool, np.bool_)):
+            return bool(v)
+        if v in (0, 1):
+            return bool(v)
+        raise ValueError(f"expected a boolean, got {v!r}")
+
+    def neighbour(self, v: Any, rng: np.random.Generator, scale: float) -> bool:
+        return not bool(v)
+
+    @property
+    def width(self) -> int:
+        return 1
+
+
+Param = Float | Int | Categorical | Bool
+
+
+def _check_range(p: Float) -> None:
+    if not p.low < p.high:
+        raise ValueError(f"low ({p.low}) must be below high ({p.high})")
+    if p.log and p.low <= 0:
+        raise ValueError("a log-scale range needs low > 0")
+    if p.default is not None and not p.low <= p.default <= p.high:
+        raise ValueError(f"default {p.default} is outside [{p.low}, {p.high}]")
+
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.Pow: operator.pow}
+_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+           ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.In: lambda a, b: a in b,
+           ast.NotIn: lambda a, b: a not in b}
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A predicate over parameters, e.g. ``"a < b"``, ``"not use_x or b >= 2"``."""
+
+    expression: str
+    tree: ast.Expression = field(compare=False, repr=False)
+    names: frozenset[str] = field(compare=False, repr=False)
+
+    @classmethod
+    def parse(cls, expression: str, known: Sequence[str]) -> Constraint:
+        try:
+            tree = ast.parse(expression, mode="eval")
+        except SyntaxError as exc:
+            raise ValueError(f"cannot parse {expression!r}: {exc.msg}") from None
+        names = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+        unknown = names - set(known) - {"True", "False"}
+        if unknown:
+            raise ValueError(f"{expression!r} names unknown parameter(s) {sorted(unknown)}")
+        for node in ast.walk(tree):
+            allowed = (ast.Expression, ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Name,
+                       ast.Constant, ast.Load, ast.And, ast.Or, ast.Not, ast.USub, ast.Tuple,
+                       ast.List, *(_BINOPS), *(_CMPOPS))
+            if not isinstance(node, allowed):
+                raise ValueError(f"{expression!r}: {type(node).__name__} is not allowed in a constraint")
+        return cls(expression, tree, names)
+
+    def holds(self, config: Mapping[str, Any]) -> bool:
+        return bool(_evaluate(self.tree.body, config))
+
+
+def _evaluate(node: ast.AST, env: Mapping[str, Any]) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return {"True": True, "False": False}.get(node.id, env.get(node.id))
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return tuple(_evaluate(e, env) for e in node.elts)
+    if isinstance(node, ast.UnaryOp):
+        v = _evaluate(node.operand, env)
+        return (not v) if isinstance(node.op, ast.Not) else -v
+    if isinstance(node, ast.BinOp):
+        return _BINOPS[type(node.op)](_evaluate(node.left, env), _evaluate(node.right, env))
+    if isinstance(node, ast.BoolOp):
+        values = (_evaluate(v, env) for v in node.values)
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.Compare):
+        left = _evaluate(node.left, env)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = _evaluate(comparator, env)
+            if not _CMPOPS[type(op)](left, right):
+                return False
+            left = right
+        return True
+    raise ValueError(f"unsupported expression node {type(node).__name__}")
+
+
+class Space:
+    """An ordered set of parameters plus constraints."""
+
+    def __init__(self, params: Sequence[Param], constraints: Sequence[str] = ()):
+        names = [p.name for p in params]
+        if len(set(names)) != len(names):
+            raise ValueError("parameter names must be unique")
+        self.params: dict[str, Param] = {p.name: p for p in params}
+        self.constraints = [Constraint.parse(c, names) for c in constraints]
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.params)
+
+    def __len__(self) -> int:
+        return len(self.params)
+
+    # --- reading -------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any], constraints: Sequence[str] = (),
+                  source: str = "space") -> Space:
+        """Build from the YAML mapping ``name -> {type, low, high, log, choices, default}``."""
+        params: list[Param] = []
+        for name, p in spec.items():
+            field_name = f"space.{name}"
+            if not isinstance(p, Mapping) or "type" not in p:
+                raise ConfigError(source, field_name, "needs a mapping with a 'type'")
+            kind = str(p["type"]).lower()
+            extra = set(p) - {"type", "low", "high", "log", "choices", "default"}
+            if extra:
+                raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
+            try:
+                if kind in ("int", "integer"):
+                    params.append(Int(name, int(p["low"]), int(p["high"]), bool(p.get("log", False)),
+                                      p.get("default")))
+                elif kind == "float":
+                    params.append(Float(name, float(p["low"]), float(p["high"]),
+                                        bool(p.get("log", False)), p.get("default")))
+                elif kind in ("categorical", "cat", "choice"):
+                    params.append(Categorical(name, tuple(p["choices"]), p.get("default")))
+                elif kind in ("bool", "boolean"):
+                    params.append(Bool(name, p.get("default")))
+                else:
+                    raise ValueError(f"unknown type {kind!r}; expected int, float, categorical, bool")
+            except KeyError as exc:
+                raise ConfigError(source, field_name, f"missing {exc.args[0]!r}") from None
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(source, field_name, str(exc)) from None
+        if not params:
+            raise ConfigError(source, "space", "defines no parameters")
+        try:
+            return cls(params, list(constraints))
+        except ValueError as exc:
+            raise ConfigError(source, "constraints", str(exc)) from None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Space:
+        """Read a YAML file holding ``space:`` (and optionally ``constraints:``)."""
+        data = yaml.safe_load(Path(path).read_text()) or {}
+        return cls.from_dict(data.get("space", {}), data.get("constraints", []), source=str(path))
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for p in self.params.values():
+            if isinstance(p, Categorical):
+                d: dict[str, Any] = {"type": "categorical", "choices": list(p.choices)}
+            elif isinstance(p, Bool):
+                d = {"type": "bool"}
+            else:
+                d = {"type": "int" if isinstance(p, Int) else "float", "low": p.low, "high": p.high,
+                     "log": p.log}
+            if p.default is not None:
+                d["default"] = p.default
+            out[p.name] = d
+        return out
+
+    # --- configurations --------------------------------------------------------------------
+    def default(self) -> dict[str, Value]:
+        """The default configuration (a parameter without default takes its midpoint)."""
+        return {n: p.default if p.default is not None else p.from_unit(0.5)
+                for n, p in self.params.items()}
+
+    def is_feasible(self, config: Mapping[str, Any]) -> bool:
+        return all(c.holds(config) for c in self.constraints)
+
+    def validate(self, config: Mapping[str, Any], source: str = "configuration") -> dict[str, Value]:
+        """Check every value's type and range and the constraints; errors name the parameter."""
+        missing = set(self.params) - set(config)
+        if missing:
+            raise ConfigError(source, sorted(missing)[0], "missing")
+        out: dict[str, Value] = {}
+        for name, p in self.params.items():
+            try:
+                out[name] = p.check(config[name])
+            except ValueError as exc:
+                raise ConfigError(source, name, str(exc)) from None
+        for c in self.constraints:
+            if not c.holds(out):
+                raise ConfigError(source, "constraints", f"violates {c.expression!r}")
+        return out
+
+    def from_unit(self, u: np.ndarray) -> dict[str, Value]:
+        """Map a point of the unit cube (one coordinate per parameter) to a configuration."""
+        return {n: p.from_unit(float(x)) for (n, p), x in zip(self.params.items(), u, strict=True)}
+
+    def sample(self, n: int, rng: np.random.Generator, sobol: bool = True,
+               max_tries: int = 100) -> list[dict[str, Value]]:
+        """``n`` feasible configurations, space-filling (scrambled Sobol) unless ``sobol=False``."""
+        out: list[dict[str, Value]] = []
+        sampler = qmc.Sobol(len(self), scramble=True, seed=rng) if sobol else None
+        for _ in range(max_tries):
+            need = n - len(out)
+            if need <= 0:
+                break
+            m = max(need, 2) if sampler is None else 2 ** math.ceil(math.log2(max(need, 2)))
+            points = sampler.random(m) if sampler is not None else rng.random((m, len(self)))
+            out += [c for c in map(self.from_unit, points) if self.is_feasible(c)][:need]
+        if len(out) < n:
+            raise ValueError(f"could only find {len(out)} of {n} feasible configurations: "
+                             "are the constraints satisfiable?")
+        return out
+
+    def neighbours(self, config: Mapping[str, Value], n: int, rng: np.random.Generator,
+                   scale: float = 0.1) -> list[dict[str, Value]]:
+        """Feasible configurations near ``config``, each changing one to three parameters."""
+        names = self.names
+        out = []
+        for _ in range(n * 5):
+            new = dict(config)
+            for name in rng.choice(names, size=min(len(names), int(rng.integers(1, 4))), replace=False):
+                new[name] = self.params[name].neighbour(config[name], rng, scale)
+            if self.is_feasible(new):
+                out.append(new)
+                if len(out) == n:
+                    break
+        return out
+
+    # --- encoding for models ---------------------------------------------------------------
+    def encoded_width(self, names: Sequence[str] | None = None) -> int:
+        return sum(self.params[n].width for n in (names or self.names))
+
+    def encode(self, configs: Sequence[Mapping[str, Any]], names: Sequence[str] | None = None) -> np.ndarray:
+        """Rows of configurations -> a float matrix in [0, 1]; categoricals one-hot."""
+        names = list(names or self.names)
+        out = np.zeros((len(configs), self.encoded_width(names)))
+        for i, config in enumerate(configs):
+            j = 0
+            for name in names:
+                p = self.params[name]
+                v = config[name]
+                if isinstance(p, Categorical):
+                    out[i, j + p.choices.index(v)] = 1.0
+                elif isinstance(p, Bool):
+                    out[i, j] = float(bool(v))
+                else:
+                    out[i, j] = p.to_unit(v)
+                j += p.width
+        return out
