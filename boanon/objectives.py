@@ -1,0 +1,91 @@
+"""What is being optimised: objective names (as in the table) and their directions.
+
+Models and acquisition functions always minimise; :meth:`Objective.to_minimize` and
+:meth:`Objective.from_minimize` are the only places where a direction flips a sign.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from boanon.errors import ConfigError
+
+Direction = Literal["minimize", "maximize"]
+DIRECTIONS: tuple[Direction, ...] = ("minimize", "maximize")
+_ALIASES = {"min": "minimize", "minimise": "minimize", "max": "maximize", "maximise": "maximize"}
+
+
+@dataclass(frozen=True)
+class Objective:
+    """An objective column ``objective:<name>`` and whether to minimise or maximise it."""
+
+    name: str
+    direction: Direction = "minimize"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"an objective needs a non-empty name, got {self.name!r}")
+        direction = _ALIASES.get(str(self.direction).lower(), str(self.direction).lower())
+        if direction not in DIRECTIONS:
+            raise ValueError(f"objective {self.name!r}: direction must be one of {DIRECTIONS}, "
+                             f"got {self.direction!r}")
+        object.__setattr__(self, "direction", direction)
+
+    @property
+    def sign(self) -> float:
+        """+1 for minimise, -1 for maximise: ``sign * value`` is always to be minimised."""
+        return 1.0 if self.direction == "minimize" else -1.0
+
+    def to_minimize(self, values: Any) -> Any:
+        """Values in the minimisation convention used by models and acquisition functions."""
+        return self.sign * np.asarray(values, dtype=float) if not np.isscalar(values) \
+            else self.sign * float(values)
+
+    def from_minimize(self, values: Any) -> Any:
+        """Inverse of :meth:`to_minimize` (the sign flip is its own inverse)."""
+        return self.to_minimize(values)
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether ``a`` is strictly better than ``b``."""
+        return self.sign * a < self.sign * b
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "direction": self.direction}
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any] | str, source: str = "objectives",
+                  field_name: str = "objectives") -> Objective:
+        """``{name, direction}`` (or a bare name, minimised) from a config file."""
+        if isinstance(spec, str):
+            spec = {"name": spec}
+        if not isinstance(spec, Mapping) or "name" not in spec:
+            raise ConfigError(source, field_name, "needs a mapping with a 'name' (and a 'direction')")
+        extra = set(spec) - {"name", "direction"}
+        if extra:
+            raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
+        try:
+            return cls(str(spec["name"]), spec.get("direction", "minimize"))
+        except ValueError as exc:
+            raise ConfigError(source, field_name, str(exc)) from None
+
+
+def parse_objectives(specs: Iterable[Mapping[str, Any] | str | Objective],
+                     source: str = "objectives") -> list[Objective]:
+    """A list of objectives from config entries; names must be unique and there must be one."""
+    out = [s if isinstance(s, Objective) else Objective.from_dict(s, source, f"objectives[{i}]")
+           for i, s in enumerate(specs)]
+    if not out:
+        raise ConfigError(source, "objectives", "at least one objective is needed")
+    names = [o.name for o in out]
+    if len(set(names)) != len(names):
+        raise ConfigError(source, "objectives", f"duplicate objective names in {names}")
+    return out
+
+
+def minimized(values: Mapping[str, Any], objectives: Sequence[Objective]) -> dict[str, Any]:
+    """``{name: values}`` turned into the minimisation convention, objective by objective."""
+    return {o.name: o.to_minimize(values[o.name]) for o in objectives}
