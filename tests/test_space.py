@@ -1,0 +1,91 @@
+import numpy as np
+import pytest
+
+from boanon.errors import ConfigError
+from boanon.space import Bool, Categorical, Float, Int, Space
+
+SPEC = {
+    "min_merge": {"type": "int", "low": 1, "high": 8, "default": 1},
+    "max_buffers": {"type": "int", "low": 1, "high": 8, "default": 2},
+    "buffer": {"type": "int", "low": 1 << 20, "high": 1 << 28, "log": True, "default": 1 << 26},
+    "ratio": {"type": "float", "low": 0.0, "high": 1.0},
+    "compression": {"type": "categorical", "choices": ["none", "snappy", "zlib"], "default": "snappy"},
+    "fsync": {"type": "bool", "default": False},
+}
+
+
+def space() -> Space:
+    return Space.from_dict(SPEC, ["min_merge < max_buffers"])
+
+
+def test_samples_are_feasible_typed_and_space_filling():
+    s = space()
+    configs = s.sample(64, np.random.default_rng(0))
+    assert all(c["min_merge"] < c["max_buffers"] for c in configs)
+    assert all(isinstance(c["buffer"], int) and isinstance(c["fsync"], bool) for c in configs)
+    assert {c["compression"] for c in configs} == {"none", "snappy", "zlib"}
+    logs = np.log2([c["buffer"] for c in configs])
+    assert logs.min() < 22 and logs.max() > 26  # spread over the log range, not bunched at the top
+
+
+def test_integer_and_log_ranges_give_every_value_a_fair_share():
+    counts = np.bincount([Int("i", 1, 4).from_unit(u) for u in np.linspace(0, 1, 4000)])[1:]
+    assert counts.min() > 900
+    assert Int("i", 1, 64, log=True).from_unit(0.0) == 1 and Int("i", 1, 64, log=True).from_unit(1.0) == 64
+
+
+def test_encoding_is_one_hot_for_categoricals_and_unit_scaled():
+    s = space()
+    x = s.encode([s.default()])
+    assert x.shape == (1, s.encoded_width()) == (1, 8)
+    assert x[0, 4:7].tolist() == [0.0, 1.0, 0.0]  # compression one-hot, snappy
+    assert x[0, 2] == pytest.approx((26 - 20) / 8)  # log scale
+    assert ((x >= 0) & (x <= 1)).all()
+
+
+def test_validate_names_the_parameter_and_the_constraint():
+    s = space()
+    good = s.default()
+    assert s.validate(good) == good
+    with pytest.raises(ConfigError, match="compression: expected one of"):
+        s.validate({**good, "compression": "lz9"})
+    with pytest.raises(ConfigError, match="constraints: violates 'min_merge < max_buffers'"):
+        s.validate({**good, "min_merge": 5, "max_buffers": 2})
+    with pytest.raises(ConfigError, match="ratio: missing"):
+        s.validate({k: v for k, v in good.items() if k != "ratio"})
+
+
+def test_bad_specs_name_the_field():
+    with pytest.raises(ConfigError, match=r"space.a: low \(5\) must be below high \(1\)"):
+        Space.from_dict({"a": {"type": "int", "low": 5, "high": 1}})
+    with pytest.raises(ConfigError, match="space.a: missing 'high'"):
+        Space.from_dict({"a": {"type": "float", "low": 0}})
+    with pytest.raises(ConfigError, match="space.a: unknown type 'str'"):
+        Space.from_dict({"a": {"type": "str"}})
+    with pytest.raises(ConfigError, match=r"constraints: .*unknown parameter\(s\) \['b'\]"):
+        Space.from_dict({"a": {"type": "bool"}}, ["a and b"])
+    with pytest.raises(ConfigError, match=r"unknown parameter\(s\) \['__import__'\]"):
+        Space.from_dict({"a": {"type": "int", "low": 0, "high": 2}}, ["__import__('os') or a"])
+    with pytest.raises(ConfigError, match="Attribute is not allowed"):
+        Space.from_dict({"a": {"type": "int", "low": 0, "high": 2}}, ["a.real > 0"])
+    with pytest.raises(ValueError, match="log-scale range needs low > 0"):
+        Float("f", 0.0, 1.0, log=True)
+    with pytest.raises(ValueError, match="default 'x' is not one of"):
+        Categorical("c", ("a", "b"), default="x")
+
+
+def test_unsatisfiable_constraints_are_reported():
+    s = Space([Bool("a"), Bool("b")], ["a and not a"])
+    with pytest.raises(ValueError, match="could only find 0 of 3 feasible"):
+        s.sample(3, np.random.default_rng(0), max_tries=3)
+
+
+def test_neighbours_change_few_parameters_and_stay_feasible():
+    s = space()
+    rng = np.random.default_rng(1)
+    base = s.default()
+    for n in s.neighbours(base, 20, rng):
+        assert s.is_feasible(n)
+        changed = [k for k in base if n[k] != base[k]]
+        assert 1 <= len(changed) <= 3
+    assert s.to_dict()["buffer"] == SPEC["buffer"]

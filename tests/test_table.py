@@ -1,0 +1,55 @@
+import pandas as pd
+import pytest
+
+from boanon.table import (
+    TrialRecord,
+    column,
+    columns_of,
+    names_of,
+    read_table,
+    records_to_table,
+    split_column,
+    split_roles,
+    validate_table,
+    write_table,
+)
+
+
+def test_column_round_trip():
+    assert column("metric", "cache:miss") == "metric:cache:miss"
+    assert split_column("metric:cache:miss") == ("metric", "cache:miss")
+    with pytest.raises(ValueError, match="role"):
+        split_column("cache_miss")
+    with pytest.raises(ValueError, match="unknown role"):
+        column("output", "x")  # type: ignore[arg-type]
+
+
+def test_records_to_table_orders_columns_by_role_and_keeps_types(tmp_path):
+    records = [
+        TrialRecord("t1", params={"b": 2, "a": "lz4", "flag": True}, metrics={"m": 1.5},
+                    objectives={"y": 3.0}),
+        TrialRecord("t2", params={"b": 3, "a": "zlib", "flag": False}, metrics={"m": 2.5, "z": 1.0},
+                    objectives={"y": 4.0}),
+    ]
+    table = records_to_table(records)
+    assert list(table.columns) == ["trial", "param:a", "param:b", "param:flag", "metric:m", "metric:z",
+                                   "objective:y"]
+    assert names_of(table, "param") == ["a", "b", "flag"]
+    assert columns_of(table, "objective") == ["objective:y"]
+    assert table["param:a"].tolist() == ["lz4", "zlib"]
+    assert pd.isna(table.loc[0, "metric:z"])
+    path = tmp_path / "t.csv"
+    write_table(table, str(path))
+    back = read_table(str(path))
+    assert back["metric:m"].tolist() == [1.5, 2.5]
+    assert split_roles(records[0].row())["param"] == {"b": 2, "a": "lz4", "flag": True}
+
+
+def test_validate_table_names_the_bad_column_and_row():
+    table = pd.DataFrame({"trial": ["a", "b"], "metric:m": ["1.0", "oops"]})
+    with pytest.raises(ValueError, match=r"'metric:m'.*row 1.*'oops'"):
+        validate_table(table)
+    with pytest.raises(ValueError, match="appears more than once"):
+        validate_table(pd.DataFrame({"trial": ["a", "a"], "metric:m": [1.0, 2.0]}))
+    with pytest.raises(ValueError, match="missing the 'trial' column"):
+        validate_table(pd.DataFrame({"metric:m": [1.0]}))

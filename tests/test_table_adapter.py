@@ -1,0 +1,107 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from boanon.adapters import available_adapters, get_adapter, ingest
+from boanon.cli import main
+from boanon.errors import LogParseError
+
+
+def make_trial(root, name, params, metrics, objectives):
+    d = root / name
+    d.mkdir(parents=True)
+    (d / "result.json").write_text(json.dumps(
+        {"params": params, "metrics": metrics, "objectives": objectives}))
+    return d
+
+
+def test_result_json_trials_ingest_into_one_table(tmp_path):
+    make_trial(tmp_path, "t0", {"x": 1, "mode": "fast"}, {"m": 2.0}, {"y": 3.0})
+    make_trial(tmp_path, "t1", {"x": 2, "mode": "slow"}, {"m": 4.0, "extra": 1.0}, {"y": 5.0})
+    result = ingest(tmp_path)
+    assert result.adapter == "table"
+    assert result.table["objective:y"].tolist() == [3.0, 5.0]
+    assert result.table["param:mode"].tolist() == ["fast", "slow"]
+    assert result.partially_missing == {"metric:extra": ["t0"]}
+    assert "metric:extra: missing in 1 trial(s): t0" in result.summary()
+
+
+def test_config_json_names_parameters_as_the_search_space(tmp_path):
+    d = make_trial(tmp_path, "t0", {"x": 1}, {}, {"y": 1.0})
+    (d / "config.json").write_text(json.dumps({"x": 7, "z": "a"}))
+    table = ingest(tmp_path).table
+    assert table.loc[0, "param:x"] == 7 and table.loc[0, "param:z"] == "a"
+
+
+def test_bad_trial_raises_with_file_and_line_or_is_skipped(tmp_path):
+    make_trial(tmp_path, "t0", {"x": 1}, {"m": 1.0}, {"y": 1.0})
+    bad = tmp_path / "t1"
+    bad.mkdir()
+    (bad / "result.json").write_text('{"params": {"x": 1},\n "metrics": {"m": }\n}')
+    with pytest.raises(LogParseError, match=r"t1/result.json:2: invalid JSON"):
+        ingest(tmp_path)
+    result = ingest(tmp_path, skip_bad=True)
+    assert len(result.table) == 1
+    assert result.skipped[0][0] == "t1" and "result.json:2" in result.skipped[0][1]
+    non_numeric = make_trial(tmp_path / "other", "t0", {}, {"m": "fast"}, {})
+    with pytest.raises(LogParseError, match="metric 'm' is not a number"):
+        get_adapter("table").parse_trial(non_numeric)
+
+
+def test_csv_with_prefixed_columns_and_jsonl_with_sidecar_roles(tmp_path):
+    csv = tmp_path / "runs.csv"
+    csv.write_text("trial,param:x,metric:m,objective:y\na,1,0.5,2\nb,2,,3\n")
+    table = ingest(csv).table
+    assert table["param:x"].tolist() == [1, 2]
+    assert table["objective:y"].tolist() == [2.0, 3.0]
+    jsonl = tmp_path / "runs.jsonl"
+    jsonl.write_text('{"x": 1, "lat": 2.5, "thr": 10}\n\n{"x": 2, "lat": 3.5, "thr": 12}\n')
+    (tmp_path / "runs.jsonl.roles.yaml").write_text(
+        "params: [x]\nmetrics: [lat]\nobjectives: [thr]\n")
+    table = ingest(jsonl).table
+    assert table["trial"].tolist() == ["row-0000", "row-0001"]
+    assert table["objective:thr"].tolist() == [10.0, 12.0]
+
+
+def test_table_file_errors_name_the_line(tmp_path):
+    csv = tmp_path / "runs.csv"
+    csv.write_text("trial,param:x,objective:y\na,1,2\nb,2,fast\n")
+    with pytest.raises(LogParseError, match=r"runs.csv:3: objective 'y' is not a number"):
+        ingest(csv)
+    unprefixed = tmp_path / "plain.csv"
+    unprefixed.write_text("x,y\n1,2\n")
+    with pytest.raises(LogParseError, match=r"plain.csv:1: column 'x' has no role"):
+        ingest(unprefixed)
+    jsonl = tmp_path / "bad.jsonl"
+    jsonl.write_text('{"param:x": 1}\n{"param:x": \n')
+    with pytest.raises(LogParseError, match=r"bad.jsonl:2: invalid JSON"):
+        ingest(jsonl)
+
+
+def test_empty_or_unrecognised_directories_are_clear_errors(tmp_path):
+    with pytest.raises(LogParseError, match="contains no trial sub-directories"):
+        ingest(tmp_path)
+    (tmp_path / "t0").mkdir()
+    (tmp_path / "t0" / "notes.txt").write_text("hello")
+    with pytest.raises(LogParseError, match="no adapter recognises these trials"):
+        ingest(tmp_path)
+    with pytest.raises(ValueError, match="unknown adapter 'nope'"):
+        ingest(tmp_path, adapter="nope")
+    assert "table" in available_adapters()
+
+
+def test_cli_ingest_prints_summary_and_writes_csv(tmp_path):
+    make_trial(tmp_path / "logs", "t0", {"x": 1}, {"m": 2.0}, {"y": 3.0})
+    out = tmp_path / "table.csv"
+    res = CliRunner().invoke(main, ["ingest", str(tmp_path / "logs"), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "trials:     1" in res.output and "objectives: 1" in res.output
+    assert out.read_text().splitlines()[0] == "trial,param:x,metric:m,objective:y"
+    bad = tmp_path / "logs" / "t1"
+    bad.mkdir()
+    (bad / "result.json").write_text("[1, 2]")
+    res = CliRunner().invoke(main, ["ingest", str(tmp_path / "logs"), "--adapter", "table"])
+    assert res.exit_code != 0 and "expected a JSON object" in res.output and "--skip-bad" in res.output
+    res = CliRunner().invoke(main, ["ingest", str(tmp_path / "logs"), "--skip-bad"])
+    assert res.exit_code == 0 and "skipped:    1" in res.output
