@@ -3,7 +3,10 @@
 Importing this package registers the built-in adapters.
 """
 
-from boanon.adapters import table  # noqa: F401  (registers the adapter)
+from boanon.adapters import (
+    sgd,  # noqa: F401  (registers the adapter)
+    table,  # noqa: F401  (registers the adapter)
+)
 from boanon.adapters.base import Adapter, available_adapters, get_adapter, register_adapter
 from boanon.adapters.ingest import IngestResult, ingest
 

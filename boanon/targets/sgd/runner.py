@@ -1,0 +1,120 @@
+"""The ``sgd`` runner: one configuration of the parameter-server cluster, simulated and logged.
+
+A trial directory gets three files:
+
+* ``config.json``: the full configuration run (missing parameters filled from the defaults);
+* ``run.json``: the runner options and the seed used, so the trial can be re-run exactly;
+* ``workers.jsonl``: one JSON line per (iteration, machine, device), written and flushed
+  iteration by iteration so progress can be followed (or a run stopped) while it runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from boanon.adapters.files import write_config
+from boanon.errors import ConfigError
+from boanon.runners.base import Runner, TrialFailed, register_runner
+from boanon.table import Value
+from boanon.targets.sgd.cluster import CLUSTER, get_network
+from boanon.targets.sgd.simulator import InvalidConfig, simulate
+
+WORKERS_LOG = "workers.jsonl"
+RUN_FILE = "run.json"
+
+Progress = Callable[[int, float], "bool | None"]
+"""Called after each iteration with (iteration, iteration_s); returning False stops the run."""
+
+
+def default_space() -> dict[str, dict[str, Any]]:
+    """The search space as the tuning YAML's ``space`` mapping.
+
+    Defaults are BOAT's "uniform" baseline: every machine a worker with an equal share of the
+    batch, GPUs taking all of their machine's share, and the first machine the only server.
+    """
+    space: dict[str, dict[str, Any]] = {}
+    for i, machine in enumerate(CLUSTER):
+        space[f"{machine.name}_worker"] = {"type": "bool", "default": True}
+        space[f"{machine.name}_ps"] = {"type": "bool", "default": i == 0}
+        space[f"{machine.name}_share"] = {"type": "float", "low": 0.0, "high": 1.0, "default": 0.5}
+        if machine.type.gpu:
+            space[f"{machine.name}_gpu_share"] = {"type": "float", "low": 0.0, "high": 1.0,
+                                                  "default": 1.0}
+    return space
+
+
+def default_config() -> dict[str, Value]:
+    """The default value of every parameter of :func:`default_space`."""
+    return {name: spec["default"] for name, spec in default_space().items()}
+
+
+@register_runner
+class SgdRunner(Runner):
+    """Simulates ``iterations`` SGD iterations of ``network`` on the ten-machine cluster.
+
+    ``seed=None`` draws a fresh seed per trial (recorded in ``run.json``); a fixed seed gives
+    every trial the same noise, which makes configurations directly comparable.
+    """
+
+    name = "sgd"
+    adapter = "sgd"
+
+    def __init__(self, network: str = "googlenet", iterations: int = 30, warmup: int = 5,
+                 seed: int | None = None, noise: float = 0.05, straggler_prob: float = 0.03,
+                 progress: Progress | None = None):
+        source = "sgd runner options"
+        try:
+            self.network = get_network(network)
+        except ValueError as exc:
+            raise ConfigError(source, "network", str(exc)) from None
+        if not 0 <= warmup < iterations:
+            raise ConfigError(source, "warmup", f"need 0 <= warmup < iterations, got {warmup} "
+                              f"and {iterations}")
+        if noise < 0:
+            raise ConfigError(source, "noise", f"must be >= 0, got {noise}")
+        if not 0 <= straggler_prob <= 1:
+            raise ConfigError(source, "straggler_prob", f"must be in [0, 1], got {straggler_prob}")
+        self.iterations, self.warmup, self.seed = iterations, warmup, seed
+        self.noise, self.straggler_prob, self.progress = noise, straggler_prob, progress
+
+    def run(self, config: dict[str, Value], trial_dir: Path) -> None:
+        unknown = sorted(set(config) - set(default_space()))
+        if unknown:
+            raise ConfigError("sgd trial config", unknown[0], "not a parameter of the sgd space")
+        full = {**default_config(), **config}
+        write_config(trial_dir, full)
+        seed = self.seed if self.seed is not None else int(np.random.SeedSequence().entropy % 2**32)
+        (trial_dir / RUN_FILE).write_text(json.dumps(self._run_info(seed), indent=2) + "\n")
+        try:
+            iterations = simulate(full, self.network, iterations=self.iterations,
+                                  warmup=self.warmup, seed=seed, noise=self.noise,
+                                  straggler_prob=self.straggler_prob)
+            with open(trial_dir / WORKERS_LOG, "w", encoding="utf-8") as log:
+                for rows in iterations:
+                    log.writelines(json.dumps(_rounded(r)) + "\n" for r in rows)
+                    log.flush()
+                    if self.progress and self.progress(rows[0]["iteration"],
+                                                       rows[0]["iteration_s"]) is False:
+                        break
+        except InvalidConfig as exc:
+            raise TrialFailed(f"invalid configuration: {exc}") from exc
+
+    def _run_info(self, seed: int) -> dict[str, Any]:
+        net = self.network
+        return {
+            "network": net.name, "batch_size": net.batch_size, "parameters": net.parameters,
+            "gflop_per_sample": net.gflop_per_sample, "iterations": self.iterations,
+            "warmup": self.warmup, "seed": seed, "noise": self.noise,
+            "straggler_prob": self.straggler_prob,
+            "cluster": {m.name: m.type.name for m in CLUSTER},
+        }
+
+
+def _rounded(row: dict[str, Any]) -> dict[str, Any]:
+    """Floats to six decimals (microseconds, bytes): far below the noise, and smaller logs."""
+    return {k: round(v, 6) if isinstance(v, float) else v for k, v in row.items()}
