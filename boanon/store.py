@@ -1,0 +1,350 @@
+"""The trial store: one SQLite file holding a whole tuning run.
+
+Every trial is written when it starts (status ``running``) and again when it ends (``done`` with
+its parameters, metrics and objectives, or ``failed`` with its error), so a run killed at any
+moment loses nothing that finished: ``--resume`` reads the file back, marks the trials that were
+left ``running`` as failed ``"interrupted"`` and runs their configurations again.
+
+The file is shared safely between processes: WAL journal, a busy timeout, every write in a short
+``BEGIN IMMEDIATE`` transaction, and retries when SQLite still reports the database as locked.
+Graphs are stored once each (keyed by their hash) and referenced by the trials that used them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from boanon.errors import ConfigError
+from boanon.graph import CausalGraph
+from boanon.table import TrialRecord, records_to_table
+
+SCHEMA_VERSION = 1
+INTERRUPTED = "interrupted"
+"""The error of a trial whose run was killed or stopped; its configuration is run again on resume."""
+
+Status = Literal["running", "done", "failed"]
+STATUSES: tuple[Status, ...] = ("running", "done", "failed")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS studies (
+    id INTEGER PRIMARY KEY,
+    created TEXT NOT NULL,
+    spec TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS graphs (
+    id INTEGER PRIMARY KEY,
+    sha256 TEXT NOT NULL UNIQUE,
+    json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trials (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed')),
+    config TEXT NOT NULL,
+    params TEXT,
+    metrics TEXT,
+    objectives TEXT,
+    error TEXT,
+    started TEXT NOT NULL,
+    finished TEXT,
+    graph_id INTEGER REFERENCES graphs(id),
+    surrogate TEXT,
+    reason TEXT,
+    info TEXT,
+    retry_of INTEGER REFERENCES trials(id)
+);
+CREATE INDEX IF NOT EXISTS trials_status ON trials(status);
+"""
+
+T = TypeVar("T")
+
+
+def trial_name(trial_id: int) -> str:
+    """The trial's name in the table and its directory name: ``t0007``."""
+    return f"t{trial_id:04d}"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _dumps(value: Any) -> str:
+    """JSON that round-trips floats exactly; NaN/inf become null (they are not JSON)."""
+    return json.dumps(_finite(value), sort_keys=True, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_finite(v) for v in value]
+    if isinstance(value, np.generic):
+        return _finite(value.item())
+    return value
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+@dataclass
+class StoredTrial:
+    """One row of the ``trials`` table, decoded."""
+
+    id: int
+    name: str
+    status: Status
+    config: dict[str, Any]
+    started: str
+    finished: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    objectives: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    graph_id: int | None = None
+    surrogate: str | None = None
+    reason: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    retry_of: int | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.status == "failed" and self.error == INTERRUPTED
+
+    def record(self) -> TrialRecord:
+        """The trial as the adapter gave it (values that were NaN or infinite left out)."""
+        def kept(values: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in values.items() if v is not None}
+        return TrialRecord(self.name, kept(self.params), kept(self.metrics), kept(self.objectives))
+
+
+class Store:
+    """A tuning run in one SQLite file (created on first use).
+
+    One :class:`Store` object may be shared by threads; several processes may open the same file.
+    """
+
+    def __init__(self, path: str | Path, timeout: float = 30.0, retries: int = 20):
+        self.path = Path(path)
+        self.retries = retries
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None,
+                                     check_same_thread=False)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        self._write(self._migrate)
+
+    # --- plumbing ------------------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _retry(self, fn: Callable[[], T]) -> T:
+        """Run ``fn``, retrying with back-off while SQLite says the database is locked or busy."""
+        for attempt in range(self.retries + 1):
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                message = str(exc).lower()
+                if attempt == self.retries or not ("locked" in message or "busy" in message):
+                    raise
+                time.sleep(min(0.05 * 2 ** attempt, 2.0))
+        raise AssertionError("unreachable")
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` in one immediate (write-locking) transaction, retried when locked."""
+        def attempt() -> T:
+            with self._lock:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    out = fn(self._conn)
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+                return out
+        return self._retry(attempt)
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        for statement in filter(str.strip, _SCHEMA.split(";")):
+            conn.execute(statement)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        elif int(row["value"]) != SCHEMA_VERSION:
+            raise ConfigError(self.path, "schema_version",
+                              f"store has schema version {row['value']}; this BoAnon reads "
+                              f"version {SCHEMA_VERSION}")
+
+    # --- the study ------------------------------------------------------------------------------
+    def study(self) -> dict[str, Any] | None:
+        """The run's recorded specification (space, objectives, seed, strategy...), if any."""
+        with self._read() as conn:
+            row = conn.execute("SELECT spec FROM studies ORDER BY id LIMIT 1").fetchone()
+        return None if row is None else json.loads(row["spec"])
+
+    def init_study(self, spec: Mapping[str, Any]) -> None:
+        """Record ``spec`` for a new run, or check that a resumed run has the same ``spec``.
+
+        A mismatch is a :class:`ConfigError` naming the fields that differ, so a run is never
+        resumed with another search space, objective, seed or strategy by mistake.
+        """
+        spec = json.loads(_dumps(spec))
+
+        def init(conn: sqlite3.Connection) -> None:
+            row = conn.execute("SELECT spec FROM studies ORDER BY id LIMIT 1").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO studies (created, spec) VALUES (?, ?)", (_now(), _dumps(spec)))
+                return
+            stored = json.loads(row["spec"])
+            differ = sorted(k for k in set(stored) | set(spec) if stored.get(k) != spec.get(k))
+            if differ:
+                raise ConfigError(self.path, ", ".join(differ),
+                                  "differs from the run recorded in this store; resume with the "
+                                  "same configuration or use another store")
+        self._write(init)
+
+    # --- graphs ---------------------------------------------------------------------------------
+    def add_graph(self, graph: CausalGraph) -> int:
+        """Store ``graph`` once (identical graphs share a row) and return its id."""
+        text = _dumps(graph.to_dict())
+        digest = hashlib.sha256(text.encode()).hexdigest()
+
+        def add(conn: sqlite3.Connection) -> int:
+            conn.execute("INSERT OR IGNORE INTO graphs (sha256, json) VALUES (?, ?)", (digest, text))
+            return int(conn.execute("SELECT id FROM graphs WHERE sha256 = ?", (digest,)).fetchone()[0])
+        return self._write(add)
+
+    def graph(self, graph_id: int) -> CausalGraph:
+        with self._read() as conn:
+            row = conn.execute("SELECT json FROM graphs WHERE id = ?", (graph_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"{self.path}: no graph with id {graph_id}")
+        return CausalGraph.from_dict(json.loads(row["json"]), source=f"{self.path}:graph {graph_id}")
+
+    # --- trials ---------------------------------------------------------------------------------
+    def start_trial(self, config: Mapping[str, Any], surrogate: str | None = None,
+                    reason: str | None = None, info: Mapping[str, Any] | None = None,
+                    graph_id: int | None = None, retry_of: int | None = None) -> StoredTrial:
+        """Record a trial about to run; ids are consecutive from 0 across all processes."""
+        started = _now()
+
+        def start(conn: sqlite3.Connection) -> int:
+            trial_id = int(conn.execute("SELECT COALESCE(MAX(id) + 1, 0) FROM trials").fetchone()[0])
+            conn.execute(
+                "INSERT INTO trials (id, name, status, config, started, graph_id, surrogate, reason,"
+                " info, retry_of) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+                (trial_id, trial_name(trial_id), _dumps(dict(config)), started, graph_id, surrogate,
+                 reason, _dumps(dict(info or {})), retry_of))
+            return trial_id
+        return self.trial(self._write(start))
+
+    def finish_trial(self, trial_id: int, record: TrialRecord) -> None:
+        """Mark a running trial done with what its logs gave."""
+        self._end(trial_id, "done", (_dumps(record.params), _dumps(record.metrics),
+                                     _dumps(record.objectives), None))
+
+    def fail_trial(self, trial_id: int, error: str) -> None:
+        """Mark a running trial failed with its error (the run goes on)."""
+        self._end(trial_id, "failed", (None, None, None, error))
+
+    def _end(self, trial_id: int, status: Status, values: tuple[str | None, ...]) -> None:
+        def end(conn: sqlite3.Connection) -> None:
+            row = conn.execute("SELECT status FROM trials WHERE id = ?", (trial_id,)).fetchone()
+            if row is None:
+                raise KeyError(f"{self.path}: no trial with id {trial_id}")
+            if row["status"] != "running":
+                raise ValueError(f"{self.path}: trial {trial_name(trial_id)} is already "
+                                 f"{row['status']}; only a running trial can end")
+            conn.execute("UPDATE trials SET status = ?, params = ?, metrics = ?, objectives = ?,"
+                         " error = ?, finished = ? WHERE id = ?",
+                         (status, *values, _now(), trial_id))
+        self._write(end)
+
+    def trial(self, trial_id: int) -> StoredTrial:
+        with self._read() as conn:
+            row = conn.execute("SELECT * FROM trials WHERE id = ?", (trial_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"{self.path}: no trial with id {trial_id}")
+        return _decode(row)
+
+    def trials(self, status: Status | None = None) -> list[StoredTrial]:
+        """All trials (or those with ``status``) in id order."""
+        query, args = "SELECT * FROM trials", ()
+        if status is not None:
+            query, args = query + " WHERE status = ?", (status,)
+        with self._read() as conn:
+            rows = conn.execute(query + " ORDER BY id", args).fetchall()
+        return [_decode(r) for r in rows]
+
+    def recover(self) -> list[StoredTrial]:
+        """After a kill: mark ``running`` trials failed ``"interrupted"``; return every interrupted
+        trial not yet run again, oldest first.
+
+        Call it only when no other process is running trials on this store.
+        """
+        def recover(conn: sqlite3.Connection) -> None:
+            conn.execute("UPDATE trials SET status = 'failed', error = ?, finished = ?"
+                         " WHERE status = 'running'", (INTERRUPTED, _now()))
+        self._write(recover)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM trials AS t WHERE status = 'failed' AND error = ? AND NOT EXISTS"
+                " (SELECT 1 FROM trials AS r WHERE r.retry_of = t.id) ORDER BY id",
+                (INTERRUPTED,)).fetchall()
+        return [_decode(r) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Trials by status, plus ``interrupted`` (failed trials that will be run again)."""
+        with self._read() as conn:
+            rows = conn.execute("SELECT status, COUNT(*) FROM trials GROUP BY status").fetchall()
+            interrupted = conn.execute("SELECT COUNT(*) FROM trials WHERE status = 'failed' AND"
+                                       " error = ?", (INTERRUPTED,)).fetchone()[0]
+        out = {s: 0 for s in STATUSES}
+        out.update({r[0]: int(r[1]) for r in rows})
+        out["interrupted"] = int(interrupted)
+        return out
+
+    def to_table(self) -> pd.DataFrame:
+        """The finished trials as the tidy table (the shape ``boanon ingest`` gives); failed
+        trials are left out (``trials(status="failed")`` lists them with their errors)."""
+        return records_to_table(t.record() for t in self.trials("done"))
+
+
+def _decode(row: sqlite3.Row) -> StoredTrial:
+    return StoredTrial(
+        id=row["id"], name=row["name"], status=row["status"], config=json.loads(row["config"]),
+        started=row["started"], finished=row["finished"], params=_loads(row["params"]) or {},
+        metrics=_loads(row["metrics"]) or {}, objectives=_loads(row["objectives"]) or {},
+        error=row["error"], graph_id=row["graph_id"], surrogate=row["surrogate"], reason=row["reason"],
+        info=_loads(row["info"]) or {}, retry_of=row["retry_of"])

@@ -1,0 +1,134 @@
+"""The SQLite trial store: lifecycle, recovery after a kill, graphs, concurrency, tidy table."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from pathlib import Path
+
+import pytest
+
+from boanon.adapters.table import read_table_file
+from boanon.errors import ConfigError
+from boanon.graph import CausalGraph, Edge
+from boanon.store import INTERRUPTED, Store
+from boanon.synthetic import SyntheticSystem
+from boanon.table import TrialRecord, records_to_table
+
+SPEC = {"space": {"x": {"type": "float", "low": 0, "high": 1}}, "seed": 0, "strategy": "random"}
+
+
+def test_lifecycle_and_table(tmp_path: Path) -> None:
+    system = SyntheticSystem(n_params=4, n_groups=2, seed=1)
+    configs = system.space.sample(3, __import__("numpy").random.default_rng(0))
+    with Store(tmp_path / "run.db") as store:
+        store.init_study(SPEC)
+        records = []
+        for config in configs[:2]:
+            trial = store.start_trial(config, surrogate="init", reason="design", info={"k": 1.5})
+            assert trial.status == "running" and trial.finished is None
+            record = system.record(trial.name, config)
+            store.finish_trial(trial.id, record)
+            records.append(record)
+        failed = store.start_trial(configs[2])
+        store.fail_trial(failed.id, "boom")
+        assert [t.name for t in store.trials()] == ["t0000", "t0001", "t0002"]
+        assert store.trial(failed.id).error == "boom"
+        assert store.counts() == {"running": 0, "done": 2, "failed": 1, "interrupted": 0}
+        table = store.to_table()
+    # Reopened, the file gives back exactly what the records say, in the ingest shape.
+    with Store(tmp_path / "run.db") as store:
+        assert store.study() == SPEC
+        assert store.trial(0).info == {"k": 1.5} and store.trial(0).surrogate == "init"
+        expected = records_to_table(records)
+        assert list(table.columns) == list(expected.columns)
+        assert table.equals(expected)
+        assert store.to_table().equals(expected)
+
+
+def test_a_trial_ends_once(tmp_path: Path) -> None:
+    with Store(tmp_path / "run.db") as store:
+        t = store.start_trial({"x": 0.1})
+        store.fail_trial(t.id, "crash")
+        with pytest.raises(ValueError, match="already failed"):
+            store.finish_trial(t.id, TrialRecord(t.name, {"x": 0.1}, {}, {"y": 1.0}))
+        with pytest.raises(KeyError):
+            store.fail_trial(99, "nope")
+
+
+def test_resume_checks_the_study(tmp_path: Path) -> None:
+    with Store(tmp_path / "run.db") as store:
+        store.init_study(SPEC)
+        store.init_study(dict(SPEC))  # same run: fine
+        with pytest.raises(ConfigError, match="seed, strategy"):
+            store.init_study({**SPEC, "seed": 1, "strategy": "gp"})
+
+
+def test_recover_marks_running_interrupted_once(tmp_path: Path) -> None:
+    with Store(tmp_path / "run.db") as store:
+        done = store.start_trial({"x": 0.1})
+        store.finish_trial(done.id, TrialRecord(done.name, {"x": 0.1}, {}, {"y": 1.0}))
+        killed = store.start_trial({"x": 0.2})
+    with Store(tmp_path / "run.db") as store:
+        again = store.recover()
+        assert [t.id for t in again] == [killed.id] and again[0].interrupted
+        assert store.trial(killed.id).error == INTERRUPTED
+        assert store.counts()["interrupted"] == 1
+        # Still not re-run (a second kill before the retry started): offered again.
+        assert [t.id for t in store.recover()] == [killed.id]
+        retry = store.start_trial(again[0].config, retry_of=killed.id)
+        store.finish_trial(retry.id, TrialRecord(retry.name, {"x": 0.2}, {}, {"y": 0.5}))
+        assert store.recover() == []
+        assert store.to_table()["trial"].tolist() == ["t0000", "t0002"]
+
+
+def test_identical_graphs_are_stored_once(tmp_path: Path) -> None:
+    g = CausalGraph(roles={"x": "param", "y": "objective"}, edges=[Edge("x", "y", 0.5, 0.9)])
+    with Store(tmp_path / "run.db") as store:
+        a, b = store.add_graph(g), store.add_graph(CausalGraph.from_dict(g.to_dict()))
+        assert a == b
+        assert store.add_graph(CausalGraph(roles={"x": "param"})) != a
+        assert store.graph(a).to_dict() == g.to_dict()
+
+
+def test_non_finite_values_are_left_out(tmp_path: Path) -> None:
+    with Store(tmp_path / "run.db") as store:
+        t = store.start_trial({"x": 0.1})
+        store.finish_trial(t.id, TrialRecord(t.name, {"x": 0.1}, {"m": float("nan")}, {"y": 2.0}))
+        assert store.trial(t.id).record().metrics == {}
+
+
+def _writer(path: str, n: int) -> None:
+    with Store(path) as store:
+        for i in range(n):
+            t = store.start_trial({"x": i})
+            store.finish_trial(t.id, TrialRecord(t.name, {"x": i}, {}, {"y": float(i)}))
+
+
+def test_concurrent_processes_share_one_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "run.db")
+    Store(path).close()
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(path, 25)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    with Store(path) as store:
+        trials = store.trials()
+        assert len(trials) == 75 and all(t.status == "done" for t in trials)
+        assert [t.id for t in trials] == list(range(75))
+
+
+def test_export_matches_ingest_of_the_same_records(tmp_path: Path) -> None:
+    system = SyntheticSystem(n_params=4, n_groups=2, seed=3)
+    table = system.sample_table(5)
+    path = tmp_path / "t.csv"
+    table.to_csv(path, index=False)
+    with Store(tmp_path / "run.db") as store:
+        for rec in read_table_file(path):
+            t = store.start_trial(rec.params)
+            store.finish_trial(t.id, TrialRecord(t.name, rec.params, rec.metrics, rec.objectives))
+        out = store.to_table()
+    assert list(out.columns) == list(table.columns)
+    assert (out.drop(columns="trial").to_numpy() == table.drop(columns="trial").to_numpy()).all()
