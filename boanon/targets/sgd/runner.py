@@ -4,13 +4,20 @@ A trial directory gets three files:
 
 * ``config.json``: the full configuration run (missing parameters filled from the defaults);
 * ``run.json``: the runner options and the seed used, so the trial can be re-run exactly;
-* ``workers.jsonl``: one JSON line per (iteration, machine, device), written and flushed
-  iteration by iteration so progress can be followed (or a run stopped) while it runs.
+* ``workers.jsonl`` (``workers.jsonl.gz`` with ``compress``): one JSON line per (iteration,
+  machine, device), written and flushed iteration by iteration so progress can be followed
+  (or a run stopped) while it runs; a flushed gzip stream is readable up to the last flush.
+
+A dataset: ``boanon generate sgd --trials 40 --seed 1 --out datasets/sgd-googlenet
+--network googlenet --noise-seed 1 --compress true`` (docs/sgd.md).
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,6 +55,14 @@ def default_space() -> dict[str, dict[str, Any]]:
     return space
 
 
+def default_constraints() -> list[str]:
+    """What a runnable configuration needs: a worker with a non-zero share and a server."""
+    return [
+        " or ".join(f"({m.name}_worker and {m.name}_share > 0)" for m in CLUSTER),
+        " or ".join(f"{m.name}_ps" for m in CLUSTER),
+    ]
+
+
 def default_config() -> dict[str, Value]:
     """The default value of every parameter of :func:`default_space`."""
     return {name: spec["default"] for name, spec in default_space().items()}
@@ -57,16 +72,17 @@ def default_config() -> dict[str, Value]:
 class SgdRunner(Runner):
     """Simulates ``iterations`` SGD iterations of ``network`` on the ten-machine cluster.
 
-    ``seed=None`` draws a fresh seed per trial (recorded in ``run.json``); a fixed seed gives
-    every trial the same noise, which makes configurations directly comparable.
+    ``noise_seed=None`` draws fresh noise per trial; an integer makes each trial's noise a
+    function of the seed and the configuration, so a dataset is reproducible while different
+    configurations still see different stragglers. The seed used goes to ``run.json``.
     """
 
     name = "sgd"
     adapter = "sgd"
 
     def __init__(self, network: str = "googlenet", iterations: int = 30, warmup: int = 5,
-                 seed: int | None = None, noise: float = 0.05, straggler_prob: float = 0.03,
-                 progress: Progress | None = None):
+                 noise_seed: int | None = None, noise: float = 0.05, straggler_prob: float = 0.03,
+                 compress: bool = False, progress: Progress | None = None):
         source = "sgd runner options"
         try:
             self.network = get_network(network)
@@ -79,8 +95,9 @@ class SgdRunner(Runner):
             raise ConfigError(source, "noise", f"must be >= 0, got {noise}")
         if not 0 <= straggler_prob <= 1:
             raise ConfigError(source, "straggler_prob", f"must be in [0, 1], got {straggler_prob}")
-        self.iterations, self.warmup, self.seed = iterations, warmup, seed
-        self.noise, self.straggler_prob, self.progress = noise, straggler_prob, progress
+        self.iterations, self.warmup, self.noise_seed = iterations, warmup, noise_seed
+        self.noise, self.straggler_prob = noise, straggler_prob
+        self.compress, self.progress = compress, progress
 
     def run(self, config: dict[str, Value], trial_dir: Path) -> None:
         unknown = sorted(set(config) - set(default_space()))
@@ -88,28 +105,40 @@ class SgdRunner(Runner):
             raise ConfigError("sgd trial config", unknown[0], "not a parameter of the sgd space")
         full = {**default_config(), **config}
         write_config(trial_dir, full)
-        seed = self.seed if self.seed is not None else int(np.random.SeedSequence().entropy % 2**32)
+        seed = self._seed(full)
         (trial_dir / RUN_FILE).write_text(json.dumps(self._run_info(seed), indent=2) + "\n")
         try:
             iterations = simulate(full, self.network, iterations=self.iterations,
                                   warmup=self.warmup, seed=seed, noise=self.noise,
                                   straggler_prob=self.straggler_prob)
-            with open(trial_dir / WORKERS_LOG, "w", encoding="utf-8") as log:
-                for rows in iterations:
-                    log.writelines(json.dumps(_rounded(r)) + "\n" for r in rows)
-                    log.flush()
-                    if self.progress and self.progress(rows[0]["iteration"],
-                                                       rows[0]["iteration_s"]) is False:
-                        break
         except InvalidConfig as exc:
             raise TrialFailed(f"invalid configuration: {exc}") from exc
+        with self._open_log(trial_dir) as log:
+            for rows in iterations:
+                log.writelines(json.dumps(_rounded(r)) + "\n" for r in rows)
+                log.flush()
+                if self.progress and self.progress(rows[0]["iteration"],
+                                                   rows[0]["iteration_s"]) is False:
+                    break
+
+    def _seed(self, config: dict[str, Value]) -> int:
+        if self.noise_seed is None:
+            return int(np.random.SeedSequence().entropy % 2**32)
+        digest = zlib.crc32(json.dumps(config, sort_keys=True).encode())
+        return int(np.random.SeedSequence([self.noise_seed, digest]).generate_state(1)[0])
+
+    def _open_log(self, trial_dir: Path) -> io.TextIOBase:
+        if not self.compress:
+            return open(trial_dir / WORKERS_LOG, "w", encoding="utf-8")
+        raw = gzip.GzipFile(trial_dir / f"{WORKERS_LOG}.gz", "wb", mtime=0)
+        return io.TextIOWrapper(raw, encoding="utf-8")
 
     def _run_info(self, seed: int) -> dict[str, Any]:
         net = self.network
         return {
             "network": net.name, "batch_size": net.batch_size, "parameters": net.parameters,
             "gflop_per_sample": net.gflop_per_sample, "iterations": self.iterations,
-            "warmup": self.warmup, "seed": seed, "noise": self.noise,
+            "warmup": self.warmup, "noise_seed": self.noise_seed, "seed": seed, "noise": self.noise,
             "straggler_prob": self.straggler_prob,
             "cluster": {m.name: m.type.name for m in CLUSTER},
         }

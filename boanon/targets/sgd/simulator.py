@@ -16,8 +16,9 @@ The pieces (constants in :class:`TimingConstants`, discussed in docs/sgd.md):
 * aggregation: GPU gradients cross PCIe twice (gradients down, parameters up); a machine using
   both devices also sums the two gradient sets in host memory;
 * communication: a worker's push (and pull) ends when both its own NIC and the NIC of every
-  remote server it talks to have moved their bytes; a server's NIC is shared by its fan-in and
-  loses some throughput to incast and to the machine's own training computation;
+  remote server it talks to have moved their bytes; a NIC carries the machine's own gradients
+  out and, on a server, its fan-in in (full duplex, but not twice as fast); served bytes cost
+  more with many concurrent senders (incast) and when the host is busy training;
 * noise: multiplicative log-normal noise per device and machine, occasional stragglers (a
   machine computing 1.5-3x slower for one iteration) and a decaying warm-up slowdown.
 
@@ -60,6 +61,8 @@ class TimingConstants:
     """Rate of summing gradient sets in host memory, GB/s."""
     nic_efficiency: float = 0.9
     """Fraction of the NIC line rate that TCP/gRPC transfers reach."""
+    duplex_efficiency: float = 1.6
+    """Multiple of its one-way rate a NIC reaches when it sends and receives at once."""
     incast_penalty: float = 0.03
     """Fraction of a server NIC's throughput lost per concurrent sender beyond the first."""
     rpc_overhead_s: float = 0.004
@@ -68,6 +71,8 @@ class TimingConstants:
     """Gradient bytes a server sums and applies per second per vCPU, GB/s."""
     ps_contention: float = 0.8
     """Slowdown of a server whose CPU is busy training during the whole compute phase."""
+    gpu_host_load: float = 0.25
+    """Share of a CPU's time that driving a busy GPU takes (launches, input, copies)."""
     straggler_slowdown: tuple[float, float] = (1.5, 3.0)
     """Range of the compute slowdown of a straggling machine."""
     warmup_slowdown: float = 2.0
@@ -227,36 +232,36 @@ def steady_state(plans: list[MachinePlan], network: Network,
     n_workers = sum(p.worker for p in plans)
     shard = model / len(servers)
 
-    def nic(p: MachinePlan) -> float:
-        return p.machine.type.nic_gbps * GB / 8 * c.nic_efficiency
-
     def contention(p: MachinePlan) -> float:
-        busy = compute[p.machine.name]["cpu"] / phase if phase > 0 else 0.0
-        return 1 + c.ps_contention * busy
+        """Slowdown of server work on ``p``: its CPU trains, or drives its GPU, part of the phase."""
+        t = compute[p.machine.name]
+        busy = t["cpu"] + c.gpu_host_load * t.get("gpu", 0.0)
+        return 1 + c.ps_contention * (min(1.0, busy / phase) if phase > 0 else 0.0)
 
-    fan_in = {p.machine.name: n_workers - p.worker for p in servers}
-    ps_link_s = {
-        p.machine.name: fan_in[p.machine.name] * shard * contention(p)
-        * (1 + c.incast_penalty * max(fan_in[p.machine.name] - 1, 0)) / nic(p)
-        for p in servers}
-    times = {}
+    times, nic_s, sent = {}, {}, {}
     for p in plans:
         name = p.machine.name
-        remote = [s for s in servers if s.machine.name != name] if p.worker else []
-        one_way = max([len(remote) * shard / nic(p)] + [ps_link_s[s.machine.name] for s in remote])
-        one_way += c.rpc_overhead_s * len(remote)
-        served = fan_in[name] * shard if p.ps else 0.0
-        own = len(remote) * shard
+        remote = len([s for s in servers if s.machine.name != name]) if p.worker else 0
+        fan_in = n_workers - p.worker if p.ps else 0
+        own, served = remote * shard, fan_in * shard
+        # The served bytes cost more: concurrent senders (incast) and a busy host (contention).
+        served_cost = served * (1 + c.incast_penalty * max(fan_in - 1, 0)) * (contention(p) if p.ps else 1)
+        bandwidth = p.machine.type.nic_gbps * GB / 8 * c.nic_efficiency
+        nic_s[name] = max(own, served_cost, (own + served_cost) / c.duplex_efficiency) / bandwidth
+        sent[name] = (own + served) / MB
+    for p in plans:
+        name = p.machine.name
+        remote = [s.machine.name for s in servers if s.machine.name != name] if p.worker else []
         if p.worker:
+            one_way = max([nic_s[name]] + [nic_s[s] for s in remote]) + c.rpc_overhead_s * len(remote)
             communication = 2 * one_way
         else:
-            communication = 2 * ps_link_s[name] if p.ps else 0.0
+            communication = 2 * nic_s[name]
         update = (n_workers * shard / (c.ps_apply_gbs_per_vcpu * p.machine.type.vcpus * GB)
                   * contention(p)) if p.ps else 0.0
         times[name] = MachineTimes(
             compute_s=compute[name], aggregation_s=_aggregation(p, model, c), passes=passes[name],
-            communication_s=communication, ps_update_s=update,
-            traffic_mb=(own + served) / MB)
+            communication_s=communication, ps_update_s=update, traffic_mb=sent[name])
     return times
 
 
