@@ -1,0 +1,102 @@
+"""The ``command`` runner: an external program is the system.
+
+Each argument of the template is formatted with the configuration (``"--x={x}"``) plus
+``{trial_dir}``, ``{trial}`` (the trial's name) and ``{config_file}`` (its ``config.json``), and
+the program is started with that argument list: never through a shell, so a value can never be
+read as shell syntax. Its stdout and stderr are saved in the trial directory, and the adapter
+named in the tuning YAML parses whatever the program left there.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import string
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from boanon.adapters.files import CONFIG_FILE, write_config
+from boanon.runners.base import Runner, TrialFailed, register_runner
+from boanon.table import Value
+
+STDOUT_FILE = "stdout.txt"
+STDERR_FILE = "stderr.txt"
+BUILTIN_FIELDS = frozenset({"trial_dir", "trial", "config_file"})
+"""Template fields that are not parameters."""
+
+
+def template_fields(command: Sequence[str]) -> set[str]:
+    """The ``{field}`` names used in a command template (raises ValueError on bad syntax)."""
+    fields = set()
+    for arg in command:
+        for _, name, _, _ in string.Formatter().parse(str(arg)):
+            if name is not None:
+                if not name or not name.isidentifier():
+                    raise ValueError(f"argument {arg!r}: fields must be parameter names, got {{{name}}}")
+                fields.add(name)
+    return fields
+
+
+@register_runner
+class CommandRunner(Runner):
+    """Runs ``command`` (a template list) once per trial, killing it after ``timeout`` seconds."""
+
+    name = "command"
+    adapter = "table"
+
+    def __init__(self, command: Sequence[str], adapter: str = "table", timeout: float | None = None,
+                 env: Mapping[str, str] | None = None, cwd: str | None = None):
+        if isinstance(command, str) or not command:
+            raise ValueError("command must be a non-empty list of arguments (no shell string)")
+        self.command = [str(a) for a in command]
+        template_fields(self.command)
+        self.adapter = adapter  # type: ignore[misc]  (per-instance: the YAML names the adapter)
+        self.timeout = None if timeout is None else float(timeout)
+        self.env = None if env is None else {**os.environ, **{k: str(v) for k, v in env.items()}}
+        self.cwd = cwd
+
+    def arguments(self, config: Mapping[str, Value], trial_dir: Path) -> list[str]:
+        """The argument list for one trial."""
+        values: dict[str, Any] = {**config, "trial_dir": str(trial_dir), "trial": trial_dir.name,
+                                  "config_file": str(trial_dir / CONFIG_FILE)}
+        try:
+            return [arg.format_map(values) for arg in self.command]
+        except KeyError as exc:
+            raise TrialFailed(f"command template names {{{exc.args[0]}}}, which is neither a "
+                              f"parameter nor one of {sorted(BUILTIN_FIELDS)}") from None
+
+    def run(self, config: dict[str, Value], trial_dir: Path) -> None:
+        write_config(trial_dir, config)
+        args = self.arguments(config, trial_dir)
+        with open(trial_dir / STDOUT_FILE, "wb") as out, open(trial_dir / STDERR_FILE, "wb") as err:
+            try:
+                proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                        cwd=self.cwd, env=self.env, start_new_session=True)
+            except OSError as exc:
+                raise TrialFailed(f"cannot start {args[0]!r}: {exc}") from exc
+            try:
+                status = proc.wait(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                _kill(proc)
+                raise TrialFailed(f"{args[0]} timed out after {self.timeout:g} s") from None
+            except BaseException:  # Ctrl-C or a kill of the loop: take the program down with it
+                _kill(proc)
+                raise
+        if status != 0:
+            raise TrialFailed(f"{args[0]} exited with status {status}{_last_line(trial_dir / STDERR_FILE)}")
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """Kill the program and everything it started (it leads its own process group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _last_line(path: Path) -> str:
+    lines = path.read_text(errors="replace").strip().splitlines()
+    return f": {lines[-1][:300]}" if lines else ""

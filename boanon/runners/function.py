@@ -1,0 +1,128 @@
+"""The ``callable`` runner: a Python function is the system.
+
+The function takes the configuration dict (plus the runner's options as keyword arguments) and
+returns its metric and objective values. The runner writes them as ``result.json`` in the
+``table`` adapter's format, so they reach the model through the same adapter path as any log.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import math
+import numbers
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from boanon.adapters.files import write_config
+from boanon.adapters.table import RESULT_FILE
+from boanon.runners.base import Runner, TrialFailed, register_runner
+from boanon.table import Value
+
+TRACEBACK_FILE = "traceback.txt"
+"""Where the runner leaves the traceback of a function that raised."""
+
+
+def load_callable(spec: str) -> Callable[..., Any]:
+    """Resolve ``"package.module:function"`` or ``"path/to/file.py:function"``.
+
+    A module is looked up on ``sys.path`` and then in the current directory (as ``python -m``
+    would), so ``examples.synthetic_system:evaluate`` works from the repository root.
+    """
+    module_name, sep, attr = spec.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"{spec!r}: expected 'module:function' or 'path/to/file.py:function'")
+    if module_name.endswith(".py"):
+        path = Path(module_name)
+        if not path.is_file():
+            raise ValueError(f"{spec!r}: no file {path}")
+        loader_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if loader_spec is None or loader_spec.loader is None:
+            raise ValueError(f"{spec!r}: cannot load {path} as a Python module")
+        module = importlib.util.module_from_spec(loader_spec)
+        loader_spec.loader.exec_module(module)
+    else:
+        module = _import(module_name, spec)
+    target: Any = module
+    for part in attr.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise ValueError(f"{spec!r}: {module_name} has no attribute {attr!r}")
+    if not callable(target):
+        raise ValueError(f"{spec!r}: {attr!r} is not callable")
+    return target
+
+
+def _import(module_name: str, spec: str) -> Any:
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.append(cwd)
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ValueError(f"{spec!r}: cannot import {module_name!r} ({exc})") from exc
+    finally:
+        if added:
+            sys.path.remove(cwd)
+
+
+def split_values(values: Mapping[str, Any], objectives: Sequence[str],
+                 label: str) -> dict[str, dict[str, float]]:
+    """A function's return value -> ``{"metrics": ..., "objectives": ...}``.
+
+    Accepts that nested shape, or a flat mapping whose keys named in ``objectives`` are the
+    objectives and the rest metrics. Values must be numbers (NaN is dropped by the adapter).
+    """
+    if not isinstance(values, Mapping):
+        raise TrialFailed(f"{label} returned {type(values).__name__}, expected a dict of values")
+    if set(values) and set(values) <= {"metrics", "objectives"}:
+        sections = {k: dict(values.get(k) or {}) for k in ("metrics", "objectives")}
+    else:
+        sections = {"metrics": {k: v for k, v in values.items() if k not in objectives},
+                    "objectives": {k: v for k, v in values.items() if k in objectives}}
+    for section in sections.values():
+        for key, value in section.items():
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TrialFailed(f"{label} returned a non-numeric value for {key!r}: {value!r}")
+            section[key] = float(value)
+            if math.isinf(section[key]):
+                raise TrialFailed(f"{label} returned an infinite value for {key!r}")
+    return sections
+
+
+@register_runner
+class CallableRunner(Runner):
+    """Runs ``function(config, **options)`` in this process.
+
+    ``function`` is a callable or a ``"module:function"`` string; ``objectives`` names the keys of
+    a flat return value that are objectives (the tuner passes its objectives).
+    """
+
+    name = "callable"
+    adapter = "table"
+
+    def __init__(self, function: str | Callable[..., Any], objectives: Sequence[str] = (),
+                 **options: Any):
+        self.spec = function if isinstance(function, str) else getattr(function, "__qualname__",
+                                                                           repr(function))
+        self.function = load_callable(function) if isinstance(function, str) else function
+        if not callable(self.function):
+            raise ValueError(f"{function!r} is not callable")
+        self.objectives = list(objectives)
+        self.options = options
+
+    def run(self, config: dict[str, Value], trial_dir: Path) -> None:
+        write_config(trial_dir, config)
+        try:
+            values = self.function(dict(config), **self.options)
+        except Exception as exc:
+            (trial_dir / TRACEBACK_FILE).write_text(traceback.format_exc())
+            raise TrialFailed(f"{self.spec} raised {type(exc).__name__}: {exc}") from exc
+        sections = split_values(values, self.objectives, self.spec)
+        (trial_dir / RESULT_FILE).write_text(json.dumps(sections, indent=2, sort_keys=True) + "\n")

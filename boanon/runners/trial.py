@@ -1,0 +1,24 @@
+"""One trial end to end: run the system into its directory, then read it back through an adapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from boanon.adapters import get_adapter
+from boanon.adapters.ingest import parse_trial_dir
+from boanon.runners.base import Runner
+from boanon.table import TrialRecord, Value
+
+
+def run_trial(runner: Runner, config: dict[str, Value], trial_dir: Path,
+              adapter: str | None = None) -> TrialRecord:
+    """Run ``config`` into ``trial_dir`` (created, must be empty) and parse it.
+
+    ``adapter`` overrides the runner's own. Errors propagate: :class:`TrialFailed` from the
+    runner, :class:`LogParseError` from the adapter, or whatever the runner raised.
+    """
+    trial_dir.mkdir(parents=True, exist_ok=True)
+    if any(trial_dir.iterdir()):
+        raise FileExistsError(f"{trial_dir}: trial directory is not empty")
+    runner.run(dict(config), trial_dir)
+    return parse_trial_dir(get_adapter(adapter or runner.adapter), trial_dir)

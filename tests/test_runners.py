@@ -1,0 +1,142 @@
+"""The callable and command runners, run end to end through an adapter."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from boanon.adapters.ingest import ingest
+from boanon.errors import LogParseError
+from boanon.runners import TrialFailed, make_runner, run_trial
+from boanon.runners.command import template_fields
+from boanon.runners.function import load_callable
+from boanon.synthetic import SyntheticSystem
+
+SYSTEM = SyntheticSystem(n_params=4, n_groups=2, seed=5)
+
+
+def evaluate(config: dict, scale: float = 1.0) -> dict:
+    """A module-level callable the tests load by ``module:function``."""
+    values = SYSTEM.evaluate(config)
+    values["cost"] *= scale
+    return values
+
+
+def crash(config: dict) -> dict:
+    raise RuntimeError(f"bad x0={config['x0']}")
+
+
+def test_callable_goes_through_the_table_adapter(tmp_path: Path) -> None:
+    runner = make_runner("callable", function="tests.test_runners:evaluate", objectives=["cost"],
+                         scale=2.0)
+    config = SYSTEM.space.default()
+    record = run_trial(runner, config, tmp_path / "t0000")
+    expected = SYSTEM.evaluate(config)
+    assert record.trial == "t0000"
+    assert record.objectives == {"cost": pytest.approx(2.0 * expected.pop("cost"))}
+    assert record.metrics == pytest.approx(expected)
+    assert record.params == config
+    # The trial directory is an ordinary log directory: `boanon ingest` reads it the same way.
+    table = ingest(tmp_path).table
+    assert table.loc[0, "objective:cost"] == pytest.approx(record.objectives["cost"])
+
+
+def test_callable_accepts_nested_values_and_file_paths(tmp_path: Path) -> None:
+    module = tmp_path / "system.py"
+    module.write_text("def run(config):\n    return {'metrics': {'m': 1}, 'objectives': "
+                      "{'y': config['a'] * 2}}\n")
+    runner = make_runner("callable", function=f"{module}:run")
+    record = run_trial(runner, {"a": 3}, tmp_path / "trials" / "t0000")
+    assert record.metrics == {"m": 1.0} and record.objectives == {"y": 6.0}
+
+
+def test_callable_failures(tmp_path: Path) -> None:
+    runner = make_runner("callable", function=crash)
+    with pytest.raises(TrialFailed, match="RuntimeError: bad x0=0.5"):
+        run_trial(runner, SYSTEM.space.default(), tmp_path / "a")
+    assert "Traceback" in (tmp_path / "a" / "traceback.txt").read_text()
+    bad = make_runner("callable", function=lambda c: {"y": "fast"}, objectives=["y"])
+    with pytest.raises(TrialFailed, match="non-numeric value for 'y'"):
+        run_trial(bad, {"x": 1}, tmp_path / "b")
+    with pytest.raises(TrialFailed, match="returned list"):
+        run_trial(make_runner("callable", function=lambda c: [1]), {"x": 1}, tmp_path / "c")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("nocolon", "expected 'module:function'"),
+    ("boanon.nope:f", "cannot import"),
+    ("boanon.space:nothing", "has no attribute"),
+    ("boanon.space:__doc__", "not callable"),
+])
+def test_load_callable_errors(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        load_callable(spec)
+
+
+SCRIPT = """
+import json, sys, time
+args = dict(a.lstrip('-').split('=', 1) for a in sys.argv[1:])
+print('running', args['x'])
+if float(args['x']) < 0:
+    print('negative x', file=sys.stderr); sys.exit(3)
+time.sleep(float(args.get('sleep', 0)))
+result = {'metrics': {'twice': 2 * float(args['x'])}, 'objectives': {'y': (float(args['x']) - 1) ** 2}}
+open(args['out'] + '/result.json', 'w').write(json.dumps(result))
+"""
+
+
+def _command(tmp_path: Path, *extra: str) -> list[str]:
+    script = tmp_path / "prog.py"
+    script.write_text(SCRIPT)
+    return [sys.executable, str(script), "--x={x}", "--out={trial_dir}", *extra]
+
+
+def test_command_runs_without_a_shell(tmp_path: Path) -> None:
+    runner = make_runner("command", command=_command(tmp_path), adapter="table", timeout=30)
+    record = run_trial(runner, {"x": 3.0}, tmp_path / "t0000")
+    assert record.objectives == {"y": 4.0} and record.metrics == {"twice": 6.0}
+    assert (tmp_path / "t0000" / "stdout.txt").read_text() == "running 3.0\n"
+    assert json.loads((tmp_path / "t0000" / "config.json").read_text()) == {"x": 3.0}
+    # A value full of shell syntax is one literal argument.
+    hostile = make_runner("command", command=[sys.executable, "-c", "import sys; print(sys.argv[1])",
+                                              "{name}"])
+    (tmp_path / "h").mkdir()
+    hostile.run({"name": "$(touch pwned); `id` | cat"}, tmp_path / "h")
+    assert (tmp_path / "h" / "stdout.txt").read_text() == "$(touch pwned); `id` | cat\n"
+    assert not (Path.cwd() / "pwned").exists()
+
+
+def test_command_failures(tmp_path: Path) -> None:
+    runner = make_runner("command", command=_command(tmp_path, "--sleep={sleep}"), timeout=1)
+    with pytest.raises(TrialFailed, match="exited with status 3: negative x"):
+        run_trial(runner, {"x": -1.0, "sleep": 0}, tmp_path / "exit")
+    start = time.monotonic()
+    with pytest.raises(TrialFailed, match="timed out after 1 s"):
+        run_trial(runner, {"x": 1.0, "sleep": 30}, tmp_path / "slow")
+    assert time.monotonic() - start < 10
+    with pytest.raises(TrialFailed, match="cannot start"):
+        run_trial(make_runner("command", command=["/no/such/program"]), {}, tmp_path / "missing")
+    with pytest.raises(TrialFailed, match=r"names \{nope\}"):
+        run_trial(make_runner("command", command=["true", "{nope}"]), {}, tmp_path / "field")
+    # The program ran but left nothing the adapter can read.
+    with pytest.raises(LogParseError, match="result.json"):
+        run_trial(make_runner("command", command=["true"]), {}, tmp_path / "empty")
+
+
+def test_command_template_checks() -> None:
+    assert template_fields(["prog", "--a={a}", "{trial_dir}/x", "{{literal}}"]) == {"a", "trial_dir"}
+    with pytest.raises(ValueError, match="parameter names"):
+        template_fields(["--a={0}"])
+    with pytest.raises(ValueError, match="no shell string"):
+        make_runner("command", command="prog --x={x}")
+
+
+def test_trial_directory_must_be_empty(tmp_path: Path) -> None:
+    (tmp_path / "t0000").mkdir()
+    (tmp_path / "t0000" / "old.txt").write_text("left over")
+    with pytest.raises(FileExistsError, match="not empty"):
+        run_trial(make_runner("callable", function=evaluate), {}, tmp_path / "t0000")
