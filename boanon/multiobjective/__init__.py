@@ -1,0 +1,36 @@
+"""Several objectives: Pareto fronts, hypervolume, EHVI from joint samples, output constraints."""
+
+from boanon.multiobjective.acquisition import score_candidates, stack_objectives
+from boanon.multiobjective.ehvi import expected_hypervolume_improvement
+from boanon.multiobjective.feasibility import (
+    OutputConstraint,
+    observed_feasible,
+    parse_output_constraints,
+    probability_of_feasibility,
+)
+from boanon.multiobjective.hypervolume import hypervolume, hypervolume_improvement, nondominated_boxes
+from boanon.multiobjective.pareto import (
+    infer_reference_point,
+    nondominated_ranks,
+    objective_matrix,
+    pareto_front,
+    pareto_mask,
+    reference_point,
+)
+from boanon.multiobjective.scalarize import Scalarization
+from boanon.multiobjective.summary import (
+    PARETO,
+    format_front,
+    front_table,
+    hypervolume_trace,
+    pareto_flags,
+    table_hypervolume,
+)
+
+__all__ = [
+    "PARETO", "OutputConstraint", "Scalarization", "expected_hypervolume_improvement", "format_front",
+    "front_table", "hypervolume", "hypervolume_improvement", "hypervolume_trace", "infer_reference_point",
+    "nondominated_boxes", "nondominated_ranks", "objective_matrix", "observed_feasible", "pareto_flags",
+    "pareto_front", "pareto_mask", "parse_output_constraints", "probability_of_feasibility",
+    "reference_point", "score_candidates", "stack_objectives", "table_hypervolume",
+]

@@ -1,0 +1,118 @@
+"""Output constraints (``area <= X``, ``p99_latency <= Y``): bounds on a metric or objective.
+
+A constraint is judged on what a trial produced, not on its configuration (those are the search
+space's constraints). Observed trials are feasible only if every constrained output was
+measured and within bounds; for candidates the probability of feasibility is the fraction of the
+model's joint Monte-Carlo samples in which all constraints hold at once, so constraints on
+correlated outputs (sharing ancestors in the DAG) are not treated as independent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from boanon.errors import ConfigError
+from boanon.table import column
+
+
+@dataclass(frozen=True)
+class OutputConstraint:
+    """``min <= output <= max`` for the metric or objective named ``name`` (either bound optional)."""
+
+    name: str
+    max: float | None = None
+    min: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"an output constraint needs a non-empty name, got {self.name!r}")
+        if self.max is None and self.min is None:
+            raise ValueError(f"output constraint {self.name!r} needs a 'max' or a 'min'")
+        if self.max is not None and self.min is not None and self.min > self.max:
+            raise ValueError(f"output constraint {self.name!r}: min {self.min} is above max {self.max}")
+
+    def holds(self, values: Any) -> np.ndarray:
+        """Elementwise: within bounds (NaN, i.e. not measured, never holds)."""
+        v = np.asarray(values, dtype=float)
+        ok = np.isfinite(v)
+        if self.max is not None:
+            ok &= v <= self.max
+        if self.min is not None:
+            ok &= v >= self.min
+        return ok
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        out.update({k: getattr(self, k) for k in ("min", "max") if getattr(self, k) is not None})
+        return out
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any], source: str = "outputs",
+                  field_name: str = "outputs") -> OutputConstraint:
+        """``{name: area, max: 2.0e6}`` from a config file."""
+        if not isinstance(spec, Mapping) or "name" not in spec:
+            raise ConfigError(source, field_name, "needs a mapping with a 'name' and a 'max' and/or 'min'")
+        extra = set(spec) - {"name", "max", "min"}
+        if extra:
+            raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
+        try:
+            bounds = {k: None if spec.get(k) is None else float(spec[k]) for k in ("max", "min")}
+            return cls(str(spec["name"]), **bounds)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(source, field_name, str(exc)) from None
+
+
+def parse_output_constraints(specs: Iterable[Mapping[str, Any] | OutputConstraint] | None,
+                             source: str = "outputs", field_name: str = "outputs") -> list[OutputConstraint]:
+    """Output constraints from config entries (a missing section means none)."""
+    return [s if isinstance(s, OutputConstraint)
+            else OutputConstraint.from_dict(s, source, f"{field_name}[{i}]")
+            for i, s in enumerate(specs or [])]
+
+
+def output_values(table: pd.DataFrame, name: str) -> np.ndarray:
+    """The observed values of output ``name``, a metric or an objective column."""
+    for role in ("objective", "metric"):
+        col = column(role, name)
+        if col in table.columns:
+            return pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float)
+    raise KeyError(f"constrained output {name!r} is neither a metric nor an objective of the table")
+
+
+def observed_feasible(table: pd.DataFrame, constraints: Sequence[OutputConstraint]) -> np.ndarray:
+    """Per trial: all constraints hold. A constrained output that was not measured (NaN, e.g. a
+    failed run) makes the trial infeasible; an output the table does not have is an error."""
+    ok = np.ones(len(table), dtype=bool)
+    for c in constraints if len(table) else ():
+        ok &= c.holds(output_values(table, c.name))
+    return ok
+
+
+def feasible_samples(samples: Mapping[str, np.ndarray],
+                     constraints: Sequence[OutputConstraint]) -> np.ndarray | None:
+    """(n_samples, n_configs): all constraints hold in that joint sample; None without constraints."""
+    if not constraints:
+        return None
+    missing = [c.name for c in constraints if c.name not in samples]
+    if missing:
+        raise KeyError(f"the model gave no samples for constrained output(s) {missing}; "
+                       f"it sampled {sorted(samples)}")
+    ok = np.ones(np.shape(samples[constraints[0].name]), dtype=bool)
+    for c in constraints:
+        ok &= c.holds(samples[c.name])
+    return ok
+
+
+def probability_of_feasibility(samples: Mapping[str, np.ndarray],
+                               constraints: Sequence[OutputConstraint]) -> np.ndarray:
+    """Per configuration, the probability that all constraints hold jointly (1 without any)."""
+    ok = feasible_samples(samples, constraints)
+    if ok is None:
+        n = np.shape(next(iter(samples.values())))[1] if samples else 0
+        return np.ones(n)
+    return ok.mean(axis=0)

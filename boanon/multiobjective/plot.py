@@ -1,0 +1,80 @@
+"""Pareto-front and hypervolume plots (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from boanon.multiobjective.feasibility import OutputConstraint, observed_feasible  # noqa: E402
+from boanon.multiobjective.summary import pareto_flags  # noqa: E402
+from boanon.objectives import Objective  # noqa: E402
+from boanon.table import column  # noqa: E402
+
+
+def plot_pareto(table: pd.DataFrame, objectives: Sequence[Objective], path: str | Path,
+                constraints: Sequence[OutputConstraint] = (), title: str | None = None) -> Path:
+    """Scatter of every trial with the feasible Pareto front highlighted; one panel per pair of
+    objectives (three objectives give three panels). Returns the written file."""
+    if len(objectives) < 2:
+        raise ValueError("a Pareto plot needs at least two objectives")
+    on_front = pareto_flags(table, objectives, constraints).to_numpy()
+    feasible = observed_feasible(table, constraints)
+    pairs = list(combinations(range(len(objectives)), 2))
+    fig, axes = plt.subplots(1, len(pairs), figsize=(5 * len(pairs), 4.2), squeeze=False)
+    for ax, (i, j) in zip(axes[0], pairs, strict=True):
+        x = pd.to_numeric(table[column("objective", objectives[i].name)], errors="coerce").to_numpy()
+        y = pd.to_numeric(table[column("objective", objectives[j].name)], errors="coerce").to_numpy()
+        ax.scatter(x[feasible & ~on_front], y[feasible & ~on_front], s=14, c="0.6", label="trials")
+        if constraints and (~feasible).any():
+            ax.scatter(x[~feasible], y[~feasible], s=16, c="tab:red", marker="x", label="infeasible")
+        ax.scatter(x[on_front], y[on_front], s=28, c="tab:blue", zorder=3, label="Pareto front")
+        if len(objectives) == 2 and on_front.any():
+            _staircase(ax, x[on_front], y[on_front], objectives[i], objectives[j])
+        ax.set_xlabel(f"{objectives[i].name} ({objectives[i].direction})")
+        ax.set_ylabel(f"{objectives[j].name} ({objectives[j].direction})")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(title or f"Pareto front: {int(on_front.sum())} of {len(table)} trials")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _staircase(ax, x: np.ndarray, y: np.ndarray, ox: Objective, oy: Objective) -> None:
+    """The attainment boundary of a 2-D front, drawn as steps."""
+    order = np.argsort(ox.to_minimize(x))
+    xs, ys = x[order], y[order]
+    ax.step(xs, ys, where="post" if ox.direction == oy.direction else "pre", c="tab:blue", lw=1, alpha=0.7)
+
+
+def plot_traces(traces: Mapping[str, np.ndarray], path: str | Path, ylabel: str = "hypervolume",
+                title: str = "") -> Path:
+    """Mean and one standard error over repeats of each method's trace (repeats x budget)."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, runs in traces.items():
+        runs = np.atleast_2d(np.asarray(runs, dtype=float))
+        steps = np.arange(1, runs.shape[1] + 1)
+        mean = runs.mean(axis=0)
+        se = runs.std(axis=0, ddof=1) / np.sqrt(len(runs)) if len(runs) > 1 else np.zeros_like(mean)
+        ax.plot(steps, mean, label=name)
+        ax.fill_between(steps, mean - se, mean + se, alpha=0.2)
+    ax.set_xlabel("trials")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

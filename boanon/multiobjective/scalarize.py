@@ -1,0 +1,79 @@
+"""Scalarisations: several objectives folded into one, the alternative to EHVI.
+
+Weighted sums and the augmented Chebyshev scalarisation (ParEGO) act on objectives normalised
+by the observed ideal and nadir, so weights mean the same whatever the units. A product (the
+energy-delay product, or ED^2P with weights (1, 2)) acts on raw positive values; where such a
+product is the real goal, it can instead be a deterministic node of the graph
+(``edp: {function: "energy * latency"}``) and be optimised as a single objective.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+Kind = Literal["weighted_sum", "chebyshev", "product"]
+KINDS: tuple[Kind, ...] = ("weighted_sum", "chebyshev", "product")
+
+
+@dataclass(frozen=True)
+class Scalarization:
+    """How to fold (..., d) minimised objective values into (...) values to minimise.
+
+    ``weights`` default to equal (for a product they are exponents, default 1); :meth:`random`
+    draws them uniformly from the simplex, as ParEGO does afresh at every iteration so that the
+    runs cover the whole front.
+    """
+
+    kind: Kind = "chebyshev"
+    weights: tuple[float, ...] | None = None
+    rho: float = 0.05  # the augmentation of the Chebyshev form, which breaks ties on the front's edges
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"scalarisation must be one of {KINDS}, got {self.kind!r}")
+        if self.weights is not None and (len(self.weights) == 0 or min(self.weights) < 0):
+            raise ValueError(f"scalarisation weights must be non-negative, got {self.weights}")
+
+    @classmethod
+    def random(cls, n_objectives: int, rng: np.random.Generator, kind: Kind = "chebyshev") -> Scalarization:
+        return cls(kind, tuple(float(w) for w in rng.dirichlet(np.ones(n_objectives))))
+
+    def _weights(self, d: int) -> np.ndarray:
+        if self.weights is None:  # a product's weights are exponents: the plain product by default
+            return np.ones(d) if self.kind == "product" else np.ones(d) / d
+        w = np.asarray(self.weights, dtype=float)
+        if len(w) != d:
+            raise ValueError(f"{len(w)} scalarisation weights for {d} objectives")
+        return w
+
+    def __call__(self, values: np.ndarray, ideal: np.ndarray, nadir: np.ndarray,
+                 signs: Sequence[float] | None = None) -> np.ndarray:
+        """Scalarised values, to be minimised. ``signs`` (+1 minimise, -1 maximise) are needed
+        for a product only, which multiplies the raw (un-flipped) values."""
+        values = np.asarray(values, dtype=float)
+        w = self._weights(values.shape[-1])
+        if self.kind == "product":
+            if signs is not None and any(s < 0 for s in signs):
+                raise ValueError("a product scalarisation needs objectives that are all minimised")
+            if np.any(values[np.isfinite(values)] <= 0):
+                raise ValueError("a product scalarisation needs positive objective values")
+            return np.exp(np.sum(w * np.log(values), axis=-1))
+        scale = np.where(nadir > ideal, nadir - ideal, 1.0)
+        z = (values - ideal) / scale
+        if self.kind == "weighted_sum":
+            return np.sum(w * z, axis=-1)
+        return np.max(w * z, axis=-1) + self.rho * np.sum(w * z, axis=-1)
+
+
+def expected_improvement(samples: np.ndarray, best: float, feasible: np.ndarray | None = None) -> np.ndarray:
+    """Monte-Carlo expected improvement below ``best`` of (n_samples, n_configs) samples; a
+    sample that breaks an output constraint (``feasible`` False) improves nothing."""
+    gain = np.clip(best - np.asarray(samples, dtype=float), 0.0, None)
+    gain = np.where(np.isfinite(gain), gain, 0.0)
+    if feasible is not None:
+        gain = gain * feasible
+    return gain.mean(axis=0)
