@@ -52,6 +52,7 @@ class SyntheticSystem:
     nonlinear: bool = True
     noise: float = 0.02
     seed: int = 0
+    target_shift: float = 0.0  # a related task: the same system with every optimum moved this far
     space: Space = field(init=False)
     groups: list[_Group] = field(init=False)
     distractors: list[tuple[str, list[str], np.ndarray]] = field(init=False)
@@ -86,6 +87,13 @@ class SyntheticSystem:
         chain_metrics = [m for grp in self.groups for m in grp.chain]
         self.duplicates = [(f"dup{i}", str(rng.choice(chain_metrics)), float(rng.uniform(2, 10)))
                            for i in range(self.n_duplicates)]
+        if self.target_shift:  # its own stream: everything else stays as in the unshifted system
+            shift = np.random.default_rng([self.seed, 1])
+            for grp in self.groups:
+                for attr in ("targets", "alt_targets"):
+                    step = self.target_shift * shift.choice([-1.0, 1.0], len(grp.params))
+                    moved = getattr(grp, attr) + step
+                    setattr(grp, attr, np.clip(moved, 0.05, 0.95))
 
     # --- ground truth ---------------------------------------------------------------------
     @property
@@ -128,6 +136,24 @@ class SyntheticSystem:
                 config.update(zip(grp.params, getattr(grp, attr), strict=True))
             best[obj] = self.evaluate(config, noise=False)[obj]
         return best
+
+    def pareto_configs(self, n: int, rng: np.random.Generator) -> list[dict[str, Any]]:
+        """Configurations with every group's parameters on the segment between its two optima.
+
+        With two objectives and quadratic loads (``nonlinear``) the Pareto set lies among them:
+        noise-free, projecting any configuration's groups onto their segments (in the groups'
+        weighted metric) lowers both objectives, so these configurations dominate the rest.
+        """
+        if self.n_objectives != 2 or not self.nonlinear:
+            raise ValueError("the Pareto set is known for two objectives of a nonlinear system")
+        out = []
+        for _ in range(n):
+            config = self.space.default()
+            for grp in self.groups:
+                t = rng.random()
+                config.update(zip(grp.params, (1 - t) * grp.targets + t * grp.alt_targets, strict=True))
+            out.append(config)
+        return out
 
     # --- simulation ---------------------------------------------------------------------------
     def _link(self, x: float, slope: float, offset: float) -> float:
