@@ -83,9 +83,10 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _dumps(value: Any) -> str:
-    """JSON that round-trips floats exactly; NaN/inf become null (they are not JSON)."""
-    return json.dumps(_finite(value), sort_keys=True, allow_nan=False)
+def _dumps(value: Any, sort_keys: bool = False) -> str:
+    """JSON that round-trips floats exactly and keeps key order (parameters stay in space order);
+    NaN/inf become null (they are not JSON)."""
+    return json.dumps(_finite(value), sort_keys=sort_keys, allow_nan=False)
 
 
 def _finite(value: Any) -> Any:
@@ -237,7 +238,7 @@ class Store:
     # --- graphs ---------------------------------------------------------------------------------
     def add_graph(self, graph: CausalGraph) -> int:
         """Store ``graph`` once (identical graphs share a row) and return its id."""
-        text = _dumps(graph.to_dict())
+        text = _dumps(graph.to_dict(), sort_keys=True)
         digest = hashlib.sha256(text.encode()).hexdigest()
 
         def add(conn: sqlite3.Connection) -> int:

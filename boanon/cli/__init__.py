@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import click
 
+from boanon.cli.export import export_command
 from boanon.cli.ingest import ingest_command
+from boanon.cli.status import status_command
+from boanon.cli.tune import tune_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -14,3 +17,6 @@ def main() -> None:
 
 
 main.add_command(ingest_command)
+main.add_command(tune_command)
+main.add_command(status_command)
+main.add_command(export_command)

@@ -1,0 +1,58 @@
+"""``boanon status``: what a stored run has done so far."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+
+import click
+
+from boanon.objectives import parse_objectives
+from boanon.store import Store
+from boanon.tuner import best_trial
+
+
+@click.command("status")
+@click.argument("store_file", metavar="RUN.db", type=click.Path(exists=True, dir_okay=False))
+@click.option("--failures", "n_failures", type=click.IntRange(min=0), default=10, show_default=True,
+              help="How many failed trials to list.")
+def status_command(store_file: str, n_failures: int) -> None:
+    """Summarise a tuning run: trials by status, surrogates used, best trial, failures."""
+    with Store(store_file) as store:
+        click.echo(summary(store, n_failures))
+
+
+def summary(store: Store, n_failures: int = 10) -> str:
+    """The text ``boanon status`` prints."""
+    study = store.study()
+    if study is None:
+        return f"{store.path}: no run recorded yet"
+    objectives = parse_objectives(study["objectives"], source=str(store.path))
+    trials = store.trials()
+    counts = store.counts()
+    done = [t for t in trials if t.status == "done"]
+    lines = [
+        f"store:      {store.path}",
+        f"run:        strategy {study['strategy']}, seed {study['seed']}, {len(study['space'])} "
+        f"parameters, objectives " + ", ".join(f"{o.name} ({o.direction})" for o in objectives),
+        f"trials:     {len(trials)}: {counts['done']} done, {counts['failed']} failed "
+        f"({counts['interrupted']} interrupted), {counts['running']} running",
+    ]
+    if trials:
+        used = Counter(t.surrogate for t in trials if t.status == "done")
+        lines.append("surrogates: " + ", ".join(f"{k} {v}" for k, v in sorted(used.items())))
+        last = max((t.finished for t in trials if t.finished), default=None)
+        if last is not None:
+            elapsed = datetime.fromisoformat(last) - datetime.fromisoformat(trials[0].started)
+            lines.append(f"time:       {trials[0].started} .. {last} ({elapsed.total_seconds():.0f} s)")
+    for o in objectives:
+        best = best_trial(done, o)
+        if best is not None:
+            lines.append(f"best {o.name}: {best.objectives[o.name]:.6g} in {best.name} "
+                         f"[{best.surrogate}]")
+            lines.append("  " + " ".join(f"{k}={v}" for k, v in best.config.items()))
+    failed = [t for t in trials if t.status == "failed"]
+    if failed:
+        lines.append(f"failures ({len(failed)}, last {min(n_failures, len(failed))} shown):")
+        lines += [f"  {t.name}: {t.error}" for t in failed[len(failed) - n_failures:] if n_failures]
+    return "\n".join(lines)

@@ -1,0 +1,104 @@
+"""``boanon tune``: run the tuning loop described by a YAML file, one line per trial."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from boanon.config import load_config
+from boanon.errors import ConfigError
+from boanon.objectives import Objective
+from boanon.store import Store, StoredTrial
+from boanon.tuner import STRATEGIES, Tuner, best_trial
+
+
+@click.command("tune")
+@click.argument("config_file", metavar="CONFIG.yaml", type=click.Path(exists=True, dir_okay=False))
+@click.option("--budget", type=click.IntRange(min=1), default=None,
+              help="Number of trials in all (resumed ones included); default: the YAML's budget.")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False), default=None,
+              help="SQLite file of the run (default: <CONFIG>.db in the current directory).")
+@click.option("--resume", is_flag=True, help="Continue the run recorded in --store.")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Overrides the YAML's seed.")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
+              help="Overrides the YAML's strategy.")
+@click.option("--trials-dir", type=click.Path(file_okay=False), default=None,
+              help="Where trial logs go (default: <store>.trials beside the store).")
+def tune_command(config_file: str, budget: int | None, store_path: str | None, resume: bool,
+                 seed: int | None, strategy: str | None, trials_dir: str | None) -> None:
+    """Tune the system described by CONFIG.yaml; every trial is kept in the store."""
+    try:
+        config = load_config(config_file)
+        budget = budget or config.budget
+        if budget is None:
+            raise ConfigError(config_file, "budget", "missing: set it in the file or pass --budget")
+        store_file = Path(store_path or Path(config_file).with_suffix(".db").name)
+        trials = Path(trials_dir) if trials_dir else store_file.with_suffix(".trials")
+        _check_fresh_or_resume(store_file, trials, resume)
+        runner = config.make_runner()
+        tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
+                      knowledge=config.load_knowledge(), strategy=strategy or config.strategy,
+                      seed=config.seed if seed is None else seed, n_init=config.n_init,
+                      relearn_every=config.relearn_every, store=Store(store_file))
+    except (ConfigError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    signal.signal(signal.SIGTERM, _interrupt)  # a polite kill stops as cleanly as Ctrl-C
+    start = tuner.n_trials()
+    click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
+               f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
+    err = click.get_text_stream("stderr")
+    with click.progressbar(length=budget, label="tuning", file=err, show_pos=True) as bar:
+        bar.update(min(start, budget))
+        prefix = "\r\033[K" if err.isatty() else ""
+
+        def report(trial: StoredTrial) -> None:
+            click.echo(prefix + trial_line(trial, tuner.store.trials("done"), tuner.objectives))
+            bar.update(0 if trial.status == "failed" and trial.error == "interrupted" else 1)
+
+        try:
+            tuner.optimize(runner, budget, trials_dir=trials, adapter=config.adapter, callback=report)
+        except KeyboardInterrupt:
+            click.echo(f"\ninterrupted: the running trial is stored as interrupted; continue with\n"
+                       f"  boanon tune {config_file} --store {store_file} --resume", err=True)
+            sys.exit(130)
+    best = tuner.best()
+    if best is not None:
+        click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
+        click.echo("  " + " ".join(f"{k}={v}" for k, v in best.config.items()))
+    click.echo(f"summary: boanon status {store_file}; table: boanon export {store_file} -o trials.csv")
+
+
+def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Objective]) -> str:
+    """``t0007  cost=1.234  best=1.1  [structured]`` (or the failure's reason)."""
+    bests = []
+    for o in objectives:
+        b = best_trial(done, o)
+        bests.append(f"best {o.name}={b.objectives[o.name]:.6g}" if b else f"best {o.name}=-")
+    if trial.status == "failed":
+        outcome = f"FAILED ({trial.error})"
+    else:
+        outcome = _values(trial, objectives)
+    return f"{trial.name}  {outcome}  {'  '.join(bests)}  [{trial.surrogate}]"
+
+
+def _values(trial: StoredTrial, objectives: list[Objective]) -> str:
+    return "  ".join(f"{o.name}={trial.objectives[o.name]:.6g}" for o in objectives)
+
+
+def _check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None:
+    if resume and not store_file.is_file():
+        raise click.ClickException(f"{store_file}: no store to resume (drop --resume to start a run)")
+    if not resume and store_file.exists():
+        raise click.ClickException(f"{store_file}: a run is already stored here; pass --resume to "
+                                   "continue it or choose another --store")
+    if not resume and trials.is_dir() and any(trials.iterdir()):
+        raise click.ClickException(f"{trials}: holds trials of another run; remove it or pass "
+                                   "another --trials-dir")
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt

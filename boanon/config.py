@@ -1,0 +1,210 @@
+"""The tuning YAML read by ``boanon tune``: what to tune, towards what, and how to run it.
+
+::
+
+    space: {x: {type: float, low: 0, high: 1, default: 0.5}, ...}
+    constraints: ["a < b"]                              # optional
+    objectives: [{name: cost, direction: minimize}]
+    runner: {callable: "examples.synthetic_system:evaluate", options: {seed: 0}}
+        # or {name: rocksdb, options: {...}} or {command: [prog, "--x={x}", "--out={trial_dir}"],
+        #                                          options: {timeout: 60}}
+    adapter: table                                      # optional: overrides the runner's adapter
+    graph: graph.json                                   # optional: fixed graph (else learned)
+    annotations: annotations.yaml                       # optional: expert knowledge
+    budget: 30
+    seed: 0
+    strategy: structured                                # structured | gp | random
+    n_init: 6                                           # initial design incl. the default config
+    relearn_every: 5                                    # re-learn the graph every N finished trials
+
+Every error is a :class:`ConfigError` naming the file and the field. Relative paths (graph,
+annotations, a ``file.py:function`` callable) are relative to the current directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from boanon.errors import ConfigError
+from boanon.objectives import Objective, parse_objectives
+from boanon.space import Space
+from boanon.tuner import STRATEGIES
+
+KEYS = {"space", "constraints", "objectives", "runner", "adapter", "graph", "annotations", "budget",
+        "seed", "strategy", "n_init", "relearn_every"}
+RUNNER_KINDS = ("name", "callable", "command")
+
+
+@dataclass
+class TuneConfig:
+    """A validated tuning YAML. ``runner_options`` are the runner's constructor arguments."""
+
+    source: str
+    space: Space
+    objectives: list[Objective]
+    runner: str
+    runner_options: dict[str, Any] = field(default_factory=dict)
+    adapter: str | None = None
+    graph: Path | None = None
+    annotations: Path | None = None
+    budget: int | None = None
+    seed: int = 0
+    strategy: str = "structured"
+    n_init: int | None = None
+    relearn_every: int = 5
+
+    def make_runner(self) -> Any:
+        """A fresh runner instance (errors from its constructor name the ``runner`` field)."""
+        from boanon.runners import make_runner
+
+        try:
+            return make_runner(self.runner, **self.runner_options)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(self.source, "runner", str(exc)) from None
+
+    def load_graph(self) -> Any:
+        """The fixed graph named by ``graph`` (None when the graph is to be learned)."""
+        from boanon.graph import CausalGraph
+
+        if self.graph is None:
+            return None
+        try:
+            return CausalGraph.load(self.graph)
+        except ValueError as exc:
+            raise ConfigError(self.source, "graph", str(exc)) from None
+
+    def load_knowledge(self) -> Any:
+        """The expert knowledge named by ``annotations`` (None when absent)."""
+        if self.annotations is None:
+            return None
+        from boanon.annotations import Knowledge
+
+        return Knowledge.from_yaml(self.annotations)
+
+
+def load_config(path: str | Path) -> TuneConfig:
+    """Read and validate a tuning YAML file."""
+    source = str(path)
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigError(source, "file", f"cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "YAML"
+        raise ConfigError(source, where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(source, "file", "expected a mapping with space, objectives and runner")
+    return parse_config(data, source)
+
+
+def parse_config(data: Mapping[str, Any], source: str = "config") -> TuneConfig:
+    """Validate an already-parsed tuning mapping (see the module docstring)."""
+    unknown = set(data) - KEYS
+    if unknown:
+        raise ConfigError(source, sorted(unknown)[0], f"unknown key; expected one of {sorted(KEYS)}")
+    for key in ("space", "objectives", "runner"):
+        if key not in data:
+            raise ConfigError(source, key, "missing (required)")
+    if not isinstance(data["space"], Mapping):
+        raise ConfigError(source, "space", "expected a mapping of parameter name -> spec")
+    constraints = data.get("constraints") or []
+    if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
+        raise ConfigError(source, "constraints", "expected a list of predicate strings")
+    space = Space.from_dict(data["space"], constraints, source=source)
+    if not isinstance(data["objectives"], list):
+        raise ConfigError(source, "objectives", "expected a list of {name, direction}")
+    objectives = parse_objectives(data["objectives"], source=source)
+    runner, options = _runner(data["runner"], space, objectives, source)
+    adapter = data.get("adapter")
+    if adapter is not None:
+        from boanon.adapters import available_adapters
+
+        if adapter not in available_adapters():
+            raise ConfigError(source, "adapter", f"unknown adapter {adapter!r}; available: "
+                              f"{', '.join(available_adapters())}")
+        if runner == "command":
+            options["adapter"] = adapter
+    strategy = data.get("strategy", "structured")
+    if strategy not in STRATEGIES:
+        raise ConfigError(source, "strategy", f"expected one of {STRATEGIES}, got {strategy!r}")
+    return TuneConfig(
+        source=source, space=space, objectives=objectives, runner=runner, runner_options=options,
+        adapter=adapter, graph=_path(data, "graph", source), annotations=_path(data, "annotations", source),
+        budget=_int(data, "budget", source, None), seed=_int(data, "seed", source, 0, minimum=0),
+        strategy=strategy, n_init=_int(data, "n_init", source, None),
+        relearn_every=_int(data, "relearn_every", source, 5))
+
+
+def _runner(spec: Any, space: Space, objectives: list[Objective],
+            source: str) -> tuple[str, dict[str, Any]]:
+    """``runner:`` -> (registered runner name, constructor options)."""
+    if not isinstance(spec, Mapping):
+        raise ConfigError(source, "runner", "expected a mapping with one of name, callable, command")
+    kinds = [k for k in RUNNER_KINDS if k in spec]
+    extra = set(spec) - set(RUNNER_KINDS) - {"options"}
+    if len(kinds) != 1 or extra:
+        raise ConfigError(source, "runner", "needs exactly one of name, callable or command "
+                          f"(plus optional options), got {sorted(spec)}")
+    options = spec.get("options") or {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(source, "runner.options", "expected a mapping")
+    options = dict(options)
+    kind = kinds[0]
+    if kind == "callable":
+        from boanon.runners.function import load_callable
+
+        if not isinstance(spec["callable"], str):
+            raise ConfigError(source, "runner.callable", "expected 'module:function'")
+        try:
+            load_callable(spec["callable"])
+        except ValueError as exc:
+            raise ConfigError(source, "runner.callable", str(exc)) from None
+        return "callable", {"function": spec["callable"], "objectives": [o.name for o in objectives],
+                            **options}
+    if kind == "command":
+        from boanon.runners.command import BUILTIN_FIELDS, template_fields
+
+        command = spec["command"]
+        if not isinstance(command, list) or not command:
+            raise ConfigError(source, "runner.command", "expected a non-empty list of arguments "
+                              "(never one shell string)")
+        try:
+            unknown = template_fields([str(a) for a in command]) - set(space.names) - BUILTIN_FIELDS
+        except ValueError as exc:
+            raise ConfigError(source, "runner.command", str(exc)) from None
+        if unknown:
+            raise ConfigError(source, "runner.command", f"{{{sorted(unknown)[0]}}} is not a parameter "
+                              f"of the space nor one of {sorted(BUILTIN_FIELDS)}")
+        return "command", {"command": [str(a) for a in command], **options}
+    from boanon.runners import available_runners
+
+    name = spec["name"]
+    if name not in available_runners():
+        raise ConfigError(source, "runner.name", f"unknown runner {name!r}; available: "
+                          f"{', '.join(available_runners())}")
+    return str(name), options
+
+
+def _path(data: Mapping[str, Any], key: str, source: str) -> Path | None:
+    if data.get(key) is None:
+        return None
+    path = Path(str(data[key]))
+    if not path.is_file():
+        raise ConfigError(source, key, f"no such file: {path}")
+    return path
+
+
+def _int(data: Mapping[str, Any], key: str, source: str, default: int | None,
+         minimum: int = 1) -> int | None:
+    value = data.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(source, key, f"expected an integer >= {minimum}, got {value!r}")
+    return value

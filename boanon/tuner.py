@@ -1,0 +1,302 @@
+"""The tuning loop: ask for a configuration, run it, tell the result, re-learn the structure.
+
+A run starts with the default configuration and a space-filling (scrambled Sobol) design, then
+asks :func:`boanon.acquisition.propose` for each next configuration. With the ``structured``
+strategy and no fixed graph, the causal graph is re-learned from the finished trials every
+``relearn_every`` trials; when it cannot be learned (too few trials, a degenerate table) the loop
+falls back to the plain GP and records why with the trial.
+
+Everything lives in the :class:`~boanon.store.Store`, so a run rebuilds its state from the
+store: a killed run resumes where it stopped, re-running only the trial that was interrupted.
+Proposals draw from a generator seeded by ``(seed, trial position)``, so a seeded run is
+reproducible, resumed or not.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from boanon.errors import LogParseError
+from boanon.graph import CausalGraph
+from boanon.objectives import Objective, parse_objectives
+from boanon.runners.base import Runner, TrialFailed
+from boanon.runners.trial import run_trial
+from boanon.space import Space
+from boanon.store import INTERRUPTED, Store, StoredTrial
+from boanon.table import TrialRecord, Value
+
+STRATEGIES = ("structured", "gp", "random")
+INIT = "init"
+"""The ``surrogate`` recorded for trials of the initial design."""
+
+
+def default_n_init(space: Space) -> int:
+    """A few space-filling trials, more for larger spaces, always including the default."""
+    return int(min(10, max(5, len(space) // 2)))
+
+
+@dataclass
+class Trial:
+    """A configuration handed out by :meth:`Tuner.ask`: run it, then :meth:`Tuner.tell` the result."""
+
+    id: int
+    name: str
+    config: dict[str, Value]
+    surrogate: str
+    reason: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Plan:
+    config: dict[str, Value]
+    surrogate: str
+    reason: str
+    info: dict[str, Any] = field(default_factory=dict)
+    graph_id: int | None = None
+    retry_of: int | None = None
+
+
+class Tuner:
+    """Structured Bayesian optimisation over ``space`` towards ``objectives``.
+
+    ``graph`` fixes the causal graph (``knowledge`` is then applied to it); without it the graph
+    is learned from the trials under ``knowledge``. ``store`` is a :class:`Store`, a path to one
+    (created or resumed) or None for an in-memory run. ``learn_options`` go to
+    :func:`boanon.learners.learn`, ``propose_options`` to :func:`boanon.acquisition.propose`.
+    """
+
+    def __init__(self, space: Space, objectives: Sequence[Objective | Mapping[str, Any] | str],
+                 graph: CausalGraph | None = None, knowledge: Any = None, strategy: str = "structured",
+                 seed: int = 0, n_init: int | None = None, relearn_every: int = 5,
+                 store: Store | str | Path | None = None,
+                 learn_options: Mapping[str, Any] | None = None,
+                 propose_options: Mapping[str, Any] | None = None):
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+        if relearn_every < 1:
+            raise ValueError("relearn_every must be >= 1")
+        self.space = space
+        self.objectives = parse_objectives(objectives)
+        self.knowledge = knowledge
+        self.strategy = strategy
+        self.seed = int(seed)
+        self.n_init = int(n_init) if n_init is not None else default_n_init(space)
+        if self.n_init < 1:
+            raise ValueError("n_init must be >= 1")
+        self.relearn_every = int(relearn_every)
+        self.learn_options = dict(learn_options or {})
+        self.propose_options = dict(propose_options or {})
+        self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
+        self.store.init_study(self.spec())
+        self.fixed_graph = graph is not None
+        if graph is not None and knowledge is not None:
+            graph = knowledge.apply(graph)
+        self.graph: CausalGraph | None = graph
+        self._graph_id = self.store.add_graph(graph) if graph is not None else None
+        self._learn_note = ""  # why the structure is not (or no longer) learned
+        self._learn_tried_at = -1
+        self._design = self._initial_design()
+        self._running: dict[int, StoredTrial] = {}
+        self._queue: deque[_Plan] = deque(
+            _Plan(t.config, t.surrogate or INIT, f"re-run of interrupted trial {t.name}", t.info,
+                  t.graph_id, retry_of=t.id) for t in self.store.recover())
+        if not self.fixed_graph:
+            self._restore_learned_graph()
+
+    # --- state --------------------------------------------------------------------------------
+    def spec(self) -> dict[str, Any]:
+        """What makes two runs the same run (checked when a store is resumed)."""
+        return {"space": self.space.to_dict(),
+                "constraints": [c.expression for c in self.space.constraints],
+                "objectives": [o.to_dict() for o in self.objectives], "seed": self.seed,
+                "strategy": self.strategy, "n_init": self.n_init, "relearn_every": self.relearn_every}
+
+    def n_trials(self) -> int:
+        """Trials that count against the budget: finished or failed ones, and those running
+        (interrupted attempts are not counted: their configuration runs again)."""
+        counts = self.store.counts()
+        return counts["done"] + counts["failed"] - counts["interrupted"] + counts["running"]
+
+    def table(self) -> pd.DataFrame:
+        """The finished trials as the tidy table."""
+        return self.store.to_table()
+
+    def best(self, objective: str | None = None) -> StoredTrial | None:
+        """The finished trial with the best value of ``objective`` (default: the first one)."""
+        by_name = {o.name: o for o in self.objectives}
+        if objective is not None and objective not in by_name:
+            raise KeyError(f"unknown objective {objective!r}; objectives: {list(by_name)}")
+        return best_trial(self.store.trials("done"), by_name[objective or self.objectives[0].name])
+
+    def _initial_design(self) -> list[dict[str, Value]]:
+        """The default configuration (when feasible) then scrambled Sobol points."""
+        default = self.space.default()
+        self._with_default = self.space.is_feasible(default)
+        start = [default] if self._with_default else []
+        rng = np.random.default_rng(self.seed)
+        return start + (self.space.sample(self.n_init - len(start), rng) if self.n_init > len(start) else [])
+
+    def _restore_learned_graph(self) -> None:
+        """On resume, keep using the last graph the run learned (and when it learned it)."""
+        for t in reversed(self.store.trials()):
+            if t.graph_id is not None:
+                self.graph = self.store.graph(t.graph_id)
+                self._graph_id = t.graph_id
+                return
+
+    # --- ask ----------------------------------------------------------------------------------
+    def enqueue(self, config: Mapping[str, Any], reason: str = "enqueued by the user") -> None:
+        """Run ``config`` next (before any proposal), e.g. a configuration an expert suggests."""
+        self._queue.append(_Plan(dict(config), "user", reason))
+
+    def ask(self) -> Trial:
+        """The next configuration to run, recorded in the store as ``running``."""
+        plan = self._plan()
+        config = self.space.validate(plan.config, source=f"proposal ({plan.surrogate})")
+        stored = self.store.start_trial(config, plan.surrogate, plan.reason, plan.info, plan.graph_id,
+                                        plan.retry_of)
+        self._running[stored.id] = stored
+        return Trial(stored.id, stored.name, stored.config, plan.surrogate, plan.reason, plan.info)
+
+    def _plan(self) -> _Plan:
+        if self._queue:
+            return self._queue.popleft()
+        position = self.n_trials()
+        if position < len(self._design):
+            what = "the default configuration" if position == 0 and self._with_default \
+                else "space-filling Sobol design"
+            return _Plan(self._design[position], INIT, f"initial design: {what}")
+        rng = np.random.default_rng([self.seed, position])
+        table = self.table()
+        if table.empty:
+            return _Plan(self.space.sample(1, rng)[0], "random", "no finished trial to model yet")
+        return self._propose(table, rng)
+
+    def _propose(self, table: pd.DataFrame, rng: np.random.Generator) -> _Plan:
+        from boanon.acquisition import propose
+
+        strategy, note = self.strategy, ""
+        if strategy == "structured":
+            self._maybe_learn(table)
+            if self.graph is None:
+                strategy, note = "gp", f"structure not learned ({self._learn_note}); "
+        graph = self.graph if strategy == "structured" else None
+        pending = [t.config for t in self._running.values()]
+        proposal = propose(self.space, table, self.objectives, graph=graph, strategy=strategy, rng=rng,
+                           pending=pending, **self.propose_options)
+        return _Plan(dict(proposal.config), proposal.surrogate, note + proposal.reason,
+                     dict(proposal.info), self._graph_id if graph is not None else None)
+
+    def _maybe_learn(self, table: pd.DataFrame) -> None:
+        """Re-learn the graph every ``relearn_every`` finished trials (not when it is fixed)."""
+        if self.fixed_graph:
+            return
+        n = len(table)
+        last = self.graph.metadata.get("learned_from_trials", -1) if self.graph is not None \
+            else self._learn_tried_at
+        if last >= 0 and n - last < self.relearn_every:
+            return
+        self._learn_tried_at = n
+        from boanon.learners import learn
+
+        try:
+            result = learn(table, self.knowledge, seed=self.seed, **self.learn_options)
+        except Exception as exc:  # a failed re-learn must not stop the run: keep the last graph
+            self._learn_note = f"learning from {n} trials failed: {type(exc).__name__}: {exc}"
+            return
+        self.graph = result.graph
+        self.graph.metadata["learned_from_trials"] = n
+        self._graph_id = self.store.add_graph(self.graph)
+        self._learn_note = ""
+
+    # --- tell ---------------------------------------------------------------------------------
+    def tell(self, trial_id: int, result: TrialRecord | Mapping[str, float] | BaseException | str
+             ) -> StoredTrial:
+        """Record what trial ``trial_id`` gave.
+
+        ``result`` is the adapter's :class:`TrialRecord`, a flat ``{name: value}`` dict (objective
+        names are objectives, other names metrics), or the failure: an exception or a message.
+        A result lacking an objective is stored as a failure saying so.
+        """
+        trial = self._running.pop(trial_id, None) or self.store.trial(trial_id)
+        if isinstance(result, (BaseException, str)):
+            self.store.fail_trial(trial_id, _reason(result))
+            return self.store.trial(trial_id)
+        if not isinstance(result, TrialRecord):
+            values = {k: float(v) for k, v in result.items()}
+            names = {o.name for o in self.objectives}
+            result = TrialRecord(trial.name, dict(trial.config),
+                                 {k: v for k, v in values.items() if k not in names},
+                                 {k: v for k, v in values.items() if k in names})
+        params = {**result.params, **trial.config}
+        self.space.validate({n: params[n] for n in self.space.names}, source=f"trial {trial.name}")
+        missing = [o.name for o in self.objectives if not np.isfinite(result.objectives.get(o.name, np.nan))]
+        if missing:
+            self.store.fail_trial(trial_id, f"objective {missing[0]!r} missing from the trial's output "
+                                  f"(it gave objectives {sorted(result.objectives)})")
+        else:
+            self.store.finish_trial(trial_id, TrialRecord(trial.name, params, dict(result.metrics),
+                                                          dict(result.objectives)))
+        return self.store.trial(trial_id)
+
+    # --- the loop -----------------------------------------------------------------------------
+    def optimize(self, runner: Runner, budget: int, trials_dir: str | Path | None = None,
+                 adapter: str | None = None,
+                 callback: Callable[[StoredTrial], None] | None = None) -> list[StoredTrial]:
+        """Run trials until ``budget`` of them count (see :meth:`n_trials`); return this call's.
+
+        Each trial runs in ``trials_dir/<trial name>/`` (default: ``<store>.trials`` beside the
+        store file) and is parsed by ``adapter`` (default: the runner's). A failing trial is
+        stored with its error and the loop goes on; Ctrl-C stores the running trial as
+        ``interrupted`` and re-raises, and a resumed run re-runs it.
+        """
+        root = Path(trials_dir) if trials_dir is not None else self._default_trials_dir()
+        done: list[StoredTrial] = []
+        while self.n_trials() < budget:
+            trial = self.ask()
+            try:
+                record = run_trial(runner, trial.config, root / trial.name, adapter)
+            except KeyboardInterrupt:
+                self.tell(trial.id, INTERRUPTED)
+                raise
+            except Exception as exc:  # any failure of one trial is that trial's, not the run's
+                stored = self.tell(trial.id, exc)
+            else:
+                stored = self.tell(trial.id, record)
+            done.append(stored)
+            if callback is not None:
+                callback(stored)
+        return done
+
+    def _default_trials_dir(self) -> Path:
+        if str(self.store.path) == ":memory:":
+            return Path(tempfile.mkdtemp(prefix="boanon-trials-"))
+        return self.store.path.with_suffix(".trials")
+
+
+def best_trial(trials: Sequence[StoredTrial], objective: Objective) -> StoredTrial | None:
+    """The trial with the best value of ``objective`` among those that have one."""
+    best: StoredTrial | None = None
+    for t in trials:
+        value = t.objectives.get(objective.name)
+        if value is not None and (best is None or objective.better(value, best.objectives[objective.name])):
+            best = t
+    return best
+
+
+def _reason(failure: BaseException | str) -> str:
+    """A one-line error for the store: runner and adapter errors speak for themselves."""
+    if isinstance(failure, str):
+        return failure
+    if isinstance(failure, (TrialFailed, LogParseError)):
+        return str(failure)
+    return f"{type(failure).__name__}: {failure}"

@@ -1,0 +1,144 @@
+"""The tuning loop: initial design, ask/tell, failures, interruption and resume, constraints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from boanon.errors import ConfigError
+from boanon.runners import make_runner
+from boanon.space import Float, Int, Space
+from boanon.store import INTERRUPTED, Store
+from boanon.synthetic import SyntheticSystem
+from boanon.tuner import Tuner
+
+SYSTEM = SyntheticSystem(n_params=6, n_groups=2, seed=2)
+
+
+def test_ask_tell_starts_with_default_then_sobol() -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=4, seed=1)
+    first = tuner.ask()
+    assert first.config == SYSTEM.space.default() and first.surrogate == "init"
+    assert "default" in first.reason
+    stored = tuner.tell(first.id, SYSTEM.evaluate(first.config))
+    assert stored.status == "done" and stored.objectives["cost"] == SYSTEM.evaluate(first.config)["cost"]
+    assert "g0_load" in stored.metrics and "cost" not in stored.metrics
+    others = [tuner.ask() for _ in range(3)]
+    assert all("Sobol" in t.reason for t in others)
+    # Sobol points spread out: every coordinate's range is well covered.
+    x = np.array([[t.config[n] for n in SYSTEM.space.names] for t in others])
+    assert (x.max(0) - x.min(0) > 0.2).all()
+    tuner.tell(others[0].id, RuntimeError("disk full"))
+    assert tuner.store.trial(others[0].id).error == "RuntimeError: disk full"
+    assert tuner.n_trials() == 4  # two running, one done, one failed
+    assert tuner.table()["trial"].tolist() == ["t0000"]
+
+
+def test_a_result_without_the_objective_is_a_failure() -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], n_init=2)
+    trial = tuner.ask()
+    stored = tuner.tell(trial.id, {"g0_load": 1.0})
+    assert stored.status == "failed" and "objective 'cost' missing" in stored.error
+
+
+def test_maximised_objective_and_best() -> None:
+    tuner = Tuner(SYSTEM.space, [{"name": "score", "direction": "maximize"}], n_init=3)
+    for value in (1.0, 5.0, 3.0):
+        tuner.tell(tuner.ask().id, {"score": value})
+    assert tuner.best().objectives == {"score": 5.0}
+    with pytest.raises(KeyError, match="unknown objective"):
+        tuner.best("cost")
+
+
+def _run(tmp_path: Path, function, budget: int, seed: int = 0, store: str = "run.db", **kw) -> Tuner:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=budget, seed=seed,
+                  store=tmp_path / store, **kw)
+    tuner.optimize(make_runner("callable", function=function, objectives=["cost"]), budget)
+    return tuner
+
+
+def flaky(config: dict) -> dict:
+    if config["x0"] > 0.6:
+        raise ValueError("x0 too high for this system")
+    return SYSTEM.evaluate(config)
+
+
+def test_failed_trials_are_stored_and_the_loop_goes_on(tmp_path: Path) -> None:
+    tuner = _run(tmp_path, flaky, budget=8)
+    trials = tuner.store.trials()
+    failed = [t for t in trials if t.status == "failed"]
+    assert len(trials) == 8 and failed and len(failed) < 8
+    assert all(t.config["x0"] > 0.6 and t.error == "flaky raised ValueError: x0 too high for this system"
+               for t in failed)
+    assert all(t.finished is not None for t in trials)
+    assert (tmp_path / "run.trials" / failed[0].name / "traceback.txt").is_file()
+    assert len(tuner.table()) == 8 - len(failed)
+
+
+def test_seeded_runs_are_reproducible(tmp_path: Path) -> None:
+    a = _run(tmp_path, SYSTEM.evaluate, budget=5, seed=3, store="a.db")
+    b = _run(tmp_path, SYSTEM.evaluate, budget=5, seed=3, store="b.db")
+    c = _run(tmp_path, SYSTEM.evaluate, budget=5, seed=4, store="c.db")
+    configs = [[t.config for t in x.store.trials()] for x in (a, b, c)]
+    assert configs[0] == configs[1] != configs[2]
+    assert a.table().drop(columns="trial").equals(b.table().drop(columns="trial"))
+
+
+class Interrupting:
+    """Ctrl-C during the n-th call (counting across instances is not needed: one run each)."""
+
+    def __init__(self, at: int):
+        self.at, self.calls = at, 0
+
+    def __call__(self, config: dict) -> dict:
+        self.calls += 1
+        if self.calls == self.at:
+            raise KeyboardInterrupt
+        return SYSTEM.evaluate(config)
+
+
+def test_interrupt_then_resume_reruns_only_the_interrupted_trial(tmp_path: Path) -> None:
+    path = tmp_path / "run.db"
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=6, seed=0, store=path)
+    with pytest.raises(KeyboardInterrupt):
+        tuner.optimize(make_runner("callable", function=Interrupting(at=3), objectives=["cost"]), 6)
+    tuner.store.close()
+    resumed = Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=6, seed=0, store=Store(path))
+    assert resumed.n_trials() == 2
+    resumed.optimize(make_runner("callable", function=SYSTEM.evaluate, objectives=["cost"]), 6)
+    trials = resumed.store.trials()
+    assert [t.status for t in trials] == ["done", "done", "failed", "done", "done", "done", "done"]
+    assert trials[2].error == INTERRUPTED and trials[3].retry_of == 2
+    assert trials[3].config == trials[2].config
+    # The same six configurations as an uninterrupted run with this seed.
+    straight = _run(tmp_path, SYSTEM.evaluate, budget=6, store="straight.db")
+    assert [t.config for t in resumed.store.trials("done")] == [t.config for t in straight.store.trials()]
+
+
+def test_resume_with_another_configuration_is_refused(tmp_path: Path) -> None:
+    Tuner(SYSTEM.space, ["cost"], seed=0, store=tmp_path / "run.db").store.close()
+    with pytest.raises(ConfigError, match="seed"):
+        Tuner(SYSTEM.space, ["cost"], seed=1, store=tmp_path / "run.db")
+
+
+def test_constraints_hold_for_every_trial() -> None:
+    space = Space([Int("a", 1, 8, default=2), Int("b", 1, 8, default=6), Float("c", 0.0, 1.0)],
+                  constraints=["a < b", "c <= 0.5 or a > 4"])
+    tuner = Tuner(space, ["y"], strategy="random", n_init=12, seed=0)
+    for _ in range(12):
+        trial = tuner.ask()
+        assert space.is_feasible(trial.config)
+        tuner.tell(trial.id, {"y": trial.config["a"] - trial.config["b"]})
+    infeasible = {"a": 5, "b": 3, "c": 0.1}
+    tuner.enqueue(infeasible)
+    with pytest.raises(ConfigError, match="violates 'a < b'"):
+        tuner.ask()
+
+
+def test_an_infeasible_default_is_left_out_of_the_design() -> None:
+    space = Space([Int("a", 1, 8, default=6), Int("b", 1, 8, default=2)], constraints=["a < b"])
+    tuner = Tuner(space, ["y"], n_init=3, seed=0)
+    configs = [tuner.ask().config for _ in range(3)]
+    assert all(c["a"] < c["b"] for c in configs) and space.default() not in configs
