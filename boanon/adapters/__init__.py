@@ -4,6 +4,7 @@ Importing this package registers the built-in adapters.
 """
 
 from boanon.adapters import (
+    rocksdb,  # noqa: F401  (registers the adapter)
     sgd,  # noqa: F401  (registers the adapter)
     table,  # noqa: F401  (registers the adapter)
 )
