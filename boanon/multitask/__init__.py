@@ -1,0 +1,20 @@
+"""Several tasks: related outputs modelled jointly, related workloads as warm starts."""
+
+from boanon.multitask.icm import ICMGP
+from boanon.multitask.surrogate import MultiTaskGPSurrogate
+from boanon.multitask.tasks import (
+    TARGET,
+    TASK,
+    TASK_COLUMN,
+    combine_tasks,
+    task_labels,
+    task_of,
+    with_task,
+    with_task_node,
+)
+from boanon.multitask.warmstart import RelatedTask, align_to_space, load_related
+
+__all__ = [
+    "ICMGP", "TARGET", "TASK", "TASK_COLUMN", "MultiTaskGPSurrogate", "RelatedTask", "align_to_space",
+    "combine_tasks", "load_related", "task_labels", "task_of", "with_task", "with_task_node",
+]

@@ -1,0 +1,109 @@
+"""Warm start: trials of a related task (another workload or machine) for a new tuning run.
+
+The source is a trial store of an earlier run (SQLite), a dataset directory of trial logs (read
+with ``boanon ingest``'s machinery; a ``graph.json`` beside the trials is the learned graph), or
+a CSV table. Its trials become a separate task (see :mod:`boanon.multitask.tasks`), never the
+new run's own; the graph it learned becomes the new run's starting structure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from boanon.errors import ConfigError
+from boanon.graph import CausalGraph
+from boanon.space import Space
+from boanon.table import TRIAL, column, read_table
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+GRAPH_FILE = "graph.json"
+
+
+@dataclass
+class RelatedTask:
+    """A related task's finished trials, and the graph learned on them if there is one."""
+
+    label: str
+    source: str
+    table: pd.DataFrame
+    graph: CausalGraph | None = None
+    dropped: list[str] = field(default_factory=list)  # trials left out, with why
+
+
+def _is_sqlite(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+
+
+def _from_store(path: Path) -> tuple[pd.DataFrame, CausalGraph | None]:
+    from boanon.store import Store
+
+    with Store(path) as store:
+        graph_ids = [t.graph_id for t in store.trials() if t.graph_id is not None]
+        return store.to_table(), store.graph(max(graph_ids)) if graph_ids else None
+
+
+def _from_dataset(path: Path) -> tuple[pd.DataFrame, CausalGraph | None]:
+    from boanon.adapters.ingest import ingest
+
+    graph = CausalGraph.load(path / GRAPH_FILE) if (path / GRAPH_FILE).is_file() else None
+    return ingest(path, skip_bad=True).table, graph
+
+
+def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
+    """Read a related task's trials from a store, a dataset directory or a CSV table."""
+    path = Path(source)
+    if not path.exists():
+        raise ConfigError(source, "warm_start", "no such store, dataset directory or table")
+    if path.is_dir():
+        table, graph = _from_dataset(path)
+    elif _is_sqlite(path):
+        table, graph = _from_store(path)
+    else:
+        table, graph = read_table(str(path)), None
+    if table.empty:
+        raise ConfigError(source, "warm_start", "holds no finished trial")
+    return RelatedTask(label or path.stem, str(path), table, graph)
+
+
+def align_to_space(task: RelatedTask, space: Space) -> RelatedTask:
+    """Keep the related trials the new search space can describe.
+
+    Parameters the space does not have are dropped; a parameter the related run did not vary is
+    taken at the space's default (the related run presumably ran with it); a trial whose value
+    falls outside the space (or breaks its constraints) is left out and listed in ``dropped``.
+    """
+    table = task.table
+    defaults = space.default()
+    keep, dropped = [], list(task.dropped)
+    for i, row in table.iterrows():
+        config = {}
+        for name in space.names:
+            col = column("param", name)
+            value = row[col] if col in table.columns else np.nan
+            config[name] = defaults[name] if _missing(value) else _native(value)
+        try:
+            keep.append((i, space.validate(config, source=f"{task.source}: trial {row[TRIAL]}")))
+        except ConfigError as exc:
+            dropped.append(str(exc))
+    rest = [c for c in table.columns if c != TRIAL and not c.startswith("param:")]
+    params = pd.DataFrame([c for _, c in keep], index=[i for i, _ in keep]).add_prefix("param:")
+    aligned = pd.concat([table.loc[params.index, [TRIAL]], params, table.loc[params.index, rest]],
+                        axis=1).reset_index(drop=True)
+    return RelatedTask(task.label, task.source, aligned, task.graph, dropped)
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _native(value: object) -> object:
+    """numpy scalars as Python ones (the space checks types); integral floats from CSV as ints."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value

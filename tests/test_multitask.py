@@ -1,0 +1,132 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import approx_fprime
+
+from boanon.errors import ConfigError
+from boanon.graph import CausalGraph, Edge
+from boanon.multitask import (
+    ICMGP,
+    TARGET,
+    TASK,
+    TASK_COLUMN,
+    MultiTaskGPSurrogate,
+    align_to_space,
+    combine_tasks,
+    load_related,
+    task_labels,
+    with_task,
+    with_task_node,
+)
+from boanon.store import Store
+from boanon.synthetic import SyntheticSystem
+from boanon.table import write_table
+
+
+def test_icm_gradient_matches_finite_differences():
+    rng = np.random.default_rng(0)
+    x, t = rng.random((25, 3)), rng.integers(0, 3, 25)
+    y = np.sin(3 * x[:, 0]) + t * x[:, 1]
+    gp = ICMGP(3, rank=2)
+    gp.fit(x, t, y)  # sets the data; the check below is at a random point, not the optimum
+    v = rng.normal(0, 0.5, gp.params.vector().size)
+    numeric = approx_fprime(v, lambda w: gp._objective(w)[0], 1e-6)
+    assert np.allclose(gp._objective(v)[1], numeric, rtol=1e-3, atol=1e-3)
+
+
+def test_icm_learns_task_correlation_and_its_sign():
+    rng = np.random.default_rng(1)
+    x = rng.random((40, 2))
+    f = np.sin(4 * x[:, 0]) + x[:, 1]
+    tasks = np.repeat([0, 1, 2], 40)
+    y = np.concatenate([f, 2 * f + 1, -f]) + rng.normal(0, 0.02, 120)
+    corr = ICMGP(3).fit(np.vstack([x] * 3), tasks, y).task_correlation()
+    assert corr[0, 1] > 0.9 and corr[0, 2] < -0.9
+
+
+def test_icm_borrows_strength_from_a_related_task():
+    """Few trials of the target, many of a related task: the joint model predicts the target
+    better than a GP on the target's own trials."""
+    rng = np.random.default_rng(2)
+
+    def f(x, shift):
+        return np.sin(5 * x[:, 0]) + np.cos(3 * x[:, 1]) + shift * x[:, 0]
+
+    xs, xt, xtest = rng.random((40, 2)), rng.random((5, 2)), rng.random((200, 2))
+    joint = ICMGP(2).fit(np.vstack([xs, xt]), np.r_[np.zeros(40, int), np.ones(5, int)],
+                         np.r_[f(xs, 0.0), f(xt, 0.3)])
+    alone = ICMGP(1).fit(xt, np.zeros(5, int), f(xt, 0.3))
+    err_joint = np.sqrt(np.mean((joint.predict(xtest, np.ones(200, int))[0] - f(xtest, 0.3)) ** 2))
+    err_alone = np.sqrt(np.mean((alone.predict(xtest, np.zeros(200, int))[0] - f(xtest, 0.3)) ** 2))
+    assert err_joint < 0.5 * err_alone
+
+
+def test_multitask_surrogate_samples_outputs_jointly():
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, n_objectives=2, seed=3)
+    table = system.sample_table(25, seed=0)
+    surrogate = MultiTaskGPSurrogate(system.space, ["cost", "cost2", "g0_load"]).fit(table)
+    configs = system.space.sample(30, np.random.default_rng(1))
+    draws = surrogate.sample(configs, 64, np.random.default_rng(2))
+    assert set(draws) == {"cost", "cost2", "g0_load"} and draws["cost"].shape == (64, 30)
+    truth = np.array([system.evaluate(c, noise=False)["cost"] for c in configs])
+    mean = surrogate.predict(configs)["cost"][0]
+    assert np.corrcoef(mean, truth)[0, 1] > 0.8
+    corr = surrogate.output_correlation()
+    assert corr.loc["cost", "g0_load"] > 0.3  # g0_load feeds cost through the chain
+
+
+def test_task_indicator_space_graph_and_table():
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
+    own, other = system.sample_table(3, seed=1), system.sample_table(4, seed=2)
+    both = combine_tasks(own, other, label="old")
+    assert task_labels(both) == [TARGET, "old"] and both[TASK_COLUMN].tolist() == [TARGET] * 3 + ["old"] * 4
+    assert both["trial"].is_unique
+    space = with_task(system.space, ["old"])
+    assert {c[TASK] for c in space.sample(16, np.random.default_rng(0))} == {TARGET}
+    graph = with_task_node(system.true_graph())
+    assert graph.roles[TASK] == "param" and graph.has_edge(TASK, "cost") and not graph.has_edge(TASK, "x0")
+    with pytest.raises(ValueError, match="cannot be called"):
+        combine_tasks(own, other, label=TARGET)
+
+
+def test_warm_start_from_a_csv_table_aligns_to_the_new_space(tmp_path):
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
+    table = system.sample_table(6, seed=0).drop(columns=["param:x3"])
+    table["param:retired"] = 1.0          # a parameter the new space no longer has
+    table.loc[2, "param:x0"] = 7.0       # outside the new space
+    write_table(table, tmp_path / "old.csv")
+    related = align_to_space(load_related(tmp_path / "old.csv"), system.space)
+    assert related.label == "old" and len(related.table) == 5 and len(related.dropped) == 1
+    assert "t0002" in related.dropped[0] and "x0" in related.dropped[0]
+    assert (related.table["param:x3"] == 0.5).all() and "param:retired" not in related.table
+    with pytest.raises(ConfigError, match="warm_start"):
+        load_related(tmp_path / "missing.db")
+
+
+def test_warm_start_from_a_store_brings_its_graph(tmp_path):
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
+    graph = CausalGraph(roles={"x0": "param", "cost": "objective"}, edges=[Edge("x0", "cost")])
+    with Store(tmp_path / "run.db") as store:
+        gid = store.add_graph(graph)
+        for config in system.space.sample(4, np.random.default_rng(0)):
+            trial = store.start_trial(config, graph_id=gid)
+            store.finish_trial(trial.id, system.record(trial.name, config))
+        store.fail_trial(store.start_trial(system.space.default()).id, "crashed")
+    related = load_related(tmp_path / "run.db", label="rocks-a")
+    assert len(related.table) == 4 and related.graph.has_edge("x0", "cost")
+
+
+def test_warm_start_from_a_dataset_directory(tmp_path):
+    import json
+
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
+    for i, config in enumerate(system.space.sample(3, np.random.default_rng(0))):
+        rec = system.record(f"trial-{i}", config)
+        (tmp_path / f"trial-{i:03d}").mkdir()
+        (tmp_path / f"trial-{i:03d}" / "result.json").write_text(json.dumps(
+            {"params": rec.params, "metrics": rec.metrics, "objectives": rec.objectives}))
+    system.true_graph().save(tmp_path / "graph.json")
+    related = load_related(tmp_path)
+    assert len(related.table) == 3 and "objective:cost" in related.table
+    assert related.graph.has_edge("g0_m2", "cost")
+    assert isinstance(related.table, pd.DataFrame)
