@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from boanon.adapters import ingest
 from boanon.errors import ConfigError
@@ -35,6 +37,14 @@ def test_space_has_a_worker_server_and_share_per_machine_and_gpu_shares():
     assert [i for i in range(10) if defaults[f"m{i}_ps"]] == [0]
     assert len({defaults[f"m{i}_share"] for i in range(10)}) == 1
     Space.from_dict(space, default_constraints())  # the shared space code accepts it
+
+
+def test_shipped_example_uses_the_target_space():
+    example = yaml.safe_load((Path(__file__).parents[1] / "examples" / "sgd.yaml").read_text())
+    assert example["space"] == default_space()
+    assert example["constraints"] == default_constraints()
+    assert example["runner"]["name"] == "sgd"
+    assert example["objectives"] == [{"name": "iteration_time", "direction": "minimize"}]
 
 
 def test_constraints_admit_exactly_the_runnable_configurations():
