@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from boanon.cli.export import export_command
+from boanon.cli.generate import generate_command
 from boanon.cli.ingest import ingest_command
 from boanon.cli.status import status_command
 from boanon.cli.tune import tune_command
@@ -17,6 +18,7 @@ def main() -> None:
 
 
 main.add_command(ingest_command)
+main.add_command(generate_command)
 main.add_command(tune_command)
 main.add_command(status_command)
 main.add_command(export_command)

@@ -1,0 +1,65 @@
+"""``boanon generate``: run random configurations of a target into a dataset of trials."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import click
+import yaml
+
+from boanon.errors import ConfigError
+from boanon.runners.base import available_runners, make_runner
+from boanon.space import Space
+from boanon.targets.generate import generate_dataset, target_space, write_recipe
+
+
+def parse_options(args: list[str]) -> dict:
+    """``["--num", "1000", "--workload", "mixgraph"]`` -> runner options (values read as YAML)."""
+    if len(args) % 2:
+        raise click.UsageError(f"runner options come in '--name value' pairs, got {args}")
+    options = {}
+    for key, value in zip(args[::2], args[1::2], strict=True):
+        if not key.startswith("--"):
+            raise click.UsageError(f"expected a runner option like --num, got {key!r}")
+        options[key[2:].replace("-", "_")] = yaml.safe_load(value)
+    return options
+
+
+@click.command("generate", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("runner")
+@click.option("--trials", type=int, default=40, show_default=True, help="Successful trials wanted.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the configuration draw.")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Dataset directory.")
+@click.option("--space", "space_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="YAML with space: (and constraints:); default: the target's own space.")
+@click.pass_context
+def generate_command(ctx: click.Context, runner: str, trials: int, seed: int, out: str,
+                     space_file: str | None) -> None:
+    """Run random configurations of RUNNER into OUT/trial-NNN (resumes an interrupted run).
+
+    Any other '--name value' pair is a runner option, e.g. --workload readrandom --num 1000000.
+    """
+    if runner not in available_runners():
+        raise click.BadParameter(f"unknown runner; available: {', '.join(available_runners())}",
+                                 param_hint="RUNNER")
+    options = parse_options(ctx.args)
+    try:
+        instance = make_runner(runner, **options)
+        if space_file:
+            data = yaml.safe_load(Path(space_file).read_text()) or {}
+            spec, constraints = data.get("space", {}), list(data.get("constraints", []))
+        else:
+            spec, constraints = target_space(type(instance))
+        space = Space.from_dict(spec, constraints, source=space_file or runner)
+    except (ConfigError, TypeError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    write_recipe(Path(out), runner, options, spec, constraints, trials, seed)
+    # Turn SIGTERM (e.g. from `timeout`) into SystemExit so the running system is killed and
+    # its temporary files are removed on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    try:
+        generate_dataset(instance, space, trials, seed, Path(out), log=click.echo)
+    except RuntimeError as exc:  # includes TrialFailed
+        raise click.ClickException(str(exc)) from exc

@@ -1,0 +1,206 @@
+"""The ``rocksdb`` target: run ``db_bench`` for one configuration into a trial directory.
+
+Every configuration runs on a fresh temporary database (deleted afterwards) with
+``--statistics=1 --histogram=1``; the trial keeps db_bench's stdout (``stdout.txt``), the
+RocksDB ``LOG`` (gzipped when large) and the newest ``OPTIONS-*`` file, which the ``rocksdb``
+adapter parses back. The default sizes (1M keys, small LSM ranges in :func:`default_space`)
+make flushes and compactions matter on a small machine in 10-40 s per run.
+
+Build a dataset of random trials with ``boanon generate rocksdb --help``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from boanon.adapters.files import write_config
+from boanon.adapters.rocksdb import LOG_FILE, REFERENCE_DIR, REPEAT_PREFIX, STDOUT_FILE
+from boanon.errors import ConfigError
+from boanon.runners.base import Runner, TrialFailed, register_runner
+from boanon.table import Value
+
+STDERR_FILE = "stderr.txt"
+
+MIXGRAPH_FAST20 = {
+    "keyrange_dist_a": 14.18, "keyrange_dist_b": -2.917, "keyrange_dist_c": 0.0164,
+    "keyrange_dist_d": -0.08082, "keyrange_num": 30, "value_k": 0.2615, "value_sigma": 25.45,
+    "iter_k": 2.517, "iter_sigma": 14.236, "mix_get_ratio": 0.83, "mix_put_ratio": 0.14,
+    "mix_seek_ratio": 0.03, "mix_max_scan_len": 10000,
+}
+"""The social-graph (ZippyDB) parameters of Cao et al., FAST'20; ``sine_mix_rate`` is left off
+because it caps the request rate."""
+
+WORKLOADS: dict[str, tuple[str, dict[str, Value]]] = {
+    "readrandom": ("fillrandom,readrandom", {}),
+    "readrandomwriterandom": ("fillrandom,readrandomwriterandom", {}),
+    "mixgraph": ("fillrandom,mixgraph", MIXGRAPH_FAST20),
+}
+"""Workload name -> (db_bench ``--benchmarks``, extra flags). Each loads the DB first."""
+
+MiB = 1 << 20
+
+
+def default_space() -> dict[str, dict[str, Any]]:
+    """The search space as the tuning YAML's ``space`` mapping; defaults are RocksDB's own.
+
+    Size ranges reach well below RocksDB's defaults so that a 1M-key database sees many
+    flushes and a multi-level LSM tree; the defaults stay RocksDB's (db_bench's for the cache).
+    """
+    return {
+        "write_buffer_size": {"type": "int", "low": 256 * 1024, "high": 64 * MiB, "log": True,
+                              "default": 64 * MiB},
+        "max_write_buffer_number": {"type": "int", "low": 2, "high": 8, "default": 2},
+        "min_write_buffer_number_to_merge": {"type": "int", "low": 1, "high": 4, "default": 1},
+        "max_background_jobs": {"type": "int", "low": 1, "high": 8, "default": 2},
+        "level0_file_num_compaction_trigger": {"type": "int", "low": 2, "high": 16, "default": 4},
+        "level0_slowdown_writes_trigger": {"type": "int", "low": 8, "high": 64, "default": 20},
+        "level0_stop_writes_trigger": {"type": "int", "low": 16, "high": 128, "default": 36},
+        "target_file_size_base": {"type": "int", "low": 256 * 1024, "high": 64 * MiB, "log": True,
+                                  "default": 64 * MiB},
+        "max_bytes_for_level_base": {"type": "int", "low": 1 * MiB, "high": 256 * MiB, "log": True,
+                                     "default": 256 * MiB},
+        "max_bytes_for_level_multiplier": {"type": "float", "low": 4.0, "high": 16.0, "default": 10.0},
+        "block_size": {"type": "int", "low": 1024, "high": 65536, "log": True, "default": 4096},
+        "cache_size": {"type": "int", "low": 1 * MiB, "high": 512 * MiB, "log": True,
+                       "default": 8 * MiB},
+        "bloom_bits": {"type": "int", "low": 0, "high": 20, "default": 0},
+        "compression_type": {"type": "categorical", "choices": ["none", "snappy", "lz4", "zlib", "zstd"],
+                             "default": "snappy"},
+    }
+
+
+def default_constraints() -> list[str]:
+    """Constraints RocksDB itself needs (or silently fixes up) between the options above."""
+    return [
+        "min_write_buffer_number_to_merge < max_write_buffer_number",
+        "level0_file_num_compaction_trigger < level0_slowdown_writes_trigger",
+        "level0_slowdown_writes_trigger < level0_stop_writes_trigger",
+        "target_file_size_base <= max_bytes_for_level_base",
+    ]
+
+
+def default_config() -> dict[str, Value]:
+    """The default value of every parameter of :func:`default_space`."""
+    return {name: spec["default"] for name, spec in default_space().items()}
+
+
+def flag(name: str, value: Value) -> str:
+    """One db_bench command-line flag; booleans as ``true``/``false``."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ConfigError("configuration", name, "is not a db_bench flag name")
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    return f"--{name}={value}"
+
+
+@register_runner
+class RocksDBRunner(Runner):
+    """Runs ``db_bench`` on a fresh database per configuration.
+
+    Options (the YAML ``runner.options``): ``workload`` (see :data:`WORKLOADS`), ``num`` keys
+    loaded, ``reads`` operations in the measured phase (default ``num // 2``), ``timeout``
+    seconds per db_bench run, ``repeats`` runs per trial (objectives are averaged by the
+    adapter), ``reference`` (``"default"`` or a configuration run once more per trial so the
+    adapter can report noise-normalised ``*_rel`` objectives), ``seed`` (db_bench's key
+    sequence; fixed so trials differ only by configuration), ``flags`` (extra fixed db_bench
+    flags), ``stats_dump_period_sec`` (LOG stats dumps), ``db_root`` (where temporary DBs go),
+    ``gzip_log_over`` (bytes) and ``db_bench`` (the executable).
+    """
+
+    name = "rocksdb"
+    adapter = "rocksdb"
+
+    def __init__(self, workload: str = "readrandom", num: int = 1_000_000, reads: int | None = None,
+                 timeout: float = 180.0, repeats: int = 1, reference: str | Mapping[str, Value] | None = None,
+                 seed: int = 1, flags: Mapping[str, Value] | None = None, stats_dump_period_sec: int = 5,
+                 db_root: str | None = None, gzip_log_over: int = 64 * 1024, db_bench: str = "db_bench"):
+        source = "runner.options"
+        if workload not in WORKLOADS:
+            raise ConfigError(source, "workload",
+                              f"unknown {workload!r}; expected one of {sorted(WORKLOADS)}")
+        for field, value in (("num", num), ("repeats", repeats), ("timeout", timeout)):
+            if value <= 0:
+                raise ConfigError(source, field, f"must be positive, got {value!r}")
+        executable = shutil.which(db_bench)
+        if executable is None:
+            raise ConfigError(source, "db_bench", f"{db_bench!r} not found on PATH "
+                              "(scripts/install-system-deps.sh installs Debian's rocksdb-tools)")
+        self.workload = workload
+        self.num = int(num)
+        self.reads = int(reads) if reads is not None else self.num // 2
+        self.timeout = float(timeout)
+        self.repeats = int(repeats)
+        if reference == "default":
+            reference = default_config()
+        elif isinstance(reference, str):
+            raise ConfigError(source, "reference", "expected 'default' or a mapping of options")
+        self.reference = dict(reference) if reference else None
+        self.seed = int(seed)
+        self.flags = dict(flags or {})
+        self.stats_dump_period_sec = int(stats_dump_period_sec)
+        self.db_root = db_root
+        self.gzip_log_over = int(gzip_log_over)
+        self.db_bench = executable
+
+    def command(self, config: Mapping[str, Value], db: Path) -> list[str]:
+        """The db_bench argument list for ``config`` on database directory ``db``."""
+        benchmarks, workload_flags = WORKLOADS[self.workload]
+        fixed = {"benchmarks": benchmarks, "db": str(db), "num": self.num, "reads": self.reads,
+                 "seed": self.seed, "statistics": 1, "histogram": 1, "progress_reports": False,
+                 "stats_dump_period_sec": self.stats_dump_period_sec, **workload_flags, **self.flags}
+        clash = sorted(set(fixed) & set(config) - set(self.flags))
+        if clash:
+            raise ConfigError("configuration", clash[0], "is set by the runner and cannot be tuned")
+        return [self.db_bench] + [flag(k, v) for k, v in {**fixed, **config}.items()]
+
+    def run(self, config: dict[str, Value], trial_dir: Path) -> None:
+        write_config(trial_dir, config)
+        for k in range(self.repeats):
+            self.run_once(config, trial_dir if k == 0 else trial_dir / f"{REPEAT_PREFIX}{k}")
+        if self.reference is not None:
+            self.run_once(self.reference, trial_dir / REFERENCE_DIR)
+
+    def run_once(self, config: Mapping[str, Value], out: Path) -> None:
+        """One db_bench run on a fresh temporary DB; leaves stdout, LOG and OPTIONS in ``out``."""
+        out.mkdir(parents=True, exist_ok=True)
+        db = Path(tempfile.mkdtemp(prefix="boanon-rocksdb-", dir=self.db_root))
+        try:
+            args = self.command(config, db)
+            with open(out / STDOUT_FILE, "wb") as stdout:
+                try:
+                    proc = subprocess.run(args, stdout=stdout, stderr=subprocess.PIPE,
+                                          timeout=self.timeout, check=False)
+                except subprocess.TimeoutExpired as exc:
+                    raise TrialFailed(f"db_bench timed out after {self.timeout:g} s; stderr: "
+                                      f"{_tail(exc.stderr)}") from None
+            if proc.stderr:
+                (out / STDERR_FILE).write_bytes(proc.stderr)
+            if proc.returncode != 0:
+                raise TrialFailed(f"db_bench exited with status {proc.returncode}: {_tail(proc.stderr)}")
+            self._keep_db_files(db, out)
+        finally:
+            shutil.rmtree(db, ignore_errors=True)
+
+    def _keep_db_files(self, db: Path, out: Path) -> None:
+        log = db / LOG_FILE
+        options = sorted(db.glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[-1]))
+        if not log.is_file() or not options:
+            raise TrialFailed(f"db_bench left no LOG or OPTIONS file in {db}")
+        if log.stat().st_size > self.gzip_log_over:
+            with open(log, "rb") as src, gzip.open(out / f"{LOG_FILE}.gz", "wb", compresslevel=9) as dst:
+                shutil.copyfileobj(src, dst)
+        else:
+            shutil.copyfile(log, out / LOG_FILE)
+        shutil.copyfile(options[-1], out / options[-1].name)
+
+
+def _tail(stderr: bytes | None, n: int = 800) -> str:
+    text = (stderr or b"").decode("utf-8", errors="replace").strip()
+    return text[-n:] if text else "(no stderr)"
