@@ -50,7 +50,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     start = tuner.n_trials()
     click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
                f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
-    err = click.get_text_stream("stderr")
+    err = sys.stderr
     with click.progressbar(length=budget, label="tuning", file=err, show_pos=True) as bar:
         bar.update(min(start, budget))
         prefix = "\r\033[K" if err.isatty() else ""

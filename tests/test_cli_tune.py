@@ -1,0 +1,126 @@
+"""``boanon tune``, ``status`` and ``export`` end to end, including a resume after SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from boanon.adapters.ingest import ingest
+from boanon.cli import main
+from boanon.store import INTERRUPTED, Store
+from boanon.table import read_table
+
+ROOT = Path(__file__).resolve().parents[1]
+BOANON = str(Path(sys.executable).parent / "boanon")
+
+
+def _yaml(tmp_path: Path, **changes) -> Path:
+    data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
+    data.update(changes)
+    path = tmp_path / "tune.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # examples.synthetic_system is imported from the current directory
+
+
+def test_tune_then_status_and_export(tmp_path: Path) -> None:
+    config = _yaml(tmp_path, n_init=5)
+    store = tmp_path / "run.db"
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "5", "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.startswith("t000")]
+    assert len(lines) == 5 and all("[init]" in ln and "best cost=" in ln for ln in lines)
+    assert "best: t0000" in result.output or "best: t000" in result.output
+
+    status = CliRunner().invoke(main, ["status", str(store)])
+    assert status.exit_code == 0 and "5: 5 done, 0 failed" in status.output
+    assert "best cost:" in status.output
+
+    out = tmp_path / "trials.csv"
+    export = CliRunner().invoke(main, ["export", str(store), "-o", str(out)])
+    assert export.exit_code == 0, export.output
+    exported = read_table(str(out))
+    ingested = ingest(tmp_path / "run.trials").table  # the same trials, parsed from their logs
+    assert list(exported.columns) == list(ingested.columns)
+    pd.testing.assert_frame_equal(exported, ingested, check_dtype=False)
+
+    again = CliRunner().invoke(main, ["tune", str(config), "--budget", "5", "--store", str(store)])
+    assert again.exit_code != 0 and "pass --resume" in again.output
+    missing = CliRunner().invoke(main, ["tune", str(config), "--store", str(tmp_path / "x.db"),
+                                        "--resume"])
+    assert missing.exit_code != 0 and "no store to resume" in missing.output
+
+
+def test_failing_command_trials_are_reported(tmp_path: Path) -> None:
+    script = "import sys, time; x = float(sys.argv[1]); time.sleep(5 if x > 0.5 else 0); sys.exit(1)"
+    config = _yaml(tmp_path, n_init=3, runner={
+        "command": [sys.executable, "-c", script, "{x0}"], "options": {"timeout": 1}})
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "3",
+                                       "--store", str(tmp_path / "run.db")])
+    assert result.exit_code == 0, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.startswith("t000")]
+    assert len(lines) == 3 and all("FAILED" in ln for ln in lines)
+    assert "exited with status 1" in lines[0]  # the default config, x0 = 0.5
+    assert any("timed out after 1 s" in ln for ln in lines)
+    with Store(tmp_path / "run.db") as store:
+        assert store.counts()["failed"] == 3
+        assert (tmp_path / "run.trials" / "t0000" / "stderr.txt").is_file()
+
+
+def test_config_errors_name_the_file_and_field(tmp_path: Path) -> None:
+    config = _yaml(tmp_path, strategy="bayes")
+    result = CliRunner().invoke(main, ["tune", str(config), "--store", str(tmp_path / "r.db")])
+    assert result.exit_code != 0 and f"{config}: strategy: expected one of" in result.output
+
+
+def _done(store: Path) -> int:
+    if not store.exists():
+        return 0
+    with Store(store) as s:
+        return s.counts()["done"]
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    budget = 10
+    config = _yaml(tmp_path, n_init=budget, runner={
+        "callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "delay": 0.4}})
+    store = tmp_path / "run.db"
+    args = [BOANON, "tune", str(config), "--budget", str(budget), "--store", str(store)]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + 60
+    while _done(store) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with Store(store) as s:
+        before = {t.id: t for t in s.trials("done")}
+        assert 3 <= len(before) < budget
+    resumed = subprocess.run([*args, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    with Store(store) as s:
+        done = s.trials("done")
+        # Nothing finished before the kill is lost or changed, nothing is run twice, budget honoured.
+        assert {t.id: t for t in done if t.id in before} == before
+        assert len(done) == budget
+        configs = [tuple(t.config.values()) for t in done]
+        assert len(set(configs)) == budget
+        interrupted = [t for t in s.trials("failed") if t.error == INTERRUPTED]
+        assert len(interrupted) <= 1
+        for t in interrupted:  # the trial the kill interrupted ran again
+            assert any(d.retry_of == t.id and d.config == t.config for d in done)
+        assert s.counts()["running"] == 0

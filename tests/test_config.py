@@ -1,0 +1,71 @@
+"""The tuning YAML: a valid file loads; every mistake names the file and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from boanon.config import load_config, parse_config
+from boanon.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = {
+    "space": {"x": {"type": "float", "low": 0, "high": 1}, "n": {"type": "int", "low": 1, "high": 4}},
+    "objectives": [{"name": "y", "direction": "max"}],
+    "runner": {"command": ["prog", "--x={x}", "--n={n}", "--out={trial_dir}"], "options": {"timeout": 5}},
+}
+
+
+def test_example_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    config = load_config("examples/synthetic.yaml")
+    assert config.runner == "callable" and config.runner_options["objectives"] == ["cost"]
+    assert config.budget == 30 and config.strategy == "structured" and config.n_init == 6
+    assert len(config.space) == 12 and config.objectives[0].direction == "minimize"
+    runner = config.make_runner()
+    assert runner.adapter == "table"
+
+
+def test_command_runner_takes_the_adapter() -> None:
+    config = parse_config({**BASE, "adapter": "table", "constraints": ["x < 0.9"]}, "t.yaml")
+    assert config.runner == "command" and config.runner_options["adapter"] == "table"
+    assert config.objectives[0].direction == "maximize" and config.budget is None
+    assert config.make_runner().timeout == 5.0
+
+
+@pytest.mark.parametrize("change, field, message", [
+    ({"budgett": 3}, "budgett", "unknown key"),
+    ({"runner": None}, "runner", "expected a mapping"),
+    ({"runner": {"name": "rocksdb", "callable": "a:b"}}, "runner", "exactly one of"),
+    ({"runner": {"name": "nope"}}, "runner.name", "unknown runner 'nope'"),
+    ({"runner": {"callable": "nosuchmodule:f"}}, "runner.callable", "cannot import"),
+    ({"runner": {"command": "prog --x={x}"}}, "runner.command", "never one shell string"),
+    ({"runner": {"command": ["prog", "--z={z}"]}}, "runner.command", "{z} is not a parameter"),
+    ({"runner": {"command": ["prog"], "options": [1]}}, "runner.options", "expected a mapping"),
+    ({"strategy": "bayes"}, "strategy", "expected one of"),
+    ({"budget": 0}, "budget", "integer >= 1"),
+    ({"seed": "x"}, "seed", "integer >= 0"),
+    ({"graph": "missing.json"}, "graph", "no such file"),
+    ({"adapter": "nope"}, "adapter", "unknown adapter"),
+    ({"objectives": []}, "objectives", "at least one"),
+    ({"objectives": [{"name": "y", "direction": "up"}]}, "objectives[0]", "direction"),
+    ({"space": {"x": {"type": "float", "low": 2, "high": 1}}}, "space.x", "low"),
+    ({"constraints": ["x < nope"]}, "constraints", "unknown parameter"),
+])
+def test_errors_name_the_field(change: dict, field: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config({**BASE, **change}, "t.yaml")
+    assert info.value.source == "t.yaml" and info.value.field == field
+    assert message in str(info.value)
+
+
+def test_missing_required_key_and_bad_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump({k: v for k, v in BASE.items() if k != "objectives"}))
+    with pytest.raises(ConfigError, match=f"{path}: objectives: missing"):
+        load_config(path)
+    path.write_text("space: {x: [1, 2\n")
+    with pytest.raises(ConfigError, match=rf"{path}: line \d+: invalid YAML"):
+        load_config(path)
