@@ -45,6 +45,20 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     yield from enumerate(read_text(path).splitlines(), start=1)
 
 
+def json_lines(path: Path) -> Iterator[tuple[int, dict]]:
+    """``(line_number, object)`` for each non-blank line of a JSON-lines file; each must be an object."""
+    for lineno, line in numbered_lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LogParseError(path, f"invalid JSON: {exc.msg}", lineno) from None
+        if not isinstance(obj, dict):
+            raise LogParseError(path, "each line must be a JSON object", lineno)
+        yield lineno, obj
+
+
 def head(path: Path, n_bytes: int = 4096) -> str:
     """The first bytes of a (possibly gzipped) file as text, for cheap detection."""
     try:

@@ -18,14 +18,13 @@ come from ``config.json`` through ingest, never from this log.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pandas as pd
 
 from boanon.adapters.base import Adapter, register_adapter
-from boanon.adapters.files import find_file, head, numbered_lines, require_file
+from boanon.adapters.files import find_file, head, json_lines, require_file
 from boanon.errors import LogParseError
 from boanon.table import TrialRecord
 
@@ -66,10 +65,8 @@ class SgdAdapter(Adapter):
 def read_log(path: Path) -> pd.DataFrame:
     """The log as a DataFrame, every line checked; errors name the file and line."""
     rows, seen = [], set()
-    for lineno, line in numbered_lines(path):
-        if not line.strip():
-            continue
-        row = _parse_line(path, lineno, line)
+    for lineno, obj in json_lines(path):
+        row = _check_line(path, lineno, obj)
         key = (row["iteration"], row["machine"], row["device"])
         if key in seen:
             raise LogParseError(path, f"second line for iteration {key[0]}, {key[1]}/{key[2]}",
@@ -81,13 +78,7 @@ def read_log(path: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _parse_line(path: Path, lineno: int, line: str) -> dict:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise LogParseError(path, f"invalid JSON: {exc.msg}", lineno) from None
-    if not isinstance(row, dict):
-        raise LogParseError(path, "expected a JSON object per line", lineno)
+def _check_line(path: Path, lineno: int, row: dict) -> dict:
     missing = [f for f in FIELDS if f not in row]
     if missing:
         raise LogParseError(path, f"missing field(s): {', '.join(missing)}", lineno)
