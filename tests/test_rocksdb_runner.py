@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from boanon.adapters import get_adapter, ingest
 from boanon.adapters.ingest import parse_trial_dir
@@ -132,3 +133,10 @@ def test_generate_dataset_records_failures_and_resumes(tmp_path: Path) -> None:
     assert generate_dataset(runner, small, trials=2, seed=3, out=out, log=pytest.fail) == done
     result = ingest(out)
     assert len(result.table) == 2 and result.adapter == "rocksdb"
+
+
+def test_example_uses_the_target_space() -> None:
+    example = yaml.safe_load((Path(__file__).parents[1] / "examples" / "rocksdb.yaml").read_text())
+    assert example["space"] == default_space()
+    assert example["constraints"] == default_constraints()
+    assert example["runner"]["name"] == "rocksdb"
