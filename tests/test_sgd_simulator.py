@@ -14,6 +14,7 @@ from boanon.targets.sgd.simulator import (
     compute_time,
     plan,
     simulate,
+    steady_iteration_time,
     steady_state,
 )
 
@@ -37,15 +38,6 @@ def config(workers: list[int], servers: list[int], shares: dict[int, float],
 
 GPU_HEAVY = config([0, 1, 5, 6, 7, 8, 9], [0, 1],
                    {0: 0.06, 1: 0.06, 5: 0.55, 6: 0.55, 7: 0.55, 8: 0.75, 9: 0.75})
-
-
-def iteration_time(cfg: dict, network=GOOGLENET) -> float:
-    """Noise-free iteration time from the steady-state times."""
-    plans = plan(cfg, network)
-    times = steady_state(plans, network)
-    busy = [max(times[p.machine.name].compute_s.values()) + sum(times[p.machine.name].aggregation_s.values())
-            + times[p.machine.name].communication_s for p in plans if p.worker]
-    return max(busy) + max(t.ps_update_s for t in times.values())
 
 
 def worker_communication(cfg: dict, network) -> float:
@@ -106,7 +98,7 @@ def test_a_server_that_also_trains_on_its_cpu_serves_slower():
 
 
 def test_a_gpu_heavy_split_beats_the_uniform_default():
-    default, tuned = iteration_time(default_config()), iteration_time(GPU_HEAVY)
+    default, tuned = (steady_iteration_time(c, GOOGLENET) for c in (default_config(), GPU_HEAVY))
     assert tuned < 0.4 * default
     measured = [np.mean([rows[0]["iteration_s"] for rows in run(c)[2:]])
                 for c in (default_config(), GPU_HEAVY)]
@@ -116,7 +108,7 @@ def test_a_gpu_heavy_split_beats_the_uniform_default():
 def test_without_noise_the_log_matches_the_steady_state():
     rows = run(GPU_HEAVY, noise=0.0, straggler_prob=0.0, iterations=30, warmup=0)
     last = rows[-1][0]["iteration_s"]  # the warm-up slowdown has decayed
-    assert last == pytest.approx(iteration_time(GPU_HEAVY), rel=1e-6)
+    assert last == pytest.approx(steady_iteration_time(GPU_HEAVY, GOOGLENET), rel=1e-6)
     assert rows[0][0]["iteration_s"] > 2 * last  # the first iteration pays the warm-up
 
 

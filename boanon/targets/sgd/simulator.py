@@ -214,19 +214,31 @@ def _aggregation(p: MachinePlan, model_bytes: float, c: TimingConstants) -> dict
     return agg
 
 
-def steady_state(plans: list[MachinePlan], network: Network,
-                 constants: TimingConstants = CONSTANTS) -> dict[str, MachineTimes]:
-    """Noise-free times of every machine, keyed by machine name."""
-    c = constants
-    model = network.model_bytes
+def _compute_times(plans: list[MachinePlan], network: Network, c: TimingConstants
+                   ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
+    """Compute seconds and passes per machine and device."""
     compute: dict[str, dict[str, float]] = {}
     passes: dict[str, dict[str, int]] = {}
     for p in plans:
         compute[p.machine.name], passes[p.machine.name] = {}, {}
         for device, (gflops, mem) in _device_specs(p.machine).items():
-            n = p.samples[device] if p.worker else 0
             compute[p.machine.name][device], passes[p.machine.name][device] = compute_time(
-                n, gflops, mem, device, network, c)
+                p.samples[device], gflops, mem, device, network, c)
+    return compute, passes
+
+
+def busy_time(compute_s: Mapping[str, float], aggregation_s: Mapping[str, float],
+              communication_s: float) -> float:
+    """A worker's part of the iteration: its slowest device, then aggregation and communication."""
+    return max(compute_s.values()) + sum(aggregation_s.values()) + communication_s
+
+
+def steady_state(plans: list[MachinePlan], network: Network,
+                 constants: TimingConstants = CONSTANTS) -> dict[str, MachineTimes]:
+    """Noise-free times of every machine, keyed by machine name."""
+    c = constants
+    model = network.model_bytes
+    compute, passes = _compute_times(plans, network, c)
     phase = max(max(t.values()) for t in compute.values())
     servers = [p for p in plans if p.ps]
     n_workers = sum(p.worker for p in plans)
@@ -265,6 +277,20 @@ def steady_state(plans: list[MachinePlan], network: Network,
     return times
 
 
+def steady_iteration_time(config: Mapping[str, object], network: Network,
+                          cluster: tuple[Machine, ...] = CLUSTER,
+                          constants: TimingConstants = CONSTANTS) -> float:
+    """The noise-free iteration time of ``config`` (no warm-up, stragglers or noise).
+
+    The simulator's ground truth: what a tuner's best configuration should be judged by.
+    """
+    plans = plan(config, network, cluster)
+    times = steady_state(plans, network, constants)
+    workers = [times[p.machine.name] for p in plans if p.worker]
+    busy = [busy_time(t.compute_s, t.aggregation_s, t.communication_s) for t in workers]
+    return max(busy) + max(t.ps_update_s for t in times.values())
+
+
 def simulate(config: Mapping[str, object], network: Network, *, iterations: int, warmup: int,
              seed: int | None, noise: float, straggler_prob: float,
              cluster: tuple[Machine, ...] = CLUSTER,
@@ -300,12 +326,12 @@ def _iterate(plans: list[MachinePlan], base: dict[str, MachineTimes], iterations
             comm = t.communication_s * jitter[i, 3]
             update = t.ps_update_s * jitter[i, 4]
             if p.worker:
-                busy.append(max(compute.values()) + sum(agg.values()) + comm)
+                busy.append(busy_time(compute, agg, comm))
             updates.append(update)
             rows += [{
                 "iteration": it, "warmup": it < warmup, "machine": p.machine.name,
                 "device": d, "instance_type": p.machine.type.name, "role": p.role,
-                "batch_share": p.samples[d] if p.worker else 0, "passes": t.passes[d],
+                "batch_share": p.samples[d], "passes": t.passes[d],
                 "compute_s": compute[d], "aggregation_s": agg[d], "communication_s": comm,
                 "ps_update_s": update, "traffic_mb": t.traffic_mb,
                 "straggler": bool(straggling[i]) and p.worker,
