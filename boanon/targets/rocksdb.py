@@ -155,7 +155,7 @@ class RocksDBRunner(Runner):
         fixed = {"benchmarks": benchmarks, "db": str(db), "num": self.num, "reads": self.reads,
                  "seed": self.seed, "statistics": 1, "histogram": 1, "progress_reports": False,
                  "stats_dump_period_sec": self.stats_dump_period_sec, **workload_flags, **self.flags}
-        clash = sorted(set(fixed) & set(config) - set(self.flags))
+        clash = sorted((set(fixed) - set(self.flags)) & set(config))  # `flags` may be tuned over
         if clash:
             raise ConfigError("configuration", clash[0], "is set by the runner and cannot be tuned")
         return [self.db_bench] + [flag(k, v) for k, v in {**fixed, **config}.items()]
