@@ -219,14 +219,19 @@ class Tuner:
         self._learn_note = ""
 
     # --- tell ---------------------------------------------------------------------------------
-    def tell(self, trial_id: int, result: TrialRecord | Mapping[str, float] | BaseException | str
-             ) -> StoredTrial:
+    def tell(self, trial_id: int,
+             result: TrialRecord | Mapping[str, float] | BaseException | str | None = None, *,
+             failure: BaseException | str | None = None) -> StoredTrial:
         """Record what trial ``trial_id`` gave.
 
         ``result`` is the adapter's :class:`TrialRecord`, a flat ``{name: value}`` dict (objective
-        names are objectives, other names metrics), or the failure: an exception or a message.
-        A result lacking an objective is stored as a failure saying so.
+        names are objectives, other names metrics), or the failure: an exception or a message
+        (also accepted as ``failure=``). A result lacking an objective is stored as a failure
+        saying so.
         """
+        if (result is None) == (failure is None):
+            raise TypeError("tell() needs exactly one of result or failure")
+        result = failure if result is None else result
         trial = self._running.pop(trial_id, None) or self.store.trial(trial_id)
         if isinstance(result, (BaseException, str)):
             self.store.fail_trial(trial_id, _reason(result))

@@ -32,7 +32,11 @@ def test_ask_tell_starts_with_default_then_sobol() -> None:
     assert (x.max(0) - x.min(0) > 0.2).all()
     tuner.tell(others[0].id, RuntimeError("disk full"))
     assert tuner.store.trial(others[0].id).error == "RuntimeError: disk full"
-    assert tuner.n_trials() == 4  # two running, one done, one failed
+    tuner.tell(others[1].id, failure="out of memory")
+    assert tuner.store.trial(others[1].id).error == "out of memory"
+    with pytest.raises(TypeError, match="exactly one"):
+        tuner.tell(others[2].id)
+    assert tuner.n_trials() == 4  # one running, one done, two failed
     assert tuner.table()["trial"].tolist() == ["t0000"]
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import signal
 import sys
+import warnings
 from pathlib import Path
 from types import FrameType
 
 import click
+from sklearn.exceptions import ConvergenceWarning
 
 from boanon.config import load_config
 from boanon.errors import ConfigError
@@ -47,6 +49,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     except (ConfigError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     signal.signal(signal.SIGTERM, _interrupt)  # a polite kill stops as cleanly as Ctrl-C
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)  # GP fits: noise, not news
     start = tuner.n_trials()
     click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
                f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
