@@ -95,3 +95,20 @@ def test_synthetic_front_lies_on_the_known_pareto_set():
     front = table[pareto_flags(table, objs).to_numpy()]
     assert len(front) > 10
     assert front["trial"].str.startswith("p").all()
+
+
+def test_pareto_plot_writes_a_png_per_objective_pair(tmp_path):
+    from boanon.multiobjective.plot import plot_pareto, plot_traces
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"trial": [f"t{i}" for i in range(20)], "objective:a": rng.random(20),
+                          "objective:b": rng.random(20), "objective:c": rng.random(20),
+                          "metric:area": rng.random(20)})
+    objs = [Objective("a"), Objective("b", "maximize"), Objective("c")]
+    path = plot_pareto(table, objs, tmp_path / "front.png", [OutputConstraint("area", max=0.7)],
+                       known_front=rng.random((5, 3)))
+    assert path.read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match="two objectives"):
+        plot_pareto(table, objs[:1], tmp_path / "x.png")
+    trace = plot_traces({"ehvi": rng.random((3, 10)), "random": rng.random((3, 10))}, tmp_path / "hv.png")
+    assert trace.stat().st_size > 1000

@@ -20,9 +20,11 @@ from boanon.table import column  # noqa: E402
 
 
 def plot_pareto(table: pd.DataFrame, objectives: Sequence[Objective], path: str | Path,
-                constraints: Sequence[OutputConstraint] = (), title: str | None = None) -> Path:
+                constraints: Sequence[OutputConstraint] = (), title: str | None = None,
+                known_front: np.ndarray | None = None) -> Path:
     """Scatter of every trial with the feasible Pareto front highlighted; one panel per pair of
-    objectives (three objectives give three panels). Returns the written file."""
+    objectives (three objectives give three panels). ``known_front`` (points in the objectives'
+    units), where the true front is known, is drawn for comparison. Returns the written file."""
     if len(objectives) < 2:
         raise ValueError("a Pareto plot needs at least two objectives")
     on_front = pareto_flags(table, objectives, constraints).to_numpy()
@@ -32,6 +34,9 @@ def plot_pareto(table: pd.DataFrame, objectives: Sequence[Objective], path: str 
     for ax, (i, j) in zip(axes[0], pairs, strict=True):
         x = pd.to_numeric(table[column("objective", objectives[i].name)], errors="coerce").to_numpy()
         y = pd.to_numeric(table[column("objective", objectives[j].name)], errors="coerce").to_numpy()
+        if known_front is not None:
+            ax.scatter(known_front[:, i], known_front[:, j], s=2, c="tab:green", alpha=0.3,
+                       label="true front")
         ax.scatter(x[feasible & ~on_front], y[feasible & ~on_front], s=14, c="0.6", label="trials")
         if constraints and (~feasible).any():
             ax.scatter(x[~feasible], y[~feasible], s=16, c="tab:red", marker="x", label="infeasible")
