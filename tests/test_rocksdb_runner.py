@@ -140,3 +140,24 @@ def test_example_uses_the_target_space() -> None:
     assert example["space"] == default_space()
     assert example["constraints"] == default_constraints()
     assert example["runner"]["name"] == "rocksdb"
+
+
+@needs_db_bench
+def test_generate_command(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from boanon.cli import main
+
+    out = tmp_path / "ds"
+    args = ["generate", "rocksdb", "--trials", "1", "--seed", "5", "--out", str(out), "--num", "20000",
+            "--reads", "10000", "--stats-dump-period-sec", "1"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    recipe = yaml.safe_load((out / "dataset.yaml").read_text())
+    assert recipe["runner"] == {"name": "rocksdb", "options": {"num": 20000, "reads": 10000,
+                                                               "stats_dump_period_sec": 1}}
+    assert recipe["space"] == default_space() and recipe["seed"] == 5
+    config = json.loads((out / "trial-000" / "config.json").read_text())
+    assert space().validate(config) == config
+    bad = CliRunner().invoke(main, ["generate", "rocksdb", "--out", str(out), "--num"])
+    assert bad.exit_code != 0 and "pairs" in bad.output
