@@ -41,17 +41,18 @@ def broken_copy(tmp_path: Path, edit) -> Path:
 def test_uniform_default_known_values(adapter):
     record = adapter.parse_trial(DEFAULT)
     m = record.metrics
-    # iterations 2-5 (after the 2 warm-up iterations): 16.302044, 14.783295, 13.286814, 12.756733
-    assert record.objectives == {"iteration_time": pytest.approx(14.2822215)}
-    assert m["warmup_iteration_time_s"] == pytest.approx((35.081597 + 22.037105) / 2)
+    # iterations 2-5 (after the 2 warm-up iterations); m4 straggles in 3, m2 in 4
+    assert record.objectives == {
+        "iteration_time": pytest.approx((15.815871 + 23.622475 + 26.126259 + 13.641992) / 4)}
+    assert m["warmup_iteration_time_s"] == pytest.approx((36.97657 + 23.127629) / 2)
     assert (m["workers"], m["parameter_servers"]) == (10, 1)
     assert m["m0_cpu_samples"] == 52 and m["m5_gpu_samples"] == 51 and m["m5_cpu_samples"] == 0
-    assert m["m2_cpu_compute_s"] == pytest.approx((15.261278 + 14.102044 + 12.180634 + 11.506331) / 4)
+    assert m["m2_cpu_compute_s"] == pytest.approx((14.3432 + 14.28076 + 25.380938 + 12.874088) / 4)
     assert m["m0_traffic_mb"] == pytest.approx(9 * 27.2)  # the only server hears from 9 others
     assert m["ps_traffic_max_mb"] == m["m0_traffic_mb"]
-    assert m["m1_stragglers"] == 1 and m["stragglers"] == 1
+    assert (m["m2_stragglers"], m["m4_stragglers"], m["m1_stragglers"], m["stragglers"]) == (1, 1, 0, 2)
     assert m["worker_busy_max_s"] <= record.objectives["iteration_time"]
-    assert m["worker_compute_max_s"] == pytest.approx(m["m2_cpu_compute_s"], rel=0.1)
+    assert m["worker_compute_max_s"] >= max(m["m2_cpu_compute_s"], m["m4_cpu_compute_s"])
     assert len(m) == 15 * 3 + 10 * 5 + 14
 
 
@@ -59,12 +60,12 @@ def test_gpu_heavy_gzipped_known_values(adapter):
     record = adapter.parse_trial(GPU_HEAVY)
     m = record.metrics
     assert record.objectives["iteration_time"] == pytest.approx(
-        (3.349586 + 2.976719 + 2.628835 + 5.418318) / 4)
+        (3.304169 + 2.823812 + 2.862271 + 4.628977) / 4)
     assert (m["workers"], m["parameter_servers"]) == (7, 2)
     assert m["m2_busy_s"] == 0 and m["m2_traffic_mb"] == 0
     assert m["m5_gpu_samples"] == 86
-    # m5 straggled in warm-up iteration 1 (not counted), m7 in iteration 5 (both devices: once)
-    assert m["m5_stragglers"] == 0 and m["m7_stragglers"] == 1 and m["stragglers"] == 1
+    # m0 and m1 straggled in warm-up iteration 0 (not counted), m6 in iteration 5 (both devices: once)
+    assert m["m0_stragglers"] == 0 and m["m6_stragglers"] == 1 and m["stragglers"] == 1
     assert m["ps_traffic_max_mb"] == pytest.approx(95.2)
 
 

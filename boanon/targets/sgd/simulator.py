@@ -315,16 +315,17 @@ def _iterate(plans: list[MachinePlan], base: dict[str, MachineTimes], iterations
     for it in range(iterations):
         straggling = rng.random(n) < straggler_prob
         slowdown = np.where(straggling, rng.uniform(low, high, n), 1.0)
-        jitter = rng.lognormal(0.0, noise, (n, 5)) if noise > 0 else np.ones((n, 5))
+        # per machine: compute cpu, gpu; aggregation cpu, gpu; communication; PS update
+        jitter = rng.lognormal(0.0, noise, (n, 6)) if noise > 0 else np.ones((n, 6))
         warm = 1 + constants.warmup_slowdown * constants.warmup_decay ** it
         rows, busy, updates = [], [], []
         for i, p in enumerate(plans):
             t = base[p.machine.name]
             compute = {d: t.compute_s[d] * warm * slowdown[i] * jitter[i, k]
                        for k, d in enumerate(p.machine.devices)}
-            agg = {d: t.aggregation_s[d] * jitter[i, 2] for d in p.machine.devices}
-            comm = t.communication_s * jitter[i, 3]
-            update = t.ps_update_s * jitter[i, 4]
+            agg = {d: t.aggregation_s[d] * jitter[i, 2 + k] for k, d in enumerate(p.machine.devices)}
+            comm = t.communication_s * jitter[i, 4]
+            update = t.ps_update_s * jitter[i, 5]
             if p.worker:
                 busy.append(busy_time(compute, agg, comm))
             updates.append(update)
