@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from boanon.adapters import ingest
+from boanon.adapters import get_adapter, ingest
 from boanon.errors import ConfigError
 from boanon.runners import TrialFailed, make_runner
 from boanon.space import Space
@@ -90,8 +90,11 @@ def test_log_is_written_iteration_by_iteration_and_progress_can_stop_it(tmp_path
 
     run_into(tmp_path, default_config(), "t", progress=progress)
     assert [(i, n) for i, n, _ in seen] == [(i, 15 * (i + 1)) for i in range(5)]
-    lines = (tmp_path / "t" / "workers.jsonl").read_text().splitlines()
-    assert json.loads(lines[-1])["iteration"] == 4
+    lines = [json.loads(line) for line in (tmp_path / "t" / "workers.jsonl").read_text().splitlines()]
+    assert lines[-1]["iteration"] == 4
+    # the stopped run is a valid trial: iterations 3 and 4 follow the 3 warm-up iterations
+    record = get_adapter("sgd").parse_trial(tmp_path / "t")
+    assert record.objectives["iteration_time"] == pytest.approx((seen[3][2] + seen[4][2]) / 2)
 
 
 def test_a_fixed_seed_reproduces_a_trial_and_compress_gzips_the_same_log(tmp_path):

@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 
 from boanon.adapters.files import write_config
+from boanon.adapters.sgd import LOG as WORKERS_LOG
 from boanon.errors import ConfigError
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 from boanon.targets.sgd.cluster import CLUSTER, get_network
 from boanon.targets.sgd.simulator import InvalidConfig, simulate
 
-WORKERS_LOG = "workers.jsonl"
 RUN_FILE = "run.json"
 
 Progress = Callable[[int, float], "bool | None"]
