@@ -1,0 +1,143 @@
+"""Benchmark problems: a search space, one objective, and an evaluation that returns a full trial.
+
+Every evaluation goes through the target's registered runner into a temporary trial directory
+and back through the target's adapter, exactly as ``boanon tune`` does, so the trial record
+carries every logged metric: BoAnon's structured strategy can use them, generic tuners only see
+the objective. The synthetic problems are simulated in-process and know their optimum, so their
+results can be read as regret.
+
+Problems are built lazily by name (:func:`make_problem`): building one may need a system
+(``db_bench``, ZigZag) that the others do not.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from boanon.adapters import get_adapter
+from boanon.adapters.ingest import parse_trial_dir
+from boanon.objectives import Objective
+from boanon.runners.base import make_runner
+from boanon.space import Space
+from boanon.synthetic import SyntheticSystem
+from boanon.table import TrialRecord, Value
+
+Evaluate = Callable[[dict[str, Value]], TrialRecord]
+
+
+@dataclass
+class Problem:
+    """What a benchmark run needs: the space, the objective and how to evaluate a configuration.
+
+    ``evaluate`` raises :class:`boanon.runners.base.TrialFailed` (or a
+    :class:`boanon.errors.LogParseError`) when the system fails; the harness counts that as a spent
+    evaluation. ``optimum`` is the known best objective value (synthetic problems only).
+    """
+
+    name: str
+    space: Space
+    objective: Objective
+    evaluate: Evaluate
+    budget: int = 50
+    optimum: float | None = None
+    description: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """Plain data for ``problems.json`` (read by the plots and the summary)."""
+        return {"name": self.name, "objective": self.objective.name,
+                "direction": self.objective.direction, "n_params": len(self.space),
+                "budget": self.budget, "optimum": self.optimum, "description": self.description,
+                **self.info}
+
+
+def runner_evaluator(runner: str, options: dict[str, Any]) -> Evaluate:
+    """Run a configuration with a registered runner and parse the trial with its adapter."""
+    instance = make_runner(runner, **options)
+    adapter = get_adapter(instance.adapter)
+
+    def evaluate(config: dict[str, Value]) -> TrialRecord:
+        with tempfile.TemporaryDirectory(prefix=f"boanon-bench-{runner}-") as tmp:
+            trial_dir = Path(tmp) / "trial"
+            trial_dir.mkdir()
+            instance.run(dict(config), trial_dir)
+            return parse_trial_dir(adapter, trial_dir)
+
+    return evaluate
+
+
+def _synthetic(name: str, **kwargs: Any) -> Problem:
+    system = SyntheticSystem(**kwargs)
+    counter = iter(range(1 << 62))
+
+    def evaluate(config: dict[str, Value]) -> TrialRecord:
+        # Noise is seeded by the configuration (SyntheticSystem's default), so every tuner sees
+        # the same value for the same configuration.
+        return system.record(f"t{next(counter):05d}", dict(config))
+
+    graph = system.true_graph()
+    return Problem(name, system.space, Objective("cost", "minimize"), evaluate,
+                   optimum=system.optimum()["cost"],
+                   description=f"SyntheticSystem({', '.join(f'{k}={v}' for k, v in kwargs.items())})",
+                   info={"n_metrics": sum(r == "metric" for r in graph.roles.values()),
+                         "n_true_edges": len(graph.edges)})
+
+
+def _sgd() -> Problem:
+    from boanon.targets.sgd import default_constraints, default_space
+
+    space = Space.from_dict(default_space(), default_constraints(), source="sgd.default_space()")
+    options = {"network": "googlenet", "noise_seed": 0}
+    return Problem("sgd", space, Objective("iteration_time", "minimize"),
+                   runner_evaluator("sgd", options),
+                   description="simulated 10-machine parameter-server SGD cluster (BOAT's case study), "
+                               "GoogLeNet, seconds per iteration",
+                   info={"runner_options": options})
+
+
+def _zigzag(objective: str) -> Problem:
+    from boanon.targets.zigzag import default_constraints, default_space
+
+    space = Space.from_dict(default_space(), default_constraints(), source="zigzag.default_space()")
+    options: dict[str, Any] = {}
+    return Problem(f"zigzag-{objective}", space, Objective(objective, "minimize"),
+                   runner_evaluator("zigzag", options),
+                   description=f"ZigZag accelerator design space, {objective}",
+                   info={"runner_options": options})
+
+
+def _rocksdb() -> Problem:
+    from boanon.targets.rocksdb import default_constraints, default_space
+
+    space = Space.from_dict(default_space(), default_constraints(), source="rocksdb.default_space()")
+    options = {"workload": "readrandom", "num": 200_000, "timeout": 60}
+    return Problem("rocksdb", space, Objective("readrandom_ops_per_sec", "maximize"),
+                   runner_evaluator("rocksdb", options), budget=20,
+                   description="db_bench fillrandom+readrandom, 200k keys, ops/s of readrandom",
+                   info={"runner_options": options})
+
+
+PROBLEMS: dict[str, Callable[[], Problem]] = {
+    "synthetic": lambda: _synthetic("synthetic", n_params=12, n_groups=4, seed=0),
+    "synthetic-40": lambda: _synthetic("synthetic-40", n_params=40, n_groups=8, n_inert=10,
+                                       n_distractors=20, seed=1),
+    "sgd": _sgd,
+    "zigzag-energy": lambda: _zigzag("energy"),
+    "zigzag-latency": lambda: _zigzag("latency"),
+    "zigzag-edp": lambda: _zigzag("edp"),
+    "rocksdb": _rocksdb,
+}
+"""Problem name -> factory. Factories import their target only when called."""
+
+
+def make_problem(name: str) -> Problem:
+    """The problem called ``name``; unknown names list the known ones."""
+    try:
+        factory = PROBLEMS[name]
+    except KeyError:
+        raise ValueError(f"unknown problem {name!r}; known: {', '.join(PROBLEMS)}") from None
+    return factory()

@@ -1,0 +1,229 @@
+"""Run the benchmark: every (problem, tuner, seed) with the same budget, one row per evaluation.
+
+    python -m benchmarks.run --quick                  # the quick suite (<= 10 min on 2 cores)
+    python -m benchmarks.run                          # the full suite (hours; see the README)
+    python -m benchmarks.run --problems sgd --tuners tpe boanon --seeds 5 --budget 50
+
+Results go to ``<out>/<problem>.csv`` (``problem,tuner,seed,evaluation,best_so_far``), written
+row by row; ``<out>/runs.csv`` gets one line per finished run (timings, failures). A stopped run
+resumes: finished (problem, tuner, seed, budget) runs are skipped, partial ones start again.
+Plots and the summary table are redrawn at the end (``benchmarks.plot``, ``benchmarks.summary``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
+
+from benchmarks.problems import PROBLEMS, Problem, make_problem
+from benchmarks.tuners import TUNERS, BenchTuner, make_tuner
+from boanon.errors import LogParseError
+from boanon.runners.base import TrialFailed
+from boanon.table import TrialRecord, Value
+
+RESULT_COLUMNS = ["problem", "tuner", "seed", "evaluation", "best_so_far"]
+RESULTS = Path(__file__).parent / "results"
+MAX_INFEASIBLE = 1000
+"""Infeasible suggestions in a row before a run is abandoned (they cost no evaluation)."""
+
+QUICK = {"problems": ["synthetic", "sgd"], "seeds": 3, "budget": 20, "out": RESULTS / "quick"}
+"""The quick suite: every tuner on the two problems that evaluate in well under a second."""
+
+
+@dataclass
+class RunStats:
+    """One finished run, as a row of ``runs.csv``."""
+
+    problem: str
+    tuner: str
+    seed: int
+    budget: int
+    status: str = "ok"
+    best: float | None = None
+    wall_s: float = 0.0
+    suggest_s: float = 0.0
+    evaluate_s: float = 0.0
+    failures: int = 0
+    infeasible: int = 0
+    finished_at: str = ""
+
+
+def ask_feasible(tuner: BenchTuner, problem: Problem, stats: RunStats) -> dict[str, Value]:
+    """The tuner's next feasible suggestion; infeasible ones are told as failures and cost nothing.
+
+    Only BoAnon and random search know the space's constraints; the generic tuners learn them
+    from failures, as they would in a user's hands, but are not charged an evaluation for them.
+    """
+    for _ in range(MAX_INFEASIBLE):
+        config = tuner.ask()
+        if problem.space.is_feasible(config):
+            return config
+        stats.infeasible += 1
+        tuner.tell(None)
+    raise RuntimeError(f"{tuner.name} made {MAX_INFEASIBLE} infeasible suggestions in a row")
+
+
+def evaluate(problem: Problem, config: dict[str, Value]) -> TrialRecord | None:
+    """The trial record, or ``None`` when the system failed (a spent evaluation either way)."""
+    try:
+        record = problem.evaluate(config)
+    except (TrialFailed, LogParseError) as exc:
+        print(f"    evaluation failed: {exc}", file=sys.stderr)
+        return None
+    return record
+
+
+def run_one(problem: Problem, tuner_name: str, seed: int, budget: int, rows: csv.writer,
+            flush: Callable[[], None]) -> RunStats:
+    """One seeded run of one tuner on one problem; writes a result row per evaluation."""
+    stats = RunStats(problem.name, tuner_name, seed, budget)
+    start = time.perf_counter()
+    default = problem.space.default()
+    first = default if problem.space.is_feasible(default) else None
+    tuner = make_tuner(tuner_name, problem.space, problem.objective, seed=seed, budget=budget, start=first)
+    best: float | None = None
+    for evaluation in range(1, budget + 1):
+        t0 = time.perf_counter()
+        config = ask_feasible(tuner, problem, stats)
+        t1 = time.perf_counter()
+        record = evaluate(problem, config)
+        t2 = time.perf_counter()
+        tuner.tell(record)
+        stats.suggest_s += (t1 - t0) + (time.perf_counter() - t2)
+        stats.evaluate_s += t2 - t1
+        value = tuner.value(record)
+        if value is None:
+            stats.failures += 1
+        elif best is None or problem.objective.better(value, best):
+            best = value
+        rows.writerow([problem.name, tuner_name, seed, evaluation, "" if best is None else repr(best)])
+        flush()
+    stats.best = best
+    stats.wall_s = time.perf_counter() - start
+    return stats
+
+
+def finished_runs(out: Path) -> pd.DataFrame:
+    """``runs.csv`` (empty with the right columns when there is none yet)."""
+    path = out / "runs.csv"
+    if path.is_file():
+        return pd.read_csv(path)
+    return pd.DataFrame(columns=list(RunStats.__dataclass_fields__))
+
+
+def drop_unfinished(path: Path, done: set[tuple[str, int]]) -> None:
+    """Remove rows of runs that did not finish (their tuner state is gone; they start again)."""
+    if not path.is_file():
+        return
+    table = pd.read_csv(path)
+    keep = [(t, int(s)) in done for t, s in zip(table["tuner"], table["seed"], strict=True)]
+    if not all(keep):
+        table[keep].to_csv(path, index=False)
+
+
+def record_problem(out: Path, problem: Problem) -> None:
+    """Add the problem's description to ``problems.json`` (objective, direction, optimum)."""
+    path = out / "problems.json"
+    known = json.loads(path.read_text()) if path.is_file() else {}
+    known[problem.name] = problem.describe()
+    path.write_text(json.dumps(known, indent=2, sort_keys=True) + "\n")
+
+
+def run_problem(problem: Problem, tuners: list[str], seeds: int, budget: int, out: Path) -> None:
+    """Every (tuner, seed) run of ``problem`` not already finished with this budget."""
+    record_problem(out, problem)
+    runs = finished_runs(out)
+    ok = runs[(runs["problem"] == problem.name) & (runs["status"] == "ok")]
+    done = {(t, int(s)) for t, s, b in zip(ok["tuner"], ok["seed"], ok["budget"], strict=True)
+            if int(b) == budget}
+    path = out / f"{problem.name}.csv"
+    drop_unfinished(path, done)
+    for tuner_name in tuners:
+        for seed in range(seeds):
+            if (tuner_name, seed) in done:
+                continue
+            new = not path.is_file()
+            with open(path, "a", newline="") as fh:
+                writer = csv.writer(fh)
+                if new:
+                    writer.writerow(RESULT_COLUMNS)
+                try:
+                    stats = run_one(problem, tuner_name, seed, budget, writer, fh.flush)
+                except Exception as exc:  # a tuner bug must not cost the other runs
+                    traceback.print_exc()
+                    stats = RunStats(problem.name, tuner_name, seed, budget,
+                                     status=f"error: {type(exc).__name__}: {exc}"[:300])
+            if stats.status != "ok":
+                drop_unfinished(path, done)
+            else:
+                done.add((tuner_name, seed))
+            stats.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S")
+            append_run(out, stats)
+            print(f"{problem.name:15s} {tuner_name:10s} seed={seed} {stats.status} best={stats.best} "
+                  f"wall={stats.wall_s:.1f}s suggest={stats.suggest_s:.1f}s "
+                  f"failures={stats.failures} infeasible={stats.infeasible}", flush=True)
+
+
+def append_run(out: Path, stats: RunStats) -> None:
+    path = out / "runs.csv"
+    new = not path.is_file()
+    with open(path, "a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(RunStats.__dataclass_fields__))
+        if new:
+            writer.writeheader()
+        writer.writerow(asdict(stats))
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help=f"the quick suite: {QUICK['problems']}, {QUICK['seeds']} seeds, "
+                             f"budget {QUICK['budget']}, into {QUICK['out']}")
+    parser.add_argument("--problems", nargs="+", choices=list(PROBLEMS), help="default: all")
+    parser.add_argument("--tuners", nargs="+", choices=list(TUNERS), help="default: all")
+    parser.add_argument("--seeds", type=int, help="seeds 0..N-1 per tuner (default 5)")
+    parser.add_argument("--budget", type=int, help="evaluations per run (default: the problem's)")
+    parser.add_argument("--out", type=Path, help=f"results folder (default {RESULTS})")
+    parser.add_argument("--no-plots", action="store_true", help="do not redraw plots and the summary")
+    args = parser.parse_args(argv)
+    if args.quick:
+        for key, value in QUICK.items():
+            if getattr(args, key) is None:
+                setattr(args, key, value)
+    args.problems = args.problems or list(PROBLEMS)
+    args.tuners = args.tuners or list(TUNERS)
+    args.seeds = args.seeds or 5
+    args.out = args.out or RESULTS
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    # Small GP fits routinely hit kernel bounds; the warnings would drown the progress lines.
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    args.out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    for name in args.problems:
+        problem = make_problem(name)
+        run_problem(problem, args.tuners, args.seeds, args.budget or problem.budget, args.out)
+    print(f"benchmark finished in {time.perf_counter() - start:.0f} s", flush=True)
+    if not args.no_plots:
+        from benchmarks.plot import plot_all
+
+        for path in plot_all(args.out, args.problems):
+            print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

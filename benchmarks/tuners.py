@@ -1,0 +1,273 @@
+"""One ask/tell wrapper per tuner, so the harness drives every tuner through the same loop.
+
+A wrapper suggests one configuration at a time (``ask``) and learns the outcome of the last one
+(``tell``, with the full trial record or ``None`` for a failed or infeasible configuration).
+Generic tuners see only the objective value; BoAnon gets the record with every logged metric,
+which is the point of the comparison. Every tuner runs with its library's defaults: these are
+the settings a user who picks it would get. Every tuner's first evaluation is the system's default
+configuration (``start``), as BoAnon's own :class:`~boanon.tuner.Tuner` does, so all of them know
+the baseline and the comparison is about what they find beyond it.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+
+from boanon.objectives import Objective
+from boanon.space import Bool, Categorical, Int, Space
+from boanon.table import TrialRecord, Value
+
+
+class BenchTuner(ABC):
+    """A tuner as the harness sees it: one pending configuration at a time."""
+
+    name: ClassVar[str]
+
+    def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
+                 start: dict[str, Value] | None = None):
+        self.space, self.objective, self.seed, self.budget = space, objective, seed, budget
+        self.start = start
+
+    @abstractmethod
+    def ask(self) -> dict[str, Value]:
+        """The next configuration to evaluate."""
+
+    @abstractmethod
+    def tell(self, record: TrialRecord | None) -> None:
+        """The outcome of the last configuration asked: its trial, or ``None`` when it failed."""
+
+    def value(self, record: TrialRecord | None) -> float | None:
+        """The objective value of ``record`` (``None`` when failed or missing or not finite)."""
+        if record is None:
+            return None
+        value = record.objectives.get(self.objective.name)
+        return float(value) if value is not None and math.isfinite(value) else None
+
+
+class RandomSearch(BenchTuner):
+    """Uniform random configurations (the space's constraints are respected)."""
+
+    name = "random"
+
+    def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
+                 start: dict[str, Value] | None = None):
+        super().__init__(space, objective, seed, budget, start)
+        self._rng = np.random.default_rng(seed)
+
+    def ask(self) -> dict[str, Value]:
+        if self.start is not None:
+            config, self.start = self.start, None
+            return config
+        return self.space.sample(1, self._rng, sobol=False)[0]
+
+    def tell(self, record: TrialRecord | None) -> None:
+        pass
+
+
+class _Optuna(BenchTuner):
+    """An Optuna study driven by ``study.ask(distributions)`` / ``study.tell``."""
+
+    def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
+                 start: dict[str, Value] | None = None):
+        super().__init__(space, objective, seed, budget, start)
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self._optuna = optuna
+        self._study = optuna.create_study(direction=objective.direction, sampler=self.sampler())
+        if start is not None:
+            self._study.enqueue_trial(start)
+        self._distributions = optuna_distributions(space)
+        self._trial: Any = None
+
+    @abstractmethod
+    def sampler(self) -> Any:
+        """The Optuna sampler, seeded with ``self.seed``."""
+
+    def ask(self) -> dict[str, Value]:
+        self._trial = self._study.ask(self._distributions)
+        return {name: _plain(self._trial.params[name]) for name in self.space.names}
+
+    def tell(self, record: TrialRecord | None) -> None:
+        value = self.value(record)
+        if value is None:
+            self._study.tell(self._trial, state=self._optuna.trial.TrialState.FAIL)
+        else:
+            self._study.tell(self._trial, value)
+
+
+class OptunaTPE(_Optuna):
+    """Optuna's default sampler, TPE, with its default settings."""
+
+    name = "tpe"
+
+    def sampler(self) -> Any:
+        return self._optuna.samplers.TPESampler(seed=self.seed)
+
+
+class OptunaGP(_Optuna):
+    """Optuna's GP sampler (needs torch; runs on one thread so it does not starve the system)."""
+
+    name = "optuna-gp"
+
+    def sampler(self) -> Any:
+        import torch
+
+        torch.set_num_threads(1)
+        return self._optuna.samplers.GPSampler(seed=self.seed)
+
+
+def optuna_distributions(space: Space) -> dict[str, Any]:
+    """The space as Optuna distributions (booleans as a two-choice categorical)."""
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+    out: dict[str, Any] = {}
+    for name, p in space.params.items():
+        if isinstance(p, Categorical):
+            out[name] = CategoricalDistribution(list(p.choices))
+        elif isinstance(p, Bool):
+            out[name] = CategoricalDistribution([False, True])
+        elif isinstance(p, Int):
+            out[name] = IntDistribution(p.low, p.high, log=p.log)
+        else:
+            out[name] = FloatDistribution(p.low, p.high, log=p.log)
+    return out
+
+
+class SMAC(BenchTuner):
+    """SMAC3's hyperparameter-optimisation facade (random forest + EI), with its defaults."""
+
+    name = "smac"
+
+    def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
+                 start: dict[str, Value] | None = None):
+        super().__init__(space, objective, seed, budget, start)
+        from ConfigSpace import Configuration
+        from smac import HyperparameterOptimizationFacade as Facade
+        from smac import Scenario
+
+        self._configspace, self._decode = smac_space(space, seed)
+        self._encode = {name: _label if isinstance(p, (Categorical, Bool)) else _plain
+                        for name, p in space.params.items()}
+        self._outdir = tempfile.TemporaryDirectory(prefix="boanon-bench-smac-")
+        scenario = Scenario(self._configspace, deterministic=True, n_trials=budget, seed=seed,
+                            output_directory=self._outdir.name)
+        extra = [] if start is None else [Configuration(self._configspace, values={
+            name: self._encode[name](v) for name, v in start.items()})]
+        design = Facade.get_initial_design(scenario, additional_configs=extra)
+        self._smac = Facade(scenario, _never_called, initial_design=design, overwrite=True,
+                            logging_level=40)
+        self._info: Any = None
+
+    def ask(self) -> dict[str, Value]:
+        self._info = self._smac.ask()
+        values = dict(self._info.config)
+        return {name: self._decode[name](values[name]) for name in self.space.names}
+
+    def tell(self, record: TrialRecord | None) -> None:
+        from smac.runhistory.dataclasses import TrialValue
+        from smac.runhistory.enumerations import StatusType
+
+        value = self.value(record)
+        if value is None:
+            self._smac.tell(self._info, TrialValue(cost=math.inf, status=StatusType.CRASHED))
+        else:
+            self._smac.tell(self._info, TrialValue(cost=self.objective.to_minimize(value)))
+
+
+def _never_called(config: Any, seed: int = 0) -> float:
+    """SMAC's facade wants a target function; the harness evaluates through ask/tell instead."""
+    raise RuntimeError("the benchmark harness evaluates configurations itself")
+
+
+def smac_space(space: Space, seed: int) -> tuple[Any, dict[str, Callable[[Any], Value]]]:
+    """The space as a ConfigSpace, plus per-parameter decoders back to BoAnon's values.
+
+    Categorical choices travel as strings (ConfigSpace's safe common ground) and booleans as
+    ``"false"``/``"true"``; constraints are left to the harness, as for every generic tuner.
+    """
+    from ConfigSpace import Categorical as CsCategorical
+    from ConfigSpace import ConfigurationSpace
+    from ConfigSpace import Float as CsFloat
+    from ConfigSpace import Integer as CsInteger
+
+    cs = ConfigurationSpace(seed=seed)
+    decode: dict[str, Callable[[Any], Value]] = {}
+    for name, p in space.params.items():
+        if isinstance(p, (Categorical, Bool)):
+            choices = p.choices if isinstance(p, Categorical) else (False, True)
+            by_label = {_label(c): c for c in choices}
+            cs.add(CsCategorical(name, list(by_label)))
+            decode[name] = by_label.__getitem__
+        elif isinstance(p, Int):
+            cs.add(CsInteger(name, (p.low, p.high), log=p.log))
+            decode[name] = int
+        else:
+            cs.add(CsFloat(name, (p.low, p.high), log=p.log))
+            decode[name] = float
+    return cs, decode
+
+
+def _label(value: Value) -> str:
+    """A categorical choice as ConfigSpace sees it."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+class BoAnon(BenchTuner):
+    """BoAnon's :class:`boanon.tuner.Tuner`, told the full trial record (every logged metric)."""
+
+    name = "boanon"
+    strategy: ClassVar[str] = "structured"
+
+    def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
+                 start: dict[str, Value] | None = None):
+        super().__init__(space, objective, seed, budget, start)
+        from boanon.tuner import Tuner
+
+        # The Tuner itself starts from the space's default when it is feasible, as ``start`` is.
+
+        self._tuner = Tuner(space, [objective], strategy=self.strategy, seed=seed)
+        self._trial: Any = None
+
+    def ask(self) -> dict[str, Value]:
+        self._trial = self._tuner.ask()
+        return dict(self._trial.config)
+
+    def tell(self, record: TrialRecord | None) -> None:
+        if self.value(record) is None:
+            self._tuner.tell(self._trial.id, failure="failed or infeasible in the benchmark")
+        else:
+            self._tuner.tell(self._trial.id, record)
+
+
+class BoAnonGP(BoAnon):
+    """BoAnon's plain-GP strategy (no structure): isolates what the learned graph adds."""
+
+    name = "boanon-gp"
+    strategy = "gp"
+
+
+def _plain(v: Any) -> Value:
+    """numpy scalars to Python scalars (the space checks types strictly)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+TUNERS: dict[str, type[BenchTuner]] = {t.name: t for t in (
+    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoAnon, BoAnonGP)}
+"""Tuner name -> wrapper class, in the order results are shown."""
+
+
+def make_tuner(name: str, space: Space, objective: Objective, seed: int, budget: int,
+               start: dict[str, Value] | None = None) -> BenchTuner:
+    """The tuner called ``name``, seeded; unknown names list the known ones."""
+    try:
+        cls = TUNERS[name]
+    except KeyError:
+        raise ValueError(f"unknown tuner {name!r}; known: {', '.join(TUNERS)}") from None
+    return cls(space, objective, seed, budget, start)
