@@ -76,6 +76,13 @@ def test_objective_is_the_mean_iteration_time_after_warmup(adapter, trial_dir):
     assert adapter.parse_trial(trial_dir).objectives["iteration_time"] == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("trial_dir", [DEFAULT, GPU_HEAVY])
+def test_iteration_time_is_slowest_worker_plus_slowest_update(adapter, trial_dir):
+    record = adapter.parse_trial(trial_dir)
+    parts = record.metrics["worker_busy_max_s"] + record.metrics["ps_update_max_s"]
+    assert record.objectives["iteration_time"] == pytest.approx(parts, abs=1e-5)
+
+
 def test_machine_busy_time_is_slowest_device_plus_aggregation_plus_communication(adapter):
     rows = [r for r in lines_of(GPU_HEAVY) if r["machine"] == "m5" and not r["warmup"]]
     busy = []
