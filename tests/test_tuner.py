@@ -146,3 +146,40 @@ def test_an_infeasible_default_is_left_out_of_the_design() -> None:
     tuner = Tuner(space, ["y"], n_init=3, seed=0)
     configs = [tuner.ask().config for _ in range(3)]
     assert all(c["a"] < c["b"] for c in configs) and space.default() not in configs
+
+
+def _structured(tmp_path: Path, budget: int, **kw) -> Tuner:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="structured", n_init=5, seed=0,
+                  store=tmp_path / "run.db", **kw)
+    tuner.optimize(make_runner("callable", function=SYSTEM.evaluate, objectives=["cost"]), budget)
+    return tuner
+
+
+def test_structure_is_learned_and_relearned_with_each_trial_recording_its_graph(tmp_path: Path) -> None:
+    tuner = _structured(tmp_path, budget=9, relearn_every=2)
+    proposed = tuner.store.trials()[5:]
+    assert all(t.surrogate in ("structured", "gp") and "CV" in t.reason for t in proposed)
+    learned_at = [tuner.store.graph(t.graph_id).metadata["learned_from_trials"] for t in proposed]
+    assert learned_at == [5, 5, 7, 7]  # re-learned every 2 finished trials
+    graph = tuner.store.graph(proposed[-1].graph_id)
+    assert set(graph.nodes("param")) <= set(SYSTEM.space.names) and graph.nodes("objective") == ["cost"]
+    # A resumed run goes on from the last graph it learned instead of learning again at once.
+    tuner.store.close()
+    resumed = Tuner(SYSTEM.space, ["cost"], strategy="structured", n_init=5, seed=0,
+                    relearn_every=2, store=tmp_path / "run.db")
+    assert resumed.graph is not None and resumed.graph.metadata["learned_from_trials"] == 7
+
+
+def test_when_learning_fails_the_plain_gp_is_used_and_the_reason_recorded(tmp_path: Path) -> None:
+    tuner = _structured(tmp_path, budget=7, learn_options={"learner": "no-such-learner"})
+    for t in tuner.store.trials()[5:]:
+        assert t.surrogate == "gp" and t.graph_id is None
+        assert t.reason.startswith("structure not learned (learning from 5 trials failed:")
+        assert "no-such-learner" in t.reason
+
+
+def test_a_fixed_graph_is_used_as_given(tmp_path: Path) -> None:
+    tuner = _structured(tmp_path, budget=7, graph=SYSTEM.true_graph())
+    ids = {t.graph_id for t in tuner.store.trials()[5:]}
+    assert len(ids) == 1 and None not in ids
+    assert tuner.store.graph(ids.pop()).to_dict() == SYSTEM.true_graph().to_dict()
