@@ -338,9 +338,9 @@ class Space:
         return out
 
     def neighbours(self, config: Mapping[str, Value], n: int, rng: np.random.Generator,
-                   scale: float = 0.1) -> list[dict[str, Value]]:
-        """Feasible configurations near ``config``, each changing one to three parameters."""
-        names = self.names
+                   scale: float = 0.1, names: Sequence[str] | None = None) -> list[dict[str, Value]]:
+        """Feasible configurations near ``config``, each changing one to three of ``names`` (all)."""
+        names = list(names) if names is not None else self.names
         out = []
         for _ in range(n * 5):
             new = dict(config)

@@ -1,0 +1,103 @@
+"""The surrogate protocol shared by the structured (DAG) model and the plain GP.
+
+A surrogate is fitted on the tidy table of finished trials and answers one question: joint
+Monte-Carlo samples of the objectives at given configurations. Everything else (predictive
+mean and spread, cross-validation, acquisition) is computed from those samples, so both
+surrogates are scored and optimised in exactly the same way.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from boanon.objectives import Objective
+from boanon.space import Space
+from boanon.table import TRIAL, column
+
+Config = Mapping[str, Any]
+
+
+class Surrogate(ABC):
+    """``fit(table)`` then ``sample(configs, n_samples, rng)``."""
+
+    name: str = ""
+
+    def __init__(self, space: Space, objectives: Sequence[Objective], outputs: Sequence[str] = ()):
+        if not objectives:
+            raise ValueError("a surrogate needs at least one objective")
+        self.space = space
+        self.objectives = list(objectives)
+        names = [o.name for o in self.objectives]
+        self.outputs = names + [n for n in outputs if n not in names]
+        self.table = pd.DataFrame()
+
+    def node_column(self, name: str) -> str:
+        """The table column of a modelled quantity (objectives first, then metrics)."""
+        if any(o.name == name for o in self.objectives):
+            return column("objective", name)
+        if column("metric", name) in self.table.columns or column("objective", name) not in self.table:
+            return column("metric", name)
+        return column("objective", name)
+
+    @abstractmethod
+    def fit(self, table: pd.DataFrame) -> Surrogate:
+        """Fit every model on the trials in ``table`` (rows missing a value are skipped per model)."""
+
+    @abstractmethod
+    def refit(self, table: pd.DataFrame) -> Surrogate:
+        """A copy conditioned on ``table`` with the fitted hyperparameters kept (fast)."""
+
+    @abstractmethod
+    def sample(self, configs: Sequence[Config], n_samples: int, rng: np.random.Generator,
+               noise: bool = False) -> dict[str, np.ndarray]:
+        """Joint samples (n_samples, n_configs) of each output; ``noise`` adds observation noise
+        to the outputs (without it they are the latent values that acquisition compares)."""
+
+    def fantasize(self, configs: Sequence[Config], rng: np.random.Generator,
+                  n_samples: int = 64) -> Surrogate:
+        """A copy that believes the pending ``configs`` gave their predicted mean (kriging believer).
+
+        Every modelled node gets its Monte-Carlo mean, so a pending trial also informs the
+        intermediate metrics; hyperparameters stay fixed, so this costs one refit.
+        """
+        if not configs:
+            return self
+        samples = self.sample(configs, n_samples, rng)
+        rows = pd.DataFrame({TRIAL: [f"pending-{i}" for i in range(len(configs))]})
+        for n in self.space.names:
+            rows[column("param", n)] = [c[n] for c in configs]
+        for node, s in samples.items():
+            rows[self.node_column(node)] = s.mean(axis=0)
+        return self.refit(pd.concat([self.table, rows], ignore_index=True))
+
+    def describe(self) -> dict[str, Any]:
+        """Plain data about the fitted models, for reports."""
+        return {"surrogate": self.name}
+
+    def predict(self, configs: Sequence[Config], n_samples: int = 256,
+                rng: np.random.Generator | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Monte-Carlo mean and standard deviation of each objective."""
+        rng = rng if rng is not None else np.random.default_rng(0)
+        samples = self.sample(configs, n_samples, rng)
+        return {o.name: (samples[o.name].mean(axis=0), samples[o.name].std(axis=0))
+                for o in self.objectives}
+
+
+def param_configs(space: Space, table: pd.DataFrame) -> list[dict[str, Any]]:
+    """The configurations of the table's trials, with values checked against ``space``."""
+    missing = [n for n in space.names if column("param", n) not in table.columns]
+    if missing:
+        raise ValueError(f"table has no column for parameter(s) {missing}")
+    frame = table[[column("param", n) for n in space.names]]
+    return [{n: space.params[n].check(_plain(v)) for n, v in zip(space.names, row, strict=True)}
+            for row in frame.itertuples(index=False)]
+
+
+def _plain(v: Any) -> Any:
+    """numpy scalars (as pandas returns them) as Python values."""
+    return v.item() if isinstance(v, np.generic) else v

@@ -1,0 +1,171 @@
+"""The structured surrogate: one small model per node, Monte-Carlo samples pushed through the DAG.
+
+Only the objectives' ancestors are modelled. Each node is fitted on every trial that logged it
+and its parents, independently of the others: this is where the many runtime measurements per
+evaluation pay off. To predict, every node is sampled given its parents' *samples* in
+topological order, so the uncertainty of intermediate metrics reaches the objective (BoGraph
+passed posterior means and lost it).
+
+Fallbacks keep a learned graph usable: nodes without data are dropped (their children lose
+that parent), an objective left without parents gets a GP over all parameters, and a metric
+without parents is drawn from its observed distribution.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from boanon.expressions import Expression
+from boanon.graph import CausalGraph
+from boanon.models.base import Config, Surrogate, param_configs
+from boanon.models.inputs import NodeInputs, param_inputs
+from boanon.models.nodes import FormulaNode, FunctionNode, NodeModel, build_node_model
+from boanon.models.threads import single_blas_thread
+from boanon.objectives import Objective
+from boanon.space import Categorical, Space
+
+
+class DAGSurrogate(Surrogate):
+    """Per-node models compiled from ``graph``; ``sample`` returns every modelled node."""
+
+    name = "structured"
+
+    def __init__(self, space: Space, graph: CausalGraph, objectives: Sequence[Objective],
+                 outputs: Sequence[str] = ()):
+        super().__init__(space, objectives, outputs)
+        self.graph = graph
+        self.models: dict[str, NodeModel] = {}
+        self.order: list[str] = []
+        self.report: dict[str, Any] = {}
+
+    # --- structure ------------------------------------------------------------------------
+    def _structure(self, table: pd.DataFrame) -> dict[str, list[str]]:
+        """Parents of every modelled non-parameter node, after the fallbacks, in graph order."""
+        g = self.graph.to_networkx()
+        if not nx.is_directed_acyclic_graph(g):
+            raise ValueError(f"the graph has a cycle: {nx.find_cycle(g)}")
+        params = set(self.space.names)
+        dropped, fallbacks = [], []
+        wanted = set(self.outputs)
+        for o in wanted - set(g):
+            g.add_node(o)
+        relevant = set(wanted).union(*(nx.ancestors(g, o) for o in wanted))
+        for n in sorted(relevant):
+            if self.graph.roles.get(n) == "param" and n not in params:
+                raise ValueError(f"graph node {n!r} is a parameter that the search space does not define")
+            if n not in params and self.node_column(n) not in table.columns:
+                if n in wanted:
+                    raise ValueError(f"table has no column for output {n!r}")
+                dropped.append(n)
+        g.remove_nodes_from(dropped)
+        relevant = set(wanted).union(*(nx.ancestors(g, o) for o in wanted))
+        parents: dict[str, list[str]] = {}
+        for n in nx.topological_sort(g.subgraph(relevant)):
+            if n in params:
+                continue
+            ps = list(g.predecessors(n))
+            spec = self.graph.node_models.get(n)
+            if spec:  # an annotated node reads the names in its expression even without the edges
+                extra = _expression_names(spec) - set(ps)
+                missing = sorted(e for e in extra if e not in g)
+                if missing:
+                    raise ValueError(f"node model of {n!r} names {missing}, not nodes of the graph")
+                ps += sorted(extra)
+            if not ps and n in wanted:
+                ps = list(self.space.names)
+                fallbacks.append(n)
+            parents[n] = ps
+        self.report = {"dropped_without_data": dropped, "objectives_without_parents": fallbacks}
+        return parents
+
+    def node_column(self, node: str) -> str:
+        if node in self.graph.roles and not any(o.name == node for o in self.objectives):
+            return self.graph.column(node)
+        return super().node_column(node)
+
+    # --- fitting -----------------------------------------------------------------------------
+    @single_blas_thread
+    def fit(self, table: pd.DataFrame) -> DAGSurrogate:
+        self.table = table
+        parents = self._structure(table)
+        params = set(self.space.names)
+        self.models = {}
+        for node, ps in parents.items():
+            model = build_node_model(node, self.graph.node_models.get(node), ps, params)
+            self._check_formula_inputs(node, model)
+            self.models[node] = model
+        self.order = list(parents)
+        self._fit_nodes(table, refit=False)
+        return self
+
+    @single_blas_thread
+    def refit(self, table: pd.DataFrame) -> DAGSurrogate:
+        other = copy.copy(self)
+        other.models = dict(self.models)
+        other.table = table
+        other._fit_nodes(table, refit=True)
+        return other
+
+    def _fit_nodes(self, table: pd.DataFrame, refit: bool) -> None:
+        configs = param_configs(self.space, table)
+        for node in self.order:
+            model = self.models[node]
+            cols = [self.node_column(node)] + [self.node_column(p) for p in model.metric_parents]
+            rows = table[cols].notna().all(axis=1).to_numpy()
+            y = table[cols[0]].to_numpy(dtype=float)[rows]
+            if len(y) == 0:
+                raise ValueError(f"no trial has values for node {node!r} and all its parents")
+            inputs = self._inputs([c for c, r in zip(configs, rows, strict=True) if r], model,
+                                  {p: table[self.node_column(p)].to_numpy(dtype=float)[rows][None, :]
+                                   for p in model.metric_parents}, 1)
+            self.models[node] = model.refit(inputs, y) if refit else model.fit(inputs, y)
+
+    def _inputs(self, configs: Sequence[Config], model: NodeModel, metrics: dict[str, np.ndarray],
+                n_samples: int) -> NodeInputs:
+        inputs = param_inputs(self.space, configs, model.param_parents, n_samples)
+        inputs.raw.update(metrics)
+        return inputs
+
+    def _check_formula_inputs(self, node: str, model: NodeModel) -> None:
+        if isinstance(model, (FormulaNode, FunctionNode)):
+            expr = model.formula if isinstance(model, FormulaNode) else model.function
+            cats = [p for p in model.param_parents
+                    if p in expr.names and isinstance(self.space.params[p], Categorical)]
+            if cats:
+                raise ValueError(f"node model of {node!r} uses categorical parameter(s) {cats} "
+                                 "as numbers")
+
+    # --- prediction ----------------------------------------------------------------------------
+    @single_blas_thread
+    def sample(self, configs: Sequence[Config], n_samples: int,
+               rng: np.random.Generator, noise: bool = False) -> dict[str, np.ndarray]:
+        """Joint samples of every modelled node; outputs without observation noise unless ``noise``.
+
+        Intermediate nodes always carry their noise: their children were fitted on noisy values.
+        """
+        objectives = set(self.outputs)
+        out: dict[str, np.ndarray] = {}
+        for node in self.order:
+            model = self.models[node]
+            inputs = self._inputs(configs, model, {p: out[p] for p in model.metric_parents}, n_samples)
+            out[node] = model.sample(inputs, rng, noise=noise or node not in objectives)
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), **self.report,
+                "nodes": {n: self.models[n].describe() for n in self.order}}
+
+
+def _expression_names(spec: dict[str, Any]) -> set[str]:
+    """Parent names an annotated node model reads (free parameters excluded)."""
+    text = spec.get("function") or spec.get("formula")
+    if not text:
+        return set()
+    free = spec.get("free") or {}
+    return set(Expression.parse(text).names) - set(free)

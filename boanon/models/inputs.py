@@ -1,0 +1,81 @@
+"""What a node model sees of its parents, for training rows and for Monte-Carlo samples alike.
+
+Parameter parents are encoded with :meth:`Space.encode` on the parent subset (unit scale, one-hot
+categoricals); metric parents are standardised with the training mean and spread, which are kept
+so that the same transformation applies when samples are pushed through the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from boanon.space import Categorical, Space
+
+
+@dataclass
+class NodeInputs:
+    """Parent values for ``C`` configurations and ``S`` Monte-Carlo samples.
+
+    ``encoded`` is the (C, w) encoding of the parameter parents; ``raw`` maps every parent to an
+    array that broadcasts to (S, C): parameters are (1, C), sampled metrics (S, C).
+    """
+
+    encoded: np.ndarray
+    raw: dict[str, np.ndarray]
+    n_samples: int = 1
+
+    @property
+    def n_configs(self) -> int:
+        return self.encoded.shape[0]
+
+
+def numeric_param_values(space: Space, name: str, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """Raw numeric values of a parameter (booleans as 0/1); categoricals have none."""
+    if isinstance(space.params[name], Categorical):
+        return np.full(len(configs), np.nan)
+    return np.array([float(c[name]) for c in configs])
+
+
+def param_inputs(space: Space, configs: Sequence[Mapping[str, Any]], params: Sequence[str],
+                 n_samples: int = 1) -> NodeInputs:
+    """Inputs holding the parameter parents of ``configs``; metric parents are added by the caller."""
+    encoded = space.encode(configs, params) if params else np.zeros((len(configs), 0))
+    raw = {p: numeric_param_values(space, p, configs)[None, :] for p in params}
+    return NodeInputs(encoded, raw, n_samples)
+
+
+@dataclass
+class InputEncoder:
+    """Turns :class:`NodeInputs` into a GP design matrix of shape (S * C, w)."""
+
+    param_parents: list[str]
+    metric_parents: list[str]
+    center: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    scale: np.ndarray = field(default_factory=lambda: np.ones(0))
+
+    def fit(self, inputs: NodeInputs) -> InputEncoder:
+        if self.metric_parents:
+            m = np.stack([np.ravel(inputs.raw[p]) for p in self.metric_parents], axis=1)
+            self.center = m.mean(axis=0)
+            spread = m.std(axis=0)
+            self.scale = np.where(spread > 1e-12 * (1 + np.abs(self.center)), spread, 1.0)
+        return self
+
+    @property
+    def varies_by_sample(self) -> bool:
+        """Whether inputs differ between Monte-Carlo samples (only metric parents do)."""
+        return bool(self.metric_parents)
+
+    def transform(self, inputs: NodeInputs) -> np.ndarray:
+        """The design matrix; one row per (sample, configuration), samples outermost."""
+        s = inputs.n_samples if self.varies_by_sample else 1
+        c = inputs.n_configs
+        blocks = [np.broadcast_to(inputs.encoded[None, :, :], (s, c, inputs.encoded.shape[1]))]
+        for i, p in enumerate(self.metric_parents):
+            v = np.broadcast_to(inputs.raw[p], (s, c))
+            blocks.append(((v - self.center[i]) / self.scale[i])[:, :, None])
+        return np.concatenate(blocks, axis=2).reshape(s * c, -1)

@@ -1,0 +1,316 @@
+"""Per-node probabilistic models: each predicts one node from its parents in the graph.
+
+Four kinds, all with the same small interface (``fit``, ``refit``, ``predict``, ``sample``):
+
+- :class:`GPNode`: a guarded Gaussian process over the parents (the default);
+- :class:`FormulaNode`: BOAT's semi-parametric model, a user formula whose free parameters are
+  fitted by least squares (MAP where a prior is given) plus a GP on the residual;
+- :class:`FunctionNode`: a deterministic function of the parents (``edp = energy * latency``);
+- :class:`MarginalNode`: a node with no parents, drawn from its observed distribution.
+
+``predict`` returns a mean and variance per (sample, configuration); ``sample`` draws from that
+Gaussian. Sampled parents enter as inputs, so a child's spread includes its parents' spread.
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from boanon.errors import ConfigError
+from boanon.expressions import Expression
+from boanon.models.gp import GP
+from boanon.models.inputs import InputEncoder, NodeInputs
+
+
+class NodeModel(ABC):
+    """One node's conditional distribution given its parents."""
+
+    kind: str = ""
+
+    def __init__(self, param_parents: list[str], metric_parents: list[str]):
+        self.param_parents = list(param_parents)
+        self.metric_parents = list(metric_parents)
+
+    @property
+    def parents(self) -> list[str]:
+        return self.param_parents + self.metric_parents
+
+    @abstractmethod
+    def fit(self, inputs: NodeInputs, y: np.ndarray) -> NodeModel:
+        """Learn from training rows (``inputs`` with one sample, ``y`` of shape (n,))."""
+
+    def refit(self, inputs: NodeInputs, y: np.ndarray) -> NodeModel:
+        """A copy conditioned on new data with the hyperparameters kept (cheap: no optimisation)."""
+        return copy.copy(self).fit(inputs, y)
+
+    @abstractmethod
+    def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance, each broadcastable to (S, C); ``noise`` adds observation noise."""
+
+    def sample(self, inputs: NodeInputs, rng: np.random.Generator, noise: bool = True) -> np.ndarray:
+        mean, var = self.predict(inputs, noise)
+        shape = (inputs.n_samples, inputs.n_configs)
+        return np.broadcast_to(mean, shape) + np.sqrt(np.maximum(var, 0.0)) * rng.standard_normal(shape)
+
+    def describe(self) -> dict[str, Any]:
+        """Plain data about the fitted model, for reports."""
+        return {"kind": self.kind, "parents": self.parents}
+
+
+class _GPPart:
+    """A GP over encoded parents: shared by :class:`GPNode` and the residual of a formula."""
+
+    def __init__(self, param_parents: list[str], metric_parents: list[str]):
+        self.encoder = InputEncoder(param_parents, metric_parents)
+        self.gp: GP | None = None
+
+    def fit(self, inputs: NodeInputs, y: np.ndarray) -> None:
+        self.gp = GP.fit(self.encoder.fit(inputs).transform(inputs), y)
+
+    def refitted(self, inputs: NodeInputs, y: np.ndarray) -> _GPPart:
+        """A copy with the input scaling and hyperparameters kept, conditioned on new data."""
+        assert self.gp is not None, "fit first"
+        other = copy.copy(self)
+        other.gp = self.gp.refit(self.encoder.transform(inputs), y)
+        return other
+
+    def predict(self, inputs: NodeInputs, noise: bool) -> tuple[np.ndarray, np.ndarray]:
+        assert self.gp is not None, "fit first"
+        s = inputs.n_samples if self.encoder.varies_by_sample else 1
+        mean, var = self.gp.predict(self.encoder.transform(inputs), noise)
+        return mean.reshape(s, -1), var.reshape(s, -1)
+
+    def describe(self) -> dict[str, Any]:
+        assert self.gp is not None
+        return {"inputs": self.encoder.param_parents + self.encoder.metric_parents,
+                "lengthscales": self.gp.lengthscales.round(4).tolist(),
+                "noise_var": self.gp.noise_variance,
+                "log_marginal_likelihood": self.gp.log_marginal_likelihood}
+
+
+class GPNode(NodeModel):
+    """A GP (Matern-5/2, one lengthscale per input, plus noise) over the node's parents."""
+
+    kind = "gp"
+
+    def __init__(self, param_parents: list[str], metric_parents: list[str]):
+        super().__init__(param_parents, metric_parents)
+        self._gp = _GPPart(param_parents, metric_parents)
+
+    def fit(self, inputs: NodeInputs, y: np.ndarray) -> GPNode:
+        self._gp.fit(inputs, y)
+        return self
+
+    def refit(self, inputs: NodeInputs, y: np.ndarray) -> GPNode:
+        other = copy.copy(self)
+        other._gp = self._gp.refitted(inputs, y)
+        return other
+
+    def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        return self._gp.predict(inputs, noise)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), **self._gp.describe()}
+
+
+@dataclass(frozen=True)
+class FreeParameter:
+    """A formula constant to fit: start value, bounds, optional Gaussian prior (MAP)."""
+
+    name: str
+    init: float = 1.0
+    low: float = -np.inf
+    high: float = np.inf
+    mean: float | None = None
+    sd: float | None = None
+
+    @classmethod
+    def from_spec(cls, name: str, spec: Any) -> FreeParameter:
+        if isinstance(spec, (int, float)):
+            return cls(name, init=float(spec))
+        spec = dict(spec or {})
+        extra = set(spec) - {"init", "low", "high", "mean", "sd"}
+        if extra:
+            raise ValueError(f"free parameter {name!r}: unknown key(s) {sorted(extra)}")
+        low, high = float(spec.get("low", -np.inf)), float(spec.get("high", np.inf))
+        init = float(spec.get("init", spec.get("mean", np.clip(1.0, low, high))))
+        if not low <= init <= high:
+            raise ValueError(f"free parameter {name!r}: init {init} outside [{low}, {high}]")
+        sd = spec.get("sd")
+        if sd is not None and float(sd) <= 0:
+            raise ValueError(f"free parameter {name!r}: sd must be positive")
+        mean = spec.get("mean")
+        if (mean is None) != (sd is None):
+            raise ValueError(f"free parameter {name!r}: a prior needs both 'mean' and 'sd'")
+        return cls(name, init, low, high, None if mean is None else float(mean),
+                   None if sd is None else float(sd))
+
+
+class FormulaNode(NodeModel):
+    """BOAT's semi-parametric node: ``formula(parents; free) + GP residual`` (or Gaussian noise)."""
+
+    kind = "formula"
+
+    def __init__(self, formula: Expression, free: list[FreeParameter], residual_gp: bool,
+                 param_parents: list[str], metric_parents: list[str]):
+        super().__init__(param_parents, metric_parents)
+        self.formula = formula
+        self.free = free
+        self.theta = np.array([f.init for f in free])
+        self.residual = _GPPart(param_parents, metric_parents) if residual_gp else None
+        self.noise_var = 0.0
+
+    def _mean(self, raw: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:
+        env = dict(raw)
+        env.update({f.name: t for f, t in zip(self.free, theta, strict=True)})
+        return self.formula.evaluate(env)
+
+    def _fit_theta(self, inputs: NodeInputs, y: np.ndarray) -> None:
+        raw = {p: np.ravel(inputs.raw[p]) for p in self.formula.names - {f.name for f in self.free}}
+        priors = [(i, f) for i, f in enumerate(self.free) if f.sd is not None]
+        low = np.array([f.low for f in self.free])
+        high = np.array([f.high for f in self.free])
+
+        def residuals(theta: np.ndarray, sigma: float | None) -> np.ndarray:
+            r = np.broadcast_to(self._mean(raw, theta), y.shape) - y
+            r = np.where(np.isfinite(r), r, 1e6 * (np.std(y) + 1.0))
+            if sigma is None or not priors:
+                return r
+            return np.concatenate([r / sigma, [(theta[i] - f.mean) / f.sd for i, f in priors]])
+
+        theta = self.theta
+        if self.free:
+            fit = least_squares(residuals, theta, args=(None,), bounds=(low, high), method="trf")
+            theta = fit.x
+            if priors:  # MAP: weigh the prior against the data at the fitted residual scale
+                sigma = max(float(np.sqrt(np.mean(fit.fun**2))), 1e-6 * (np.std(y) + 1e-12))
+                theta = least_squares(residuals, theta, args=(sigma,), bounds=(low, high),
+                                      method="trf").x
+        self.theta = theta
+
+    def _residuals(self, inputs: NodeInputs, y: np.ndarray) -> np.ndarray:
+        return y - np.ravel(np.broadcast_to(self._mean(inputs.raw, self.theta), (1, len(y))))
+
+    def fit(self, inputs: NodeInputs, y: np.ndarray) -> FormulaNode:
+        self._fit_theta(inputs, y)
+        r = self._residuals(inputs, y)
+        if self.residual is not None and len(y) >= 3:
+            self.residual.fit(inputs, r)
+        else:
+            self.residual = None
+            self.noise_var = float(np.mean(r**2)) if len(r) else 0.0
+        return self
+
+    def refit(self, inputs: NodeInputs, y: np.ndarray) -> FormulaNode:
+        """Keeps the fitted constants and the residual's hyperparameters."""
+        other = copy.copy(self)
+        if self.residual is not None:
+            other.residual = self.residual.refitted(inputs, self._residuals(inputs, y))
+        return other
+
+    def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        mean = self._mean(inputs.raw, self.theta)
+        if self.residual is None:
+            return mean, np.full_like(mean, self.noise_var if noise else 0.0, dtype=float)
+        r_mean, r_var = self.residual.predict(inputs, noise)
+        return mean + r_mean, r_var
+
+    @property
+    def constants(self) -> dict[str, float]:
+        """The fitted free parameters."""
+        return {f.name: float(t) for f, t in zip(self.free, self.theta, strict=True)}
+
+    def describe(self) -> dict[str, Any]:
+        out = {**super().describe(), "formula": self.formula.text, "constants": self.constants}
+        if self.residual is not None:
+            out["residual"] = self.residual.describe()
+        return out
+
+
+class FunctionNode(NodeModel):
+    """A deterministic function of the parents: nothing to fit, no noise."""
+
+    kind = "function"
+
+    def __init__(self, function: Expression, param_parents: list[str], metric_parents: list[str]):
+        super().__init__(param_parents, metric_parents)
+        self.function = function
+
+    def fit(self, inputs: NodeInputs, y: np.ndarray) -> FunctionNode:
+        return self
+
+    def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        mean = self.function.evaluate(inputs.raw)
+        return mean, np.zeros_like(mean, dtype=float)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "function": self.function.text}
+
+
+class MarginalNode(NodeModel):
+    """A node without parents: its observed mean and variance, the same for every configuration."""
+
+    kind = "marginal"
+
+    def __init__(self) -> None:
+        super().__init__([], [])
+        self.mean = 0.0
+        self.var = 1.0
+
+    def fit(self, inputs: NodeInputs, y: np.ndarray) -> MarginalNode:
+        self.mean = float(np.mean(y))
+        self.var = float(np.var(y, ddof=1)) if len(y) > 1 else max(abs(self.mean), 1.0) ** 2
+        return self
+
+    def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        return np.full((1, inputs.n_configs), self.mean), np.full((1, inputs.n_configs), self.var)
+
+
+def build_node_model(node: str, spec: Mapping[str, Any] | None, parents: list[str],
+                     param_names: set[str], source: str = "graph") -> NodeModel:
+    """The model of ``node`` from its annotation ``spec`` (None: a GP, or the marginal without parents).
+
+    Names in a formula or function that are not free parameters must be parents of the node.
+    """
+    def split(names: list[str]) -> tuple[list[str], list[str]]:
+        return [p for p in names if p in param_names], [p for p in names if p not in param_names]
+
+    if not spec:
+        return GPNode(*split(parents)) if parents else MarginalNode()
+    field_name = f"node_models.{node}"
+    try:
+        if "function" in spec:
+            expr = Expression.parse(spec["function"])
+            _check_names(expr.names, parents)
+            return FunctionNode(expr, *split(sorted(expr.names)))
+        if "formula" not in spec:
+            raise ValueError("needs a 'formula' (semi-parametric) or a 'function' (deterministic)")
+        extra = set(spec) - {"formula", "free", "residual", "kind"}
+        if extra:
+            raise ValueError(f"unknown key(s) {sorted(extra)}")
+        expr = Expression.parse(spec["formula"])
+        free_spec = spec.get("free") or {}
+        if not isinstance(free_spec, Mapping):
+            free_spec = dict.fromkeys(free_spec)
+        free = [FreeParameter.from_spec(n, s) for n, s in free_spec.items()]
+        _check_names(expr.names - {f.name for f in free}, parents)
+        residual = str(spec.get("residual", "gp")).lower()
+        if residual not in ("gp", "none"):
+            raise ValueError(f"residual must be 'gp' or 'none', got {residual!r}")
+        return FormulaNode(expr, free, residual == "gp", *split(parents))
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(source, field_name, str(exc)) from None
+
+
+def _check_names(names: set[str] | frozenset[str], parents: list[str]) -> None:
+    unknown = set(names) - set(parents)
+    if unknown:
+        raise ValueError(f"names {sorted(unknown)} are neither free parameters nor parents "
+                         f"(parents: {sorted(parents)})")

@@ -1,0 +1,68 @@
+"""The safety net: one GP per objective over all parameters, ignoring the graph.
+
+When the learned graph is wrong or incomplete, this model still sees every parameter; the
+cross-validation in :mod:`boanon.acquisition.selection` picks it whenever it predicts held-out
+trials better than the structured surrogate.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from boanon.models.base import Config, Surrogate, param_configs
+from boanon.models.inputs import param_inputs
+from boanon.models.nodes import GPNode
+from boanon.models.threads import single_blas_thread
+from boanon.objectives import Objective
+from boanon.space import Space
+
+
+class PlainGPSurrogate(Surrogate):
+    """Independent GPs, one per output (objectives, constrained metrics), over the configuration."""
+
+    name = "gp"
+
+    def __init__(self, space: Space, objectives: Sequence[Objective], outputs: Sequence[str] = ()):
+        super().__init__(space, objectives, outputs)
+        self.models: dict[str, GPNode] = {}
+
+    @single_blas_thread
+    def fit(self, table: pd.DataFrame) -> PlainGPSurrogate:
+        self.models = {name: GPNode(self.space.names, []) for name in self.outputs}
+        return self._fit(table, refit=False)
+
+    @single_blas_thread
+    def refit(self, table: pd.DataFrame) -> PlainGPSurrogate:
+        other = copy.copy(self)
+        other.models = dict(self.models)
+        return other._fit(table, refit=True)
+
+    def _fit(self, table: pd.DataFrame, refit: bool) -> PlainGPSurrogate:
+        self.table = table
+        configs = param_configs(self.space, table)
+        for name, model in self.models.items():
+            col = self.node_column(name)
+            if col not in table.columns:
+                raise ValueError(f"table has no column for output {name!r}")
+            rows = table[col].notna().to_numpy()
+            if rows.sum() == 0:
+                raise ValueError(f"no trial has a value for output {name!r}")
+            inputs = param_inputs(self.space, [c for c, r in zip(configs, rows, strict=True) if r],
+                                  self.space.names)
+            y = table[col].to_numpy(dtype=float)[rows]
+            self.models[name] = model.refit(inputs, y) if refit else model.fit(inputs, y)
+        return self
+
+    @single_blas_thread
+    def sample(self, configs: Sequence[Config], n_samples: int,
+               rng: np.random.Generator, noise: bool = False) -> dict[str, np.ndarray]:
+        inputs = param_inputs(self.space, configs, self.space.names, n_samples)
+        return {name: m.sample(inputs, rng, noise=noise) for name, m in self.models.items()}
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "nodes": {n: m.describe() for n, m in self.models.items()}}

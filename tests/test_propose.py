@@ -1,0 +1,67 @@
+import numpy as np
+import pytest
+
+from boanon.acquisition import Proposal, propose
+from boanon.objectives import Objective
+from boanon.synthetic import SyntheticSystem
+from boanon.table import records_to_table
+
+COST = [Objective("cost")]
+
+
+@pytest.fixture(scope="module")
+def system():
+    return SyntheticSystem(n_params=6, n_groups=2, chain_length=2, n_distractors=3, n_duplicates=1, seed=3)
+
+
+def test_structured_proposal_is_valid_and_explained(system):
+    table = system.sample_table(20, seed=1)
+    p = propose(system.space, table, COST, graph=system.true_graph(), rng=np.random.default_rng(0))
+    assert isinstance(p, Proposal)
+    system.space.validate(p.config)
+    assert p.surrogate in ("structured", "gp")
+    assert "CV" in p.reason and set(p.info["cv"]) == {"structured", "gp"}
+    assert p.info["acquisition"]["kind"] == "ei" and p.info["acquisition"]["value"] >= 0
+    assert {"mean", "sd"} <= set(p.info["predicted"]["cost"])
+
+
+def test_strategies_without_graph_and_random(system):
+    table = system.sample_table(8, seed=2)
+    gp = propose(system.space, table, COST, strategy="structured", rng=np.random.default_rng(1))
+    assert gp.surrogate == "gp" and gp.reason.startswith("no graph given")
+    rnd = propose(system.space, table, COST, strategy="random", rng=np.random.default_rng(1))
+    assert rnd.surrogate == "random"
+    system.space.validate(rnd.config)
+    with pytest.raises(ValueError, match="unknown strategy"):
+        propose(system.space, table, COST, strategy="magic")
+
+
+def test_too_few_trials_gives_random(system):
+    table = system.sample_table(1, seed=2)
+    p = propose(system.space, table, COST, graph=system.true_graph(), rng=np.random.default_rng(0))
+    assert p.surrogate == "random" and "too few" in p.reason
+
+
+def test_propose_loop_improves_over_initial_design(system):
+    rng = np.random.default_rng(5)
+    configs = system.space.sample(8, rng)
+    records = [system.record(f"t{i}", c) for i, c in enumerate(configs)]
+    initial_best = min(r.objectives["cost"] for r in records)
+    graph = system.true_graph()
+    for i in range(6):
+        p = propose(system.space, records_to_table(records), COST, graph=graph, rng=rng)
+        records.append(system.record(f"p{i}", p.config))
+    best = min(r.objectives["cost"] for r in records)
+    optimum = system.optimum()["cost"]
+    assert best < initial_best
+    assert best - optimum < 0.5 * (initial_best - optimum)
+
+
+def test_pending_configurations_are_not_proposed_again(system):
+    table = system.sample_table(15, seed=4)
+    graph = system.true_graph()
+    first = propose(system.space, table, COST, graph=graph, rng=np.random.default_rng(0))
+    second = propose(system.space, table, COST, graph=graph, rng=np.random.default_rng(0),
+                     pending=[first.config])
+    assert second.config != first.config
+    assert second.info["n_pending"] == 1
