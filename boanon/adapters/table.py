@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from boanon.adapters.base import Adapter, register_adapter
-from boanon.adapters.files import find_file, numbered_lines, read_text
+from boanon.adapters.files import find_file, json_lines, read_text
 from boanon.errors import LogParseError
 from boanon.table import ROLES, TRIAL, TrialRecord, split_column
 
@@ -103,17 +103,7 @@ def _roles(path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
 def read_table_file(path: Path) -> list[TrialRecord]:
     """Read a CSV or JSONL file of trials into records (see the module docstring)."""
     if path.suffix.lower() in (".jsonl", ".ndjson") or path.name.endswith(".jsonl.gz"):
-        rows = []
-        for lineno, line in numbered_lines(path):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise LogParseError(path, f"invalid JSON: {exc.msg}", lineno) from exc
-            if not isinstance(obj, dict):
-                raise LogParseError(path, "each line must be a JSON object", lineno)
-            rows.append((lineno, obj))
+        rows = list(json_lines(path))
     else:
         import csv
         import io
