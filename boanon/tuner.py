@@ -26,6 +26,8 @@ import pandas as pd
 
 from boanon.errors import LogParseError
 from boanon.graph import CausalGraph
+from boanon.multiobjective import OutputConstraint
+from boanon.multitask import TARGET, TASK, RelatedTask, align_to_space, with_related, with_task_node
 from boanon.objectives import Objective, parse_objectives
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
@@ -72,6 +74,9 @@ class Tuner:
     is learned from the trials under ``knowledge``. ``store`` is a :class:`Store`, a path to one
     (created or resumed) or None for an in-memory run. ``learn_options`` go to
     :func:`boanon.learners.learn`, ``propose_options`` to :func:`boanon.acquisition.propose`.
+    ``output_constraints`` bound metrics or objectives (trials breaking them are infeasible);
+    ``warm_start`` holds a related task's trials (:func:`boanon.multitask.load_related`): they are
+    modelled as a separate task, and their graph is the starting structure.
     """
 
     def __init__(self, space: Space, objectives: Sequence[Objective | Mapping[str, Any] | str],
@@ -79,7 +84,9 @@ class Tuner:
                  seed: int = 0, n_init: int | None = None, relearn_every: int = 5,
                  store: Store | str | Path | None = None,
                  learn_options: Mapping[str, Any] | None = None,
-                 propose_options: Mapping[str, Any] | None = None):
+                 propose_options: Mapping[str, Any] | None = None,
+                 output_constraints: Sequence[OutputConstraint] = (),
+                 warm_start: RelatedTask | None = None):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         if relearn_every < 1:
@@ -89,7 +96,11 @@ class Tuner:
         self.knowledge = knowledge
         self.strategy = strategy
         self.seed = int(seed)
-        self.n_init = int(n_init) if n_init is not None else default_n_init(space)
+        self.output_constraints = list(output_constraints)
+        self.warm_start = align_to_space(warm_start, space) if warm_start is not None else None
+        if n_init is None:  # a warm start already knows the landscape: the default and two more
+            n_init = default_n_init(space) if warm_start is None else min(3, default_n_init(space))
+        self.n_init = int(n_init)
         if self.n_init < 1:
             raise ValueError("n_init must be >= 1")
         self.relearn_every = int(relearn_every)
@@ -100,6 +111,8 @@ class Tuner:
         self.fixed_graph = graph is not None
         if graph is not None and knowledge is not None:
             graph = knowledge.apply(graph)
+        if graph is None and self.warm_start is not None:
+            graph = self.warm_start.graph  # the starting structure, re-learned as trials come
         self.graph: CausalGraph | None = graph
         self._graph_id = self.store.add_graph(graph) if graph is not None else None
         self._learn_note = ""  # why the structure is not (or no longer) learned
@@ -118,7 +131,10 @@ class Tuner:
         return {"space": self.space.to_dict(),
                 "constraints": [c.expression for c in self.space.constraints],
                 "objectives": [o.to_dict() for o in self.objectives], "seed": self.seed,
-                "strategy": self.strategy, "n_init": self.n_init, "relearn_every": self.relearn_every}
+                "strategy": self.strategy, "n_init": self.n_init, "relearn_every": self.relearn_every,
+                **({"outputs": [c.to_dict() for c in self.output_constraints]}
+                   if self.output_constraints else {}),
+                **({"warm_start": self.warm_start.source} if self.warm_start is not None else {})}
 
     def n_trials(self) -> int:
         """Trials that count against the budget: finished or failed ones, and those running
@@ -185,14 +201,18 @@ class Tuner:
         from boanon.acquisition import propose
 
         strategy, note = self.strategy, ""
+        table, space = with_related(table, self.space, self.warm_start)
         if strategy == "structured":
             self._maybe_learn(table)
             if self.graph is None:
                 strategy, note = "gp", f"structure not learned ({self._learn_note}); "
         graph = self.graph if strategy == "structured" else None
         pending = [t.config for t in self._running.values()]
-        proposal = propose(self.space, table, self.objectives, graph=graph, strategy=strategy, rng=rng,
-                           pending=pending, **self.propose_options)
+        if self.warm_start is not None:
+            graph = None if graph is None else with_task_node(graph)
+            pending = [{**c, TASK: TARGET} for c in pending]
+        proposal = propose(space, table, self.objectives, graph=graph, strategy=strategy, rng=rng,
+                           pending=pending, constraints=self.output_constraints, **self.propose_options)
         return _Plan(dict(proposal.config), proposal.surrogate, note + proposal.reason,
                      dict(proposal.info), self._graph_id if graph is not None else None)
 
@@ -224,10 +244,10 @@ class Tuner:
              failure: BaseException | str | None = None) -> StoredTrial:
         """Record what trial ``trial_id`` gave.
 
-        ``result`` is the adapter's :class:`TrialRecord`, a flat ``{name: value}`` dict (objective
-        names are objectives, other names metrics), or the failure: an exception or a message
-        (also accepted as ``failure=``). A result lacking an objective is stored as a failure
-        saying so.
+        ``result`` is the adapter's :class:`TrialRecord`, a flat ``{name: value}`` dict, or the
+        failure: an exception or a message (also accepted as ``failure=``). A value named as one
+        of the run's objectives is that objective even where the adapter calls it a metric. A
+        result lacking an objective is stored as a failure saying so.
         """
         if (result is None) == (failure is None):
             raise TypeError("tell() needs exactly one of result or failure")
@@ -237,20 +257,19 @@ class Tuner:
             self.store.fail_trial(trial_id, _reason(result))
             return self.store.trial(trial_id)
         if not isinstance(result, TrialRecord):
-            values = {k: float(v) for k, v in result.items()}
-            names = {o.name for o in self.objectives}
-            result = TrialRecord(trial.name, dict(trial.config),
-                                 {k: v for k, v in values.items() if k not in names},
-                                 {k: v for k, v in values.items() if k in names})
+            result = TrialRecord(trial.name, dict(trial.config), {k: float(v) for k, v in result.items()})
+        metrics, objectives = dict(result.metrics), dict(result.objectives)
+        for o in self.objectives:  # the run's objectives decide: a logged metric can be tuned as is
+            if o.name not in objectives and o.name in metrics:
+                objectives[o.name] = metrics.pop(o.name)
         params = {**result.params, **trial.config}
         self.space.validate({n: params[n] for n in self.space.names}, source=f"trial {trial.name}")
-        missing = [o.name for o in self.objectives if not np.isfinite(result.objectives.get(o.name, np.nan))]
+        missing = [o.name for o in self.objectives if not np.isfinite(objectives.get(o.name, np.nan))]
         if missing:
             self.store.fail_trial(trial_id, f"objective {missing[0]!r} missing from the trial's output "
-                                  f"(it gave objectives {sorted(result.objectives)})")
+                                  f"(it gave objectives {sorted(objectives)})")
         else:
-            self.store.finish_trial(trial_id, TrialRecord(trial.name, params, dict(result.metrics),
-                                                          dict(result.objectives)))
+            self.store.finish_trial(trial_id, TrialRecord(trial.name, params, metrics, objectives))
         return self.store.trial(trial_id)
 
     # --- the loop -----------------------------------------------------------------------------

@@ -47,6 +47,15 @@ def test_a_result_without_the_objective_is_a_failure() -> None:
     assert stored.status == "failed" and "objective 'cost' missing" in stored.error
 
 
+def test_a_logged_metric_can_be_the_objective() -> None:
+    tuner = Tuner(SYSTEM.space, [{"name": "g0_load", "direction": "minimize"}], n_init=2)
+    trial = tuner.ask()
+    record = SYSTEM.record(trial.name, trial.config)  # the system calls g0_load a metric
+    stored = tuner.tell(trial.id, record)
+    assert stored.objectives == {"g0_load": record.metrics["g0_load"], **record.objectives}
+    assert "g0_load" not in stored.metrics and "g1_load" in stored.metrics
+
+
 def test_maximised_objective_and_best() -> None:
     tuner = Tuner(SYSTEM.space, [{"name": "score", "direction": "maximize"}], n_init=3)
     for value in (1.0, 5.0, 3.0):
