@@ -11,6 +11,8 @@ Two layouts are read:
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 from pathlib import Path
@@ -105,9 +107,6 @@ def read_table_file(path: Path) -> list[TrialRecord]:
     if path.suffix.lower() in (".jsonl", ".ndjson") or path.name.endswith(".jsonl.gz"):
         rows = list(json_lines(path))
     else:
-        import csv
-        import io
-
         reader = csv.DictReader(io.StringIO(read_text(path)))
         rows = [(i + 2, {k: _number_or_text(v) for k, v in r.items()}) for i, r in enumerate(reader)]
         if reader.fieldnames is None:
