@@ -22,6 +22,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Kernel, Matern, WhiteKernel
 
+from boanon.models.threads import single_blas_thread
+
 LENGTHSCALE_BOUNDS = (2e-2, 1e2)
 NOISE_BOUNDS = (1e-6, 1.0)
 AMPLITUDE_BOUNDS = (1e-2, 1e2)
@@ -126,6 +128,7 @@ class GP:
                                              - 0.5 * len(ys) * np.log(2 * np.pi))
 
     @classmethod
+    @single_blas_thread
     def fit(cls, X: np.ndarray, y: np.ndarray) -> GP:
         """Fit the hyperparameters (MAP, guarded) and condition on the data."""
         X = np.asarray(X, dtype=float)

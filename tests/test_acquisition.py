@@ -1,0 +1,133 @@
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from boanon.acquisition import maximize, parameter_groups, select_surrogate
+from boanon.acquisition.optimize import SearchSettings
+from boanon.graph import CausalGraph, Edge
+from boanon.models import DAGSurrogate, PlainGPSurrogate
+from boanon.multiobjective.scalarize import expected_improvement
+from boanon.objectives import Objective
+from boanon.space import Bool, Categorical, Float, Int, Space
+from boanon.synthetic import SyntheticSystem
+
+
+def test_mc_expected_improvement_matches_the_closed_form():
+    rng = np.random.default_rng(0)
+    mu, sd, best = np.array([0.0, 1.0, 2.0]), np.array([1.0, 0.5, 2.0]), 0.5
+    samples = mu + sd * rng.standard_normal((200_000, 3))
+    z = (best - mu) / sd
+    exact = (best - mu) * norm.cdf(z) + sd * norm.pdf(z)
+    np.testing.assert_allclose(expected_improvement(samples, best), exact, rtol=0.02)
+
+
+def test_expected_improvement_properties():
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((4000, 1))
+    narrow, wide = 1.0 + 0.1 * base, 1.0 + 2.0 * base
+    ei = expected_improvement(np.hstack([narrow, wide, 5.0 + 0 * base]), best=0.0)
+    assert np.all(ei >= 0)
+    assert ei[2] == 0.0  # never below the incumbent: nothing to gain
+    assert ei[1] > ei[0]  # same mean, more spread: more to gain
+
+
+def _graph(edges, params, metrics, objectives):
+    roles = {**dict.fromkeys(params, "param"), **dict.fromkeys(metrics, "metric"),
+             **dict.fromkeys(objectives, "objective")}
+    return CausalGraph(roles=roles, edges=[Edge(a, b) for a, b in edges])
+
+
+def test_decomposition_follows_disjoint_subgraphs():
+    space = Space([Float(n, 0, 1) for n in ("a", "b", "c", "d", "e")])
+    graph = _graph([("a", "m1"), ("b", "m1"), ("m1", "y"), ("c", "m2"), ("m2", "y"), ("d", "y"),
+                    ("a", "side"), ("c", "side")], "abcde", ["m1", "m2", "side"], ["y"])
+    # side joins a and c but does not reach y; e reaches nothing
+    assert parameter_groups(space, graph, ["y"]) == [["a", "b"], ["c"], ["d"]]
+    graph.edges.append(Edge("m1", "m2"))  # now the subgraphs meet before the objective
+    assert parameter_groups(space, graph, ["y"]) == [["a", "b", "c"], ["d"]]
+
+
+def test_constraints_join_groups():
+    space = Space([Float(n, 0, 1) for n in "abc"], constraints=["a < c"])
+    graph = _graph([("a", "y"), ("b", "y"), ("c", "y")], "abc", [], ["y"])
+    assert parameter_groups(space, graph, ["y"]) == [["a", "c"], ["b"]]
+
+
+def test_synthetic_groups_are_recovered():
+    system = SyntheticSystem(n_params=9, n_groups=3, seed=0)
+    groups = parameter_groups(system.space, system.true_graph(), ["cost"])
+    assert sorted(map(sorted, groups)) == sorted(sorted(g.params) for g in system.groups)
+
+
+MIXED = Space([Int("n", 1, 100, log=True), Float("r", 0.0, 1.0), Categorical("c", ("a", "b", "c")),
+               Bool("f")], constraints=["n < 80 or not f"])
+
+
+def _score(configs, n_samples):
+    """Peak at n=10, r=0.3, c='b', f=True (which forces n < 80)."""
+    return np.array([-(np.log10(cfg["n"]) - 1) ** 2 - (cfg["r"] - 0.3) ** 2 + (cfg["c"] == "b")
+                     + 0.5 * cfg["f"] for cfg in configs])
+
+
+def test_maximize_over_a_mixed_constrained_space():
+    rng = np.random.default_rng(0)
+    best, value, info = maximize(MIXED, _score, rng)
+    assert best["c"] == "b" and best["f"] is True
+    assert 6 <= best["n"] <= 16 and abs(best["r"] - 0.3) < 0.08
+    assert MIXED.is_feasible(best) and info["n_scored"] > 256
+
+
+def test_maximize_never_returns_an_excluded_configuration():
+    rng = np.random.default_rng(1)
+    first, _, _ = maximize(MIXED, _score, rng, settings=SearchSettings(n_sobol=64))
+    second, _, _ = maximize(MIXED, _score, rng, exclude=[first], starts=[first],
+                            settings=SearchSettings(n_sobol=64))
+    assert second != first
+
+
+def test_group_rounds_search_each_group():
+    space = Space([Float(f"x{i}", 0, 1) for i in range(8)])
+    target = np.linspace(0.1, 0.9, 8)
+
+    def score(configs, n_samples):
+        return np.array([-np.sum((np.array([c[f"x{i}"] for i in range(8)]) - target) ** 2) for c in configs])
+
+    groups = [[f"x{i}" for i in range(4)], [f"x{i}" for i in range(4, 8)]]
+    settings = SearchSettings(n_sobol=64, local_rounds=1, group_rounds=3)
+    best, value, info = maximize(space, score, np.random.default_rng(2), groups=groups, settings=settings)
+    assert info["n_groups"] == 2 and value > -0.05
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_cross_validation_picks_the_structured_model_when_the_true_graph_is_given(seed):
+    system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, seed=seed)
+    table = system.sample_table(30, seed=seed)
+    objectives = [Objective("cost")]
+    models = [DAGSurrogate(system.space, system.true_graph(), objectives).fit(table),
+              PlainGPSurrogate(system.space, objectives).fit(table)]
+    chosen, reason, scores = select_surrogate(models, table, np.random.default_rng(seed))
+    assert chosen.name == "structured", reason
+    assert scores["structured"]["rank_correlation"] > scores["gp"]["rank_correlation"]
+    assert "chose structured" in reason and scores["gp"]["n_folds"] == 5
+
+
+def test_cross_validation_prefers_the_plain_gp_over_a_wrong_graph():
+    system = SyntheticSystem(n_params=6, n_groups=2, chain_length=2, n_distractors=2, seed=3)
+    table = system.sample_table(30, seed=3)
+    wrong = system.true_graph()
+    grp = system.groups[0]
+    wrong.edges = [e for e in wrong.edges if not (e.source in grp.params and e.target == grp.chain[0])]
+    wrong.edges.append(Edge(system.groups[1].params[0], grp.chain[0]))  # the wrong parameter
+    objectives = [Objective("cost")]
+    models = [DAGSurrogate(system.space, wrong, objectives).fit(table),
+              PlainGPSurrogate(system.space, objectives).fit(table)]
+    chosen, reason, _ = select_surrogate(models, table, np.random.default_rng(0))
+    assert chosen.name == "gp", reason
+
+
+def test_too_few_trials_skip_cross_validation():
+    system = SyntheticSystem(n_params=4, n_groups=2, seed=0)
+    table = system.sample_table(4)
+    models = [PlainGPSurrogate(system.space, [Objective("cost")]).fit(table)] * 2
+    chosen, reason, scores = select_surrogate(models, table, np.random.default_rng(0))
+    assert scores == {} and "too few" in reason

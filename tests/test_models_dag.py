@@ -1,0 +1,134 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from boanon.graph import CausalGraph, Edge
+from boanon.models import DAGSurrogate, PlainGPSurrogate
+from boanon.models.inputs import NodeInputs
+from boanon.objectives import Objective
+from boanon.space import Float, Space
+from boanon.synthetic import SyntheticSystem
+
+SPACE = Space([Float("x", 0.0, 1.0), Float("z", 0.0, 1.0)])
+COST = [Objective("y")]
+
+
+def _graph(edges, roles, node_models=None):
+    return CausalGraph(roles=roles, edges=[Edge(a, b) for a, b in edges], node_models=node_models or {})
+
+
+def _chain_table(n=80, noise_m=0.5, seed=0):
+    """x -> m -> y with a noisy middle metric and an almost deterministic, nonlinear y = m^2."""
+    rng = np.random.default_rng(seed)
+    x, z = rng.random(n), rng.random(n)
+    m = 3 * x + noise_m * rng.standard_normal(n)
+    y = m**2 + 0.01 * rng.standard_normal(n)
+    return pd.DataFrame({"trial": [f"t{i}" for i in range(n)], "param:x": x, "param:z": z,
+                         "metric:m": m, "objective:y": y})
+
+
+CHAIN = _graph([("x", "m"), ("m", "y")], {"x": "param", "z": "param", "m": "metric", "y": "objective"})
+
+
+def test_mc_propagation_carries_parent_uncertainty():
+    """The child's spread must include its parent's: more than passing the parent's mean would give."""
+    model = DAGSurrogate(SPACE, CHAIN, COST).fit(_chain_table())
+    config = [{"x": 0.8, "z": 0.5}]
+    samples = model.sample(config, 4000, np.random.default_rng(0))
+    assert set(samples) == {"m", "y"}
+    m_mean = samples["m"].mean()
+    assert m_mean == pytest.approx(2.4, abs=0.3) and samples["m"].std() == pytest.approx(0.5, rel=0.3)
+    y_node = model.models["y"]
+    _, var_mean_passing = y_node.predict(NodeInputs(np.zeros((1, 0)), {"m": np.array([[m_mean]])}),
+                                         noise=False)
+    var_mc = samples["y"].var()
+    # y = m^2 with m ~ N(2.4, 0.5^2): Var(y) = 4 mu^2 s^2 + 2 s^4 ~ 5.9
+    assert var_mc > 20 * float(np.ravel(var_mean_passing)[0])
+    assert var_mc == pytest.approx(4 * 2.4**2 * 0.25 + 2 * 0.5**4, rel=0.4)
+    assert samples["y"].mean() == pytest.approx(2.4**2 + 0.25, rel=0.15)
+
+
+def test_nodes_are_fitted_on_the_trials_that_have_them():
+    table = _chain_table(60)
+    table.loc[:19, "metric:m"] = np.nan  # an older log format without this metric
+    table.loc[40:, "objective:y"] = np.nan  # failed runs measured m but no objective
+    model = DAGSurrogate(SPACE, CHAIN, COST).fit(table)
+    assert len(model.models["m"]._gp.gp.X) == 40
+    assert len(model.models["y"]._gp.gp.X) == 20
+
+
+def test_fallbacks_for_missing_data_and_parentless_objective():
+    roles = {"x": "param", "z": "param", "m": "metric", "ghost": "metric", "y": "objective"}
+    graph = _graph([("x", "m"), ("m", "ghost"), ("ghost", "y")], roles)
+    model = DAGSurrogate(SPACE, graph, COST).fit(_chain_table())
+    assert model.report["dropped_without_data"] == ["ghost"]
+    assert model.report["objectives_without_parents"] == ["y"]
+    assert model.models["y"].param_parents == ["x", "z"]
+    assert "m" not in model.order  # m no longer reaches the objective
+    mean, _ = model.predict([{"x": 0.9, "z": 0.1}, {"x": 0.1, "z": 0.1}])["y"]
+    assert mean[0] > mean[1] + 3
+
+
+def test_only_ancestors_of_the_objectives_are_modelled():
+    rng = np.random.default_rng(1)
+    table = _chain_table(40)
+    table["metric:side"] = rng.random(40)
+    graph = _graph([("x", "m"), ("m", "y"), ("z", "side")],
+                   {"x": "param", "z": "param", "m": "metric", "side": "metric", "y": "objective"})
+    assert DAGSurrogate(SPACE, graph, COST).fit(table).order == ["m", "y"]
+    order = DAGSurrogate(SPACE, graph, COST, outputs=["side"]).fit(table).order
+    assert sorted(order) == ["m", "side", "y"] and order.index("m") < order.index("y")
+
+
+def test_graph_errors_are_clear():
+    table = _chain_table(20)
+    bad_param = _graph([("w", "y")], {"w": "param", "y": "objective"})
+    with pytest.raises(ValueError, match="'w' is a parameter that the search space does not define"):
+        DAGSurrogate(SPACE, bad_param, COST).fit(table)
+    cycle = _graph([("m", "y"), ("y", "m")], {"m": "metric", "y": "objective"})
+    with pytest.raises(ValueError, match="cycle"):
+        DAGSurrogate(SPACE, cycle, COST).fit(table)
+    with pytest.raises(ValueError, match="no column for output 'y'"):
+        DAGSurrogate(SPACE, CHAIN, COST).fit(table.drop(columns=["objective:y"]))
+
+
+def test_semi_parametric_node_inside_the_graph():
+    rng = np.random.default_rng(2)
+    n = 40
+    x, z = rng.random(n), rng.random(n)
+    load = 1 + 5 * x
+    y = 2.0 * load / (1 + z) + 0.5 + 0.01 * rng.standard_normal(n)
+    table = pd.DataFrame({"trial": range(n), "param:x": x, "param:z": z, "metric:load": load,
+                          "objective:y": y})
+    graph = _graph([("x", "load"), ("load", "y"), ("z", "y")],
+                   {"x": "param", "z": "param", "load": "metric", "y": "objective"},
+                   {"y": {"formula": "a * load / (1 + z) + b", "free": {"a": 1.0, "b": 0.0}}})
+    model = DAGSurrogate(SPACE, graph, COST).fit(table)
+    assert model.models["y"].constants == pytest.approx({"a": 2.0, "b": 0.5}, abs=0.05)
+    described = model.describe()["nodes"]["y"]
+    assert described["kind"] == "formula" and described["parents"] == ["z", "load"]
+
+
+def test_structured_beats_plain_gp_on_held_out_synthetic_trials():
+    system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, seed=4)
+    table, test = system.sample_table(40, seed=0), system.sample_table(100, seed=9)
+    configs = [{n: r[f"param:{n}"] for n in system.space.names} for _, r in test.iterrows()]
+    y = test["objective:cost"].to_numpy()
+    errors = {}
+    for model in (DAGSurrogate(system.space, system.true_graph(), [Objective("cost")]),
+                  PlainGPSurrogate(system.space, [Objective("cost")])):
+        mean, _ = model.fit(table).predict(configs, n_samples=128)["cost"]
+        errors[model.name] = np.sqrt(np.mean((mean - y) ** 2))
+    assert errors["structured"] < 0.5 * errors["gp"]
+
+
+def test_fantasize_conditions_on_pending_points():
+    table = _chain_table(30)
+    model = DAGSurrogate(SPACE, CHAIN, COST).fit(table)
+    pending = [{"x": 0.5, "z": 0.5}]
+    before = model.predict(pending, rng=np.random.default_rng(0))["y"][1][0]
+    after_model = model.fantasize(pending, np.random.default_rng(0))
+    after = after_model.predict(pending, rng=np.random.default_rng(0))["y"][1][0]
+    assert len(after_model.table) == 31 and len(model.table) == 30
+    assert after <= before
+    assert len(after_model.models["m"]._gp.gp.X) == 31

@@ -1,0 +1,132 @@
+import numpy as np
+import pytest
+
+from boanon.errors import ConfigError
+from boanon.models.gp import GP
+from boanon.models.inputs import param_inputs
+from boanon.models.nodes import (
+    FormulaNode,
+    FunctionNode,
+    GPNode,
+    MarginalNode,
+    build_node_model,
+)
+from boanon.space import Bool, Categorical, Float, Int, Space
+
+SPACE = Space([Float("x0", 0.0, 1.0), Float("x1", 0.0, 1.0), Int("k", 1, 64, log=True),
+               Categorical("codec", ("none", "lz4", "zlib")), Bool("flag")])
+
+
+def _inputs(configs, params, metrics=None):
+    inputs = param_inputs(SPACE, configs, params)
+    inputs.raw.update({k: np.asarray(v, dtype=float)[None, :] for k, v in (metrics or {}).items()})
+    return inputs
+
+
+def test_gp_node_recovers_a_smooth_function_with_calibrated_spread():
+    rng = np.random.default_rng(0)
+    train, test = SPACE.sample(40, rng), SPACE.sample(100, rng)
+
+    def f(cs):
+        return np.array([np.sin(4 * c["x0"]) + 2 * c["x1"] ** 2 for c in cs])
+
+    y = f(train) + 0.01 * rng.standard_normal(40)
+    node = GPNode(["x0", "x1"], []).fit(_inputs(train, ["x0", "x1"]), y)
+    mean, var = node.predict(_inputs(test, ["x0", "x1"]))
+    err = np.ravel(mean) - f(test)
+    assert np.sqrt(np.mean(err**2)) < 0.05
+    assert np.mean(np.abs(err) < 3 * np.sqrt(np.ravel(var))) > 0.9
+
+
+def test_gp_fit_on_pure_noise_is_not_overconfident():
+    """The guard: few points of noise in 5-D must not give short lengthscales and tiny noise."""
+    rng = np.random.default_rng(1)
+    X, y = rng.random((30, 5)), rng.standard_normal(30)
+    gp = GP.fit(X, y)
+    mean, var = gp.predict(rng.random((200, 5)))
+    assert np.median(np.sqrt(var)) > 0.6 * np.std(y)
+    assert gp.noise_variance > 0.1 * np.var(y) or np.min(gp.lengthscales) > 0.5
+
+
+def test_gp_node_encodes_categoricals_and_booleans():
+    rng = np.random.default_rng(2)
+    configs = SPACE.sample(60, rng)
+    effect = {"none": 0.0, "lz4": 2.0, "zlib": 5.0}
+    y = np.array([effect[c["codec"]] + 1.5 * c["flag"] for c in configs]) + 0.05 * rng.standard_normal(60)
+    node = GPNode(["codec", "flag"], []).fit(_inputs(configs, ["codec", "flag"]), y)
+    probe = [{**configs[0], "codec": c, "flag": b} for c in effect for b in (False, True)]
+    mean, _ = node.predict(_inputs(probe, ["codec", "flag"]))
+    np.testing.assert_allclose(np.ravel(mean), [effect[c] + 1.5 * b for c in effect for b in (0, 1)],
+                               atol=0.15)
+
+
+def test_refit_keeps_hyperparameters_and_uses_new_data():
+    rng = np.random.default_rng(3)
+    configs = SPACE.sample(30, rng)
+    y = np.array([3 * c["x0"] for c in configs])
+    node = GPNode(["x0"], []).fit(_inputs(configs, ["x0"]), y)
+    shifted = node.refit(_inputs(configs, ["x0"]), y + 10.0)
+    assert shifted._gp.gp.kernel is node._gp.gp.kernel
+    m_old, _ = node.predict(_inputs(configs[:3], ["x0"]))
+    m_new, _ = shifted.predict(_inputs(configs[:3], ["x0"]))
+    np.testing.assert_allclose(m_new - m_old, 10.0, atol=1e-3)
+
+
+def test_formula_node_recovers_its_constants_and_residual():
+    rng = np.random.default_rng(4)
+    n = 40
+    load, speed = rng.uniform(1, 10, n), rng.uniform(1, 5, n)
+    configs = SPACE.sample(n, rng)
+    y = 2.5 * load / speed + 0.7 + 0.01 * rng.standard_normal(n)
+    spec = {"formula": "a * load / speed + b", "free": {"a": {"init": 1.0, "low": 0.0}, "b": 0.0}}
+    node = build_node_model("t", spec, ["load", "speed"], set(SPACE.names))
+    assert isinstance(node, FormulaNode)
+    node.fit(_inputs(configs, [], {"load": load, "speed": speed}), y)
+    assert node.constants == pytest.approx({"a": 2.5, "b": 0.7}, rel=0.02, abs=0.02)
+    mean, var = node.predict(_inputs(configs[:2], [], {"load": [4.0, 8.0], "speed": [2.0, 4.0]}))
+    np.testing.assert_allclose(np.ravel(mean), [5.7, 5.7], atol=0.05)
+
+
+def test_formula_prior_pulls_constants_with_little_data():
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0, 1, 4)
+    configs = SPACE.sample(4, rng)
+    y = 3.0 * x + rng.normal(0, 0.5, 4)
+    free = {"a": {"mean": 1.0, "sd": 0.01}}
+    node = build_node_model("t", {"formula": "a * m", "free": free, "residual": "none"}, ["m"], set())
+    node.fit(_inputs(configs, [], {"m": x}), y)
+    assert node.constants["a"] == pytest.approx(1.0, abs=0.05)
+
+
+def test_function_node_is_deterministic():
+    node = build_node_model("edp", {"function": "energy * latency"}, ["energy", "latency"], set())
+    assert isinstance(node, FunctionNode)
+    configs = SPACE.sample(2, np.random.default_rng(0))
+    inputs = _inputs(configs, [], {"energy": [1.0, 2.0], "latency": [3.0, 4.0]})
+    inputs.n_samples = 5
+    s = node.sample(inputs, np.random.default_rng(0))
+    assert s.shape == (5, 2) and np.all(s == [3.0, 8.0])
+
+
+def test_marginal_node_without_parents():
+    node = build_node_model("m", None, [], set())
+    assert isinstance(node, MarginalNode)
+    node.fit(_inputs(SPACE.sample(4, np.random.default_rng(0)), []), np.array([1.0, 2.0, 3.0, 4.0]))
+    inputs = _inputs(SPACE.sample(3, np.random.default_rng(1)), [])
+    inputs.n_samples = 4000
+    s = node.sample(inputs, np.random.default_rng(0))
+    assert s.mean() == pytest.approx(2.5, abs=0.1) and s.var() == pytest.approx(5 / 3, rel=0.1)
+
+
+@pytest.mark.parametrize("spec,match", [
+    ({"formula": "a * load + c"}, r"\['a', 'c'\] are neither"),
+    ({"function": "x ** 2"}, "neither free parameters nor parents"),
+    ({"formula": "a * load", "free": {"a": {"low": 2, "high": 1, "init": 3}}}, "outside"),
+    ({"formula": "a * load", "free": {"a": {"mean": 1}}}, "both 'mean' and 'sd'"),
+    ({"formula": "a * load", "free": ["a"], "residual": "spline"}, "residual"),
+    ({"gp": True}, "needs a 'formula'"),
+    ({"formula": "load +"}, "cannot parse"),
+])
+def test_bad_node_model_specs_name_the_node(spec, match):
+    with pytest.raises(ConfigError, match=rf"node_models\.lat: .*{match}"):
+        build_node_model("lat", spec, ["load"], set())
