@@ -16,6 +16,10 @@
     strategy: structured                                # structured | gp | random
     n_init: 6                                           # initial design incl. the default config
     relearn_every: 5                                    # re-learn the graph every N finished trials
+    outputs: [{name: area, max: 2.0e6}]                 # optional: bounds on metrics/objectives
+    ref_point: {energy: 1.0e9, latency: 5.0e6}          # optional: hypervolume reference (else inferred)
+    scalarization: {kind: weighted_sum, weights: [1, 1]}  # optional: instead of EHVI (several objectives)
+    warm_start: earlier-run.db                          # optional: related trials (store, dataset, CSV)
 
 Every error is a :class:`ConfigError` naming the file and the field. Relative paths (graph,
 annotations, a ``file.py:function`` callable) are relative to the current directory.
@@ -31,12 +35,13 @@ from typing import Any
 import yaml
 
 from boanon.errors import ConfigError
+from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
 from boanon.tuner import STRATEGIES
 
 KEYS = {"space", "constraints", "objectives", "runner", "adapter", "graph", "annotations", "budget",
-        "seed", "strategy", "n_init", "relearn_every"}
+        "seed", "strategy", "n_init", "relearn_every", "outputs", "ref_point", "scalarization", "warm_start"}
 RUNNER_KINDS = ("name", "callable", "command")
 
 
@@ -57,6 +62,10 @@ class TuneConfig:
     strategy: str = "structured"
     n_init: int | None = None
     relearn_every: int = 5
+    outputs: list[OutputConstraint] = field(default_factory=list)
+    ref_point: list[float] | None = None
+    scalarization: Scalarization | None = None
+    warm_start: Path | None = None
 
     def make_runner(self) -> Any:
         """A fresh runner instance (errors from its constructor name the ``runner`` field)."""
@@ -77,6 +86,11 @@ class TuneConfig:
             return CausalGraph.load(self.graph)
         except ValueError as exc:
             raise ConfigError(self.source, "graph", str(exc)) from None
+
+    def propose_options(self) -> dict[str, Any]:
+        """The proposal settings of several objectives (reference point, scalarisation) that are set."""
+        options = {"ref_point": self.ref_point, "scalarization": self.scalarization}
+        return {k: v for k, v in options.items() if v is not None}
 
     def load_knowledge(self) -> Any:
         """The expert knowledge named by ``annotations`` (None when absent)."""
@@ -138,7 +152,12 @@ def parse_config(data: Mapping[str, Any], source: str = "config") -> TuneConfig:
         adapter=adapter, graph=_path(data, "graph", source), annotations=_path(data, "annotations", source),
         budget=_int(data, "budget", source, None), seed=_int(data, "seed", source, 0, minimum=0),
         strategy=strategy, n_init=_int(data, "n_init", source, None),
-        relearn_every=_int(data, "relearn_every", source, 5))
+        relearn_every=_int(data, "relearn_every", source, 5),
+        outputs=parse_output_constraints(data.get("outputs"), source),
+        ref_point=parse_ref_point(data.get("ref_point"), objectives, source),
+        scalarization=None if data.get("scalarization") is None
+        else Scalarization.from_spec(data["scalarization"], len(objectives), source),
+        warm_start=_path(data, "warm_start", source, directory=True))
 
 
 def _runner(spec: Any, space: Space, objectives: list[Objective],
@@ -191,11 +210,11 @@ def _runner(spec: Any, space: Space, objectives: list[Objective],
     return str(name), options
 
 
-def _path(data: Mapping[str, Any], key: str, source: str) -> Path | None:
+def _path(data: Mapping[str, Any], key: str, source: str, directory: bool = False) -> Path | None:
     if data.get(key) is None:
         return None
     path = Path(str(data[key]))
-    if not path.is_file():
+    if not (path.is_file() or directory and path.is_dir()):
         raise ConfigError(source, key, f"no such file: {path}")
     return path
 

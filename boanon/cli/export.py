@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from boanon.multiobjective import PARETO, pareto_flags, parse_output_constraints
+from boanon.objectives import parse_objectives
 from boanon.store import Store
 from boanon.table import write_table
 
@@ -14,10 +16,20 @@ from boanon.table import write_table
 @click.argument("store_file", metavar="RUN.db", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
               show_default=True, help="CSV file to write ('-' for standard output).")
-def export_command(store_file: str, output: str) -> None:
+@click.option("--pareto/--no-pareto", default=None,
+              help="Add a 'pareto' column (on the front of the feasible trials); default: on for runs "
+                   "with several objectives or output constraints.")
+def export_command(store_file: str, output: str, pareto: bool | None) -> None:
     """Write the finished trials of a run as CSV, one row per trial (failed trials left out)."""
     with Store(store_file) as store:
         table = store.to_table()
+        study = store.study() or {}
+    objectives = parse_objectives(study["objectives"], source=store_file) if study.get("objectives") else []
+    constraints = parse_output_constraints(study.get("outputs"), source=store_file)
+    if pareto is None:
+        pareto = len(objectives) > 1 or bool(constraints)
+    if pareto and objectives and len(table):
+        table.insert(1, PARETO, pareto_flags(table, objectives, constraints).to_numpy())
     write_table(table, sys.stdout if output == "-" else output)
     if output != "-":
         click.echo(f"wrote {len(table)} trials to {output}", err=True)

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import click
 
+from boanon.multiobjective import format_front, parse_output_constraints, table_hypervolume
 from boanon.objectives import parse_objectives
 from boanon.store import Store
 from boanon.tuner import best_trial
@@ -51,6 +52,13 @@ def summary(store: Store, n_failures: int = 10) -> str:
             lines.append(f"best {o.name}: {best.objectives[o.name]:.6g} in {best.name} "
                          f"[{best.surrogate}]")
             lines.append("  " + " ".join(f"{k}={v}" for k, v in best.config.items()))
+    constraints = parse_output_constraints(study.get("outputs"), source=str(store.path))
+    if done and (len(objectives) > 1 or constraints):
+        table = store.to_table()
+        lines.append(format_front(table, objectives, constraints))
+        if len(objectives) > 1:
+            lines.append(f"hypervolume: {table_hypervolume(table, objectives, constraints):.6g} "
+                         "(reference point inferred from the front)")
     failed = [t for t in trials if t.status == "failed"]
     if failed:
         lines.append(f"failures ({len(failed)}, last {min(n_failures, len(failed))} shown):")

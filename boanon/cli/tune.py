@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from boanon.config import load_config
 from boanon.errors import ConfigError
+from boanon.multitask import align_to_space, load_related
 from boanon.objectives import Objective
 from boanon.store import Store, StoredTrial
 from boanon.tuner import STRATEGIES, Tuner, best_trial
@@ -30,8 +31,12 @@ from boanon.tuner import STRATEGIES, Tuner, best_trial
               help="Overrides the YAML's strategy.")
 @click.option("--trials-dir", type=click.Path(file_okay=False), default=None,
               help="Where trial logs go (default: <store>.trials beside the store).")
+@click.option("--warm-start", type=click.Path(exists=True), default=None, metavar="STORE_OR_DATASET",
+              help="Trials of a related task (a run's store, a dataset directory or a CSV table) to "
+                   "start warm from; overrides the YAML's warm_start.")
 def tune_command(config_file: str, budget: int | None, store_path: str | None, resume: bool,
-                 seed: int | None, strategy: str | None, trials_dir: str | None) -> None:
+                 seed: int | None, strategy: str | None, trials_dir: str | None,
+                 warm_start: str | None) -> None:
     """Tune the system described by CONFIG.yaml; every trial is kept in the store."""
     try:
         config = load_config(config_file)
@@ -42,15 +47,23 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         trials = Path(trials_dir) if trials_dir else store_file.with_suffix(".trials")
         _check_fresh_or_resume(store_file, trials, resume)
         runner = config.make_runner()
+        related = warm_start or config.warm_start
+        related = align_to_space(load_related(related), config.space) if related else None
         tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
                       knowledge=config.load_knowledge(), strategy=strategy or config.strategy,
                       seed=config.seed if seed is None else seed, n_init=config.n_init,
-                      relearn_every=config.relearn_every, store=Store(store_file))
+                      relearn_every=config.relearn_every, store=Store(store_file),
+                      output_constraints=config.outputs, warm_start=related,
+                      propose_options=config.propose_options())
     except (ConfigError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     signal.signal(signal.SIGTERM, _interrupt)  # a polite kill stops as cleanly as Ctrl-C
     warnings.filterwarnings("ignore", category=ConvergenceWarning)  # GP fits: noise, not news
     start = tuner.n_trials()
+    if related is not None:
+        click.echo(f"warm start: {len(related.table)} trials of {related.label!r} from {related.source}"
+                   + (f" ({len(related.dropped)} outside this space left out)" if related.dropped else "")
+                   + (", its graph as the starting structure" if related.graph is not None else ""))
     click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
                f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
     err = sys.stderr

@@ -15,6 +15,7 @@ from boanon.multiobjective.pareto import (
     objective_matrix,
     pareto_front,
     pareto_mask,
+    parse_ref_point,
     reference_point,
 )
 from boanon.multiobjective.scalarize import Scalarization
@@ -31,6 +32,7 @@ __all__ = [
     "PARETO", "OutputConstraint", "Scalarization", "expected_hypervolume_improvement", "format_front",
     "front_table", "hypervolume", "hypervolume_improvement", "hypervolume_trace", "infer_reference_point",
     "nondominated_boxes", "nondominated_ranks", "objective_matrix", "observed_feasible", "pareto_flags",
-    "pareto_front", "pareto_mask", "parse_output_constraints", "probability_of_feasibility",
-    "reference_point", "score_candidates", "stack_objectives", "table_hypervolume",
+    "pareto_front", "pareto_mask", "parse_output_constraints", "parse_ref_point",
+    "probability_of_feasibility", "reference_point", "score_candidates", "stack_objectives",
+    "table_hypervolume",
 ]

@@ -7,11 +7,12 @@ turn into that convention, so directions flip a sign in exactly one place.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from boanon.errors import ConfigError
 from boanon.objectives import Objective
 from boanon.table import column
 
@@ -111,3 +112,23 @@ def reference_point(objectives: Sequence[Objective], given: Sequence[float] | No
     if points is None:
         raise ValueError("either a reference point or observed points are needed")
     return infer_reference_point(points, valid, margin)
+
+
+def parse_ref_point(spec: Sequence[float] | Mapping[str, float] | None, objectives: Sequence[Objective],
+                    source: str = "config", field_name: str = "ref_point") -> list[float] | None:
+    """A reference point from a config file: a list in objective order or ``{objective: value}``,
+    in the objectives' own units (None: inferred from the trials)."""
+    if spec is None:
+        return None
+    names = [o.name for o in objectives]
+    if isinstance(spec, Mapping):
+        if set(spec) != set(names):
+            raise ConfigError(source, field_name, f"needs exactly one value per objective {names}, "
+                              f"got {sorted(spec)}")
+        spec = [spec[n] for n in names]
+    if isinstance(spec, (str, bytes)) or not isinstance(spec, Sequence) or len(spec) != len(names):
+        raise ConfigError(source, field_name, f"expected {len(names)} numbers (one per objective {names})")
+    try:
+        return [float(v) for v in spec]
+    except (TypeError, ValueError):
+        raise ConfigError(source, field_name, f"expected numbers, got {list(spec)}") from None

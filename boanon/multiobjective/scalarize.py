@@ -9,11 +9,13 @@ product is the real goal, it can instead be a deterministic node of the graph
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
+
+from boanon.errors import ConfigError
 
 Kind = Literal["weighted_sum", "chebyshev", "product"]
 KINDS: tuple[Kind, ...] = ("weighted_sum", "chebyshev", "product")
@@ -37,6 +39,27 @@ class Scalarization:
             raise ValueError(f"scalarisation must be one of {KINDS}, got {self.kind!r}")
         if self.weights is not None and (len(self.weights) == 0 or min(self.weights) < 0):
             raise ValueError(f"scalarisation weights must be non-negative, got {self.weights}")
+
+    @classmethod
+    def from_spec(cls, spec: str | Mapping[str, Any], n_objectives: int, source: str = "config",
+                  field_name: str = "scalarization") -> Scalarization:
+        """``weighted_sum`` or ``{kind: product, weights: [1, 2]}`` from a config file."""
+        if isinstance(spec, str):
+            spec = {"kind": spec}
+        if not isinstance(spec, Mapping) or set(spec) - {"kind", "weights"}:
+            raise ConfigError(source, field_name, f"expected one of {KINDS} or a mapping with 'kind' and "
+                              "optional 'weights'")
+        weights = spec.get("weights")
+        if weights is not None and (not isinstance(weights, Sequence) or len(weights) != n_objectives):
+            raise ConfigError(source, f"{field_name}.weights", f"expected {n_objectives} numbers")
+        try:
+            return cls(spec.get("kind", "chebyshev"),
+                       None if weights is None else tuple(float(w) for w in weights))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(source, field_name, str(exc)) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **({"weights": list(self.weights)} if self.weights else {})}
 
     @classmethod
     def random(cls, n_objectives: int, rng: np.random.Generator, kind: Kind = "chebyshev") -> Scalarization:

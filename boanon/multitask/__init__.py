@@ -12,9 +12,10 @@ from boanon.multitask.tasks import (
     with_task,
     with_task_node,
 )
-from boanon.multitask.warmstart import RelatedTask, align_to_space, load_related
+from boanon.multitask.warmstart import RelatedTask, align_to_space, load_related, with_related
 
 __all__ = [
     "ICMGP", "TARGET", "TASK", "TASK_COLUMN", "MultiTaskGPSurrogate", "RelatedTask", "align_to_space",
-    "combine_tasks", "load_related", "task_labels", "task_of", "with_task", "with_task_node",
+    "combine_tasks", "load_related", "task_labels", "task_of", "with_related", "with_task",
+    "with_task_node",
 ]

@@ -8,6 +8,7 @@ new run's own; the graph it learned becomes the new run's starting structure.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +17,8 @@ import pandas as pd
 
 from boanon.errors import ConfigError
 from boanon.graph import CausalGraph
+from boanon.multiobjective.summary import PARETO
+from boanon.multitask.tasks import combine_tasks, with_task
 from boanon.space import Space
 from boanon.table import TRIAL, column, read_table
 
@@ -54,6 +57,16 @@ def _from_dataset(path: Path) -> tuple[pd.DataFrame, CausalGraph | None]:
     return ingest(path, skip_bad=True).table, graph
 
 
+def _read_csv(path: Path) -> pd.DataFrame:
+    """A CSV table, also one written by ``boanon export`` with its ``pareto`` column."""
+    if PARETO not in pd.read_csv(path, nrows=0).columns:
+        return read_table(str(path))
+    buffer = io.StringIO()
+    pd.read_csv(path).drop(columns=[PARETO]).to_csv(buffer, index=False)
+    buffer.seek(0)
+    return read_table(buffer)
+
+
 def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
     """Read a related task's trials from a store, a dataset directory or a CSV table."""
     path = Path(source)
@@ -64,7 +77,7 @@ def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
     elif _is_sqlite(path):
         table, graph = _from_store(path)
     else:
-        table, graph = read_table(str(path)), None
+        table, graph = _read_csv(path), None
     if table.empty:
         raise ConfigError(source, "warm_start", "holds no finished trial")
     return RelatedTask(label or path.stem, str(path), table, graph)
@@ -107,3 +120,13 @@ def _native(value: object) -> object:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def with_related(table: pd.DataFrame, space: Space,
+                 related: RelatedTask | None) -> tuple[pd.DataFrame, Space]:
+    """What the models see in a warm-started run: the tuner's trials plus the related task's, and
+    the space with the task indicator pinned to the target (unchanged without a related task).
+    The graph gets the indicator with :func:`~boanon.multitask.tasks.with_task_node`."""
+    if related is None:
+        return table, space
+    return combine_tasks(table, related.table, related.label), with_task(space, [related.label])
