@@ -25,7 +25,7 @@ from boanon.graph import CausalGraph
 from boanon.models import DAGSurrogate, PlainGPSurrogate, Surrogate
 from boanon.models.base import param_configs
 from boanon.models.threads import single_blas_thread
-from boanon.multiobjective import OutputConstraint, score_candidates
+from boanon.multiobjective import OutputConstraint, Scalarization, score_candidates
 from boanon.multiobjective.scalarize import expected_improvement
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
@@ -49,13 +49,16 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
             graph: CausalGraph | None = None, strategy: Strategy = "structured",
             rng: np.random.Generator | None = None, pending: Sequence[Mapping[str, Any]] = (),
             n_candidates: int = 256, constraints: Sequence[OutputConstraint] = (), n_folds: int = 5,
-            settings: SearchSettings | None = None) -> Proposal:
+            settings: SearchSettings | None = None, ref_point: Sequence[float] | None = None,
+            scalarization: Scalarization | None = None) -> Proposal:
     """Propose one configuration (see the module docstring).
 
     ``table`` holds finished trials; ``strategy="structured"`` fits the DAG surrogate (when a
     ``graph`` is given) and the plain GP and uses whichever cross-validates better;
     ``"gp"`` uses the plain GP only; ``"random"`` a random feasible configuration.
     ``n_candidates`` is the size of the Sobol design (``settings`` tunes the rest of the search).
+    With several objectives, ``ref_point`` (objectives' units) fixes EHVI's reference point and
+    ``scalarization`` replaces EHVI by the expected improvement of that scalarisation.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
@@ -86,7 +89,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     chosen, reason, scores = select_surrogate(candidates, table, rng, n_folds)
     t_cv = time.perf_counter()
     model = chosen.fantasize([dict(c) for c in pending], rng)
-    score, acq_info = _acquisition(model, table, objectives, constraints, rng)
+    score, acq_info = _acquisition(model, table, objectives, constraints, rng, ref_point, scalarization)
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
         if isinstance(chosen, DAGSurrogate) and graph is not None else []
     config, value, search = maximize(space, score, rng, starts=_best_observed(table, objectives, space),
@@ -107,7 +110,8 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
 
 
 def _acquisition(model: Surrogate, table: pd.DataFrame, objectives: list[Objective],
-                 constraints: Sequence[OutputConstraint], rng: np.random.Generator):
+                 constraints: Sequence[OutputConstraint], rng: np.random.Generator,
+                 ref_point: Sequence[float] | None = None, scalarization: Scalarization | None = None):
     """The score function ``(configs, n_samples) -> values`` to maximise, and what it is."""
     if len(objectives) == 1 and not constraints:
         o = objectives[0]
@@ -125,7 +129,7 @@ def _acquisition(model: Surrogate, table: pd.DataFrame, objectives: list[Objecti
 
     def multi(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
         values, details = score_candidates(model.sample(configs, n_samples, rng), table, objectives,
-                                           constraints)
+                                           constraints, ref_point, scalarization)
         info.update({k: v for k, v in details.items() if not isinstance(v, np.ndarray)})
         return values
 
