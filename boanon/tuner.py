@@ -14,6 +14,7 @@ reproducible, resumed or not.
 
 from __future__ import annotations
 
+import copy
 import tempfile
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from boanon.acquisition.propose import STRATEGIES, Proposal, propose
 from boanon.errors import LogParseError
 from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
@@ -35,7 +37,6 @@ from boanon.space import Space
 from boanon.store import INTERRUPTED, Store, StoredTrial
 from boanon.table import TrialRecord, Value
 
-STRATEGIES = ("structured", "gp", "random")
 INIT = "init"
 """The ``surrogate`` recorded for trials of the initial design."""
 
@@ -59,10 +60,9 @@ class Trial:
 
 @dataclass
 class _Plan:
-    config: dict[str, Value]
-    surrogate: str
-    reason: str
-    info: dict[str, Any] = field(default_factory=dict)
+    """What to run next, with the graph it came from and the interrupted trial it repeats."""
+
+    proposal: Proposal
     graph_id: int | None = None
     retry_of: int | None = None
 
@@ -111,8 +111,11 @@ class Tuner:
         self.fixed_graph = graph is not None
         if graph is not None and knowledge is not None:
             graph = knowledge.apply(graph)
-        if graph is None and self.warm_start is not None:
-            graph = self.warm_start.graph  # the starting structure, re-learned as trials come
+        if graph is None and self.warm_start is not None and self.warm_start.graph is not None:
+            # the starting structure, learned from the related trials: re-learned once the run
+            # has relearn_every trials of its own
+            graph = copy.deepcopy(self.warm_start.graph)
+            graph.metadata.setdefault("learned_from_trials", len(self.warm_start.table))
         self.graph: CausalGraph | None = graph
         self._graph_id = self.store.add_graph(graph) if graph is not None else None
         self._learn_note = ""  # why the structure is not (or no longer) learned
@@ -120,7 +123,7 @@ class Tuner:
         self._design = self._initial_design()
         self._running: dict[int, StoredTrial] = {}
         self._queue: deque[_Plan] = deque(
-            _Plan(t.config, t.surrogate or INIT, f"re-run of interrupted trial {t.name}", t.info,
+            _Plan(Proposal(t.config, t.surrogate or INIT, f"re-run of interrupted trial {t.name}", t.info),
                   t.graph_id, retry_of=t.id) for t in self.store.recover())
         if not self.fixed_graph:
             self._restore_learned_graph()
@@ -172,16 +175,16 @@ class Tuner:
     # --- ask ----------------------------------------------------------------------------------
     def enqueue(self, config: Mapping[str, Any], reason: str = "enqueued by the user") -> None:
         """Run ``config`` next (before any proposal), e.g. a configuration an expert suggests."""
-        self._queue.append(_Plan(dict(config), "user", reason))
+        self._queue.append(_Plan(Proposal(dict(config), "user", reason)))
 
     def ask(self) -> Trial:
         """The next configuration to run, recorded in the store as ``running``."""
         plan = self._plan()
-        config = self.space.validate(plan.config, source=f"proposal ({plan.surrogate})")
-        stored = self.store.start_trial(config, plan.surrogate, plan.reason, plan.info, plan.graph_id,
-                                        plan.retry_of)
+        p = plan.proposal
+        config = self.space.validate(p.config, source=f"proposal ({p.surrogate})")
+        stored = self.store.start_trial(config, p.surrogate, p.reason, p.info, plan.graph_id, plan.retry_of)
         self._running[stored.id] = stored
-        return Trial(stored.id, stored.name, stored.config, plan.surrogate, plan.reason, plan.info)
+        return Trial(stored.id, stored.name, stored.config, p.surrogate, p.reason, p.info)
 
     def _plan(self) -> _Plan:
         if self._queue:
@@ -190,16 +193,10 @@ class Tuner:
         if position < len(self._design):
             what = "the default configuration" if position == 0 and self._with_default \
                 else "space-filling Sobol design"
-            return _Plan(self._design[position], INIT, f"initial design: {what}")
-        rng = np.random.default_rng([self.seed, position])
-        table = self.table()
-        if table.empty:
-            return _Plan(self.space.sample(1, rng)[0], "random", "no finished trial to model yet")
-        return self._propose(table, rng)
+            return _Plan(Proposal(self._design[position], INIT, f"initial design: {what}"))
+        return self._propose(self.table(), np.random.default_rng([self.seed, position]))
 
     def _propose(self, table: pd.DataFrame, rng: np.random.Generator) -> _Plan:
-        from boanon.acquisition import propose
-
         strategy, note = self.strategy, ""
         table, space = with_related(table, self.space, self.warm_start)
         if strategy == "structured":
@@ -213,14 +210,17 @@ class Tuner:
             pending = [{**c, TASK: TARGET} for c in pending]
         proposal = propose(space, table, self.objectives, graph=graph, strategy=strategy, rng=rng,
                            pending=pending, constraints=self.output_constraints, **self.propose_options)
-        return _Plan(dict(proposal.config), proposal.surrogate, note + proposal.reason,
-                     dict(proposal.info), self._graph_id if graph is not None else None)
+        proposal.reason = note + proposal.reason
+        return _Plan(proposal, self._graph_id if graph is not None else None)
 
     def _maybe_learn(self, table: pd.DataFrame) -> None:
         """Re-learn the graph every ``relearn_every`` finished trials (not when it is fixed)."""
         if self.fixed_graph:
             return
         n = len(table)
+        if n < 2:
+            self._learn_note = f"{n} finished trial(s)"
+            return
         last = self.graph.metadata.get("learned_from_trials", -1) if self.graph is not None \
             else self._learn_tried_at
         if last >= 0 and n - last < self.relearn_every:
