@@ -2,4 +2,5 @@
 from boanon.targets import (
     rocksdb,  # noqa: F401  (registers the runner)
     sgd,  # noqa: F401  (registers the runner)
+    zigzag,  # noqa: F401  (registers the runner)
 )
