@@ -1,7 +1,8 @@
 """The trial store: one SQLite file holding a whole tuning run.
 
 Every trial is written when it starts (status ``running``) and again when it ends (``done`` with
-its parameters, metrics and objectives, or ``failed`` with its error), so a run killed at any
+its parameters, metrics and objectives; ``stopped`` early by an early-stopping rule, with what it
+measured until then; or ``failed`` with its error), so a run killed at any
 moment loses nothing that finished: ``--resume`` reads the file back, marks the trials that were
 left ``running`` as failed ``"interrupted"`` and runs their configurations again.
 
@@ -32,12 +33,14 @@ from boanon.errors import ConfigError
 from boanon.graph import CausalGraph
 from boanon.table import TrialRecord, records_to_table
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: status "stopped"
 INTERRUPTED = "interrupted"
 """The error of a trial whose run was killed or stopped; its configuration is run again on resume."""
 
-Status = Literal["running", "done", "failed"]
-STATUSES: tuple[Status, ...] = ("running", "done", "failed")
+Status = Literal["running", "done", "stopped", "failed"]
+STATUSES: tuple[Status, ...] = ("running", "done", "stopped", "failed")
+MEASURED = ("done", "stopped")
+"""Statuses of trials whose metrics feed the model."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,7 +57,7 @@ CREATE TABLE IF NOT EXISTS graphs (
 CREATE TABLE IF NOT EXISTS trials (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
-    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed')),
+    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'stopped', 'failed')),
     config TEXT NOT NULL,
     params TEXT,
     metrics TEXT,
@@ -151,8 +154,8 @@ class Store:
         self._conn.row_factory = sqlite3.Row
         self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
+        self._write(self._migrate)  # before foreign keys are on: a migration rebuilds tables
         self._conn.execute("PRAGMA foreign_keys = ON")
-        self._write(self._migrate)
 
     # --- plumbing ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -197,15 +200,23 @@ class Store:
             yield self._conn
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
+        has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
+            if has_meta else None
+        version = None if row is None else int(row["value"])
+        if version is not None and version > SCHEMA_VERSION:
+            raise ConfigError(self.path, "schema_version",
+                              f"store has schema version {version}; this BoAnon reads "
+                              f"versions up to {SCHEMA_VERSION}")
+        if version == 1:  # the status CHECK changed: rebuild the trials table, rows unchanged
+            conn.execute("ALTER TABLE trials RENAME TO trials_v1")
+            conn.execute("DROP INDEX IF EXISTS trials_status")
         for statement in filter(str.strip, _SCHEMA.split(";")):
             conn.execute(statement)
-        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row is None:
-            conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        elif int(row["value"]) != SCHEMA_VERSION:
-            raise ConfigError(self.path, "schema_version",
-                              f"store has schema version {row['value']}; this BoAnon reads "
-                              f"version {SCHEMA_VERSION}")
+        if version == 1:
+            conn.execute("INSERT INTO trials SELECT * FROM trials_v1")
+            conn.execute("DROP TABLE trials_v1")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     # --- the study ------------------------------------------------------------------------------
     def study(self) -> dict[str, Any] | None:
@@ -270,10 +281,11 @@ class Store:
             return trial_id
         return self.trial(self._write(start))
 
-    def finish_trial(self, trial_id: int, record: TrialRecord) -> None:
-        """Mark a running trial done with what its logs gave."""
-        self._end(trial_id, "done", (_dumps(record.params), _dumps(record.metrics),
-                                     _dumps(record.objectives), None))
+    def finish_trial(self, trial_id: int, record: TrialRecord, stopped: bool = False) -> None:
+        """Mark a running trial done with what its logs gave (``stopped``: ended early by an
+        early-stopping rule; what it measured until then still feeds the model)."""
+        self._end(trial_id, "stopped" if stopped else "done",
+                  (_dumps(record.params), _dumps(record.metrics), _dumps(record.objectives), None))
 
     def fail_trial(self, trial_id: int, error: str) -> None:
         """Mark a running trial failed with its error (the run goes on)."""
@@ -299,11 +311,12 @@ class Store:
             raise KeyError(f"{self.path}: no trial with id {trial_id}")
         return _decode(row)
 
-    def trials(self, status: Status | None = None) -> list[StoredTrial]:
-        """All trials (or those with ``status``) in id order."""
+    def trials(self, status: Status | tuple[Status, ...] | None = None) -> list[StoredTrial]:
+        """All trials (or those with ``status``, one or several) in id order."""
         query, args = "SELECT * FROM trials", ()
         if status is not None:
-            query, args = query + " WHERE status = ?", (status,)
+            args = (status,) if isinstance(status, str) else tuple(status)
+            query += f" WHERE status IN ({', '.join('?' * len(args))})"
         with self._read() as conn:
             rows = conn.execute(query + " ORDER BY id", args).fetchall()
         return [_decode(r) for r in rows]
@@ -337,9 +350,10 @@ class Store:
         return out
 
     def to_table(self) -> pd.DataFrame:
-        """The finished trials as the tidy table (the shape ``boanon ingest`` gives); failed
-        trials are left out (``trials(status="failed")`` lists them with their errors)."""
-        return records_to_table(t.record() for t in self.trials("done"))
+        """The measured (done or stopped) trials as the tidy table (the shape ``boanon ingest``
+        gives); failed trials are left out (``trials(status="failed")`` lists them with their
+        errors)."""
+        return records_to_table(t.record() for t in self.trials(MEASURED))
 
 
 def _decode(row: sqlite3.Row) -> StoredTrial:

@@ -140,10 +140,11 @@ class Tuner:
                 **({"warm_start": self.warm_start.source} if self.warm_start is not None else {})}
 
     def n_trials(self) -> int:
-        """Trials that count against the budget: finished or failed ones, and those running
-        (interrupted attempts are not counted: their configuration runs again)."""
+        """Trials that count against the budget: finished (done, stopped early or failed) ones
+        and those running (interrupted attempts are not counted: their configuration runs again)."""
         counts = self.store.counts()
-        return counts["done"] + counts["failed"] - counts["interrupted"] + counts["running"]
+        return (counts["done"] + counts["stopped"] + counts["failed"] - counts["interrupted"]
+                + counts["running"])
 
     def table(self) -> pd.DataFrame:
         """The finished trials as the tidy table."""
@@ -241,13 +242,14 @@ class Tuner:
     # --- tell ---------------------------------------------------------------------------------
     def tell(self, trial_id: int,
              result: TrialRecord | Mapping[str, float] | BaseException | str | None = None, *,
-             failure: BaseException | str | None = None) -> StoredTrial:
+             failure: BaseException | str | None = None, stopped: bool = False) -> StoredTrial:
         """Record what trial ``trial_id`` gave.
 
         ``result`` is the adapter's :class:`TrialRecord`, a flat ``{name: value}`` dict, or the
         failure: an exception or a message (also accepted as ``failure=``). A value named as one
         of the run's objectives is that objective even where the adapter calls it a metric. A
-        result lacking an objective is stored as a failure saying so.
+        result lacking an objective is stored as a failure saying so. ``stopped``: an early-stopping
+        rule ended the trial; it is stored as ``stopped`` and its values still feed the model.
         """
         if (result is None) == (failure is None):
             raise TypeError("tell() needs exactly one of result or failure")
@@ -269,7 +271,8 @@ class Tuner:
             self.store.fail_trial(trial_id, f"objective {missing[0]!r} missing from the trial's output "
                                   f"(it gave objectives {sorted(objectives)})")
         else:
-            self.store.finish_trial(trial_id, TrialRecord(trial.name, params, metrics, objectives))
+            self.store.finish_trial(trial_id, TrialRecord(trial.name, params, metrics, objectives),
+                                    stopped=stopped)
         return self.store.trial(trial_id)
 
     # --- the loop -----------------------------------------------------------------------------

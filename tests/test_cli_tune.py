@@ -46,7 +46,7 @@ def test_tune_then_status_and_export(tmp_path: Path) -> None:
     assert "best: t0000" in result.output or "best: t000" in result.output
 
     status = CliRunner().invoke(main, ["status", str(store)])
-    assert status.exit_code == 0 and "5: 5 done, 0 failed" in status.output
+    assert status.exit_code == 0 and "5: 5 done, 0 stopped early, 0 failed" in status.output
     assert "best cost:" in status.output
 
     out = tmp_path / "trials.csv"

@@ -33,7 +33,7 @@ def test_lifecycle_and_table(tmp_path: Path) -> None:
         store.fail_trial(failed.id, "boom")
         assert [t.name for t in store.trials()] == ["t0000", "t0001", "t0002"]
         assert store.trial(failed.id).error == "boom"
-        assert store.counts() == {"running": 0, "done": 2, "failed": 1, "interrupted": 0}
+        assert store.counts() == {"running": 0, "done": 2, "stopped": 0, "failed": 1, "interrupted": 0}
         table = store.to_table()
     # Reopened, the file gives back exactly what the records say, in the ingest shape.
     with Store(tmp_path / "run.db") as store:

@@ -36,7 +36,8 @@ def summary(store: Store, n_failures: int = 10) -> str:
         f"store:      {store.path}",
         f"run:        strategy {study['strategy']}, seed {study['seed']}, {len(study['space'])} "
         f"parameters, objectives " + ", ".join(f"{o.name} ({o.direction})" for o in objectives),
-        f"trials:     {len(trials)}: {counts['done']} done, {counts['failed']} failed "
+        f"trials:     {len(trials)}: {counts['done']} done, {counts['stopped']} stopped early, "
+        f"{counts['failed']} failed "
         f"({counts['interrupted']} interrupted), {counts['running']} running",
     ]
     if trials:
