@@ -86,6 +86,14 @@ def test_config_errors_name_the_file_and_field(tmp_path: Path) -> None:
     assert result.exit_code != 0 and f"{config}: strategy: expected one of" in result.output
 
 
+def test_a_run_that_cannot_start_leaves_no_store(tmp_path: Path) -> None:
+    config = _yaml(tmp_path, constraints=["x0 > 2"])  # no configuration satisfies it
+    store = tmp_path / "run.db"
+    result = CliRunner().invoke(main, ["tune", str(config), "--store", str(store)])
+    assert result.exit_code != 0 and "feasible configurations" in result.output
+    assert not store.exists()
+
+
 def _done(store: Path) -> int:
     if not store.exists():
         return 0

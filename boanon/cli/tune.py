@@ -38,6 +38,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                  seed: int | None, strategy: str | None, trials_dir: str | None,
                  warm_start: str | None) -> None:
     """Tune the system described by CONFIG.yaml; every trial is kept in the store."""
+    created: Path | None = None
     try:
         config = load_config(config_file)
         budget = budget or config.budget
@@ -46,6 +47,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         store_file = Path(store_path or Path(config_file).with_suffix(".db").name)
         trials = Path(trials_dir) if trials_dir else store_file.with_suffix(".trials")
         _check_fresh_or_resume(store_file, trials, resume)
+        created = None if resume else store_file
         runner = config.make_runner()
         related = warm_start or config.warm_start
         related = align_to_space(load_related(related), config.space) if related else None
@@ -56,6 +58,9 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                       output_constraints=config.outputs, warm_start=related,
                       propose_options=config.propose_options())
     except (ConfigError, ValueError) as exc:
+        if created is not None:  # a run that never started leaves no store to block the next try
+            for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):
+                path.unlink(missing_ok=True)
         raise click.ClickException(str(exc)) from exc
     signal.signal(signal.SIGTERM, _interrupt)  # a polite kill stops as cleanly as Ctrl-C
     warnings.filterwarnings("ignore", category=ConvergenceWarning)  # GP fits: noise, not news
