@@ -6,6 +6,7 @@ import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from boanon.errors import LogParseError
 
@@ -69,18 +70,31 @@ def head(path: Path, n_bytes: int = 4096) -> str:
         return ""
 
 
-def read_config(trial_dir: Path) -> dict:
+def read_json(path: Path) -> Any:
+    """Parse a (possibly gzipped) JSON file; an empty or undecodable file names the file and line."""
+    text = read_text(path)
+    if not text.strip():
+        raise LogParseError(path, "empty file")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LogParseError(path, f"invalid JSON: {exc.msg}", exc.lineno) from exc
+
+
+def read_json_object(path: Path, expected: str) -> dict[str, Any]:
+    """Like :func:`read_json`, for a file that must hold one object (``expected`` says of what)."""
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise LogParseError(path, f"expected a JSON object {expected}")
+    return data
+
+
+def read_config(trial_dir: Path) -> dict[str, Any]:
     """The configuration a runner recorded in ``trial_dir/config.json`` ({} when absent)."""
     path = trial_dir / CONFIG_FILE
     if not path.is_file():
         return {}
-    try:
-        config = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise LogParseError(path, f"invalid JSON: {exc.msg}", exc.lineno) from exc
-    if not isinstance(config, dict):
-        raise LogParseError(path, "expected a JSON object of parameter values")
-    return config
+    return read_json_object(path, "of parameter values")
 
 
 def write_config(trial_dir: Path, config: dict) -> None:

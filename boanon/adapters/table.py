@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 import yaml
 
 from boanon.adapters.base import Adapter, register_adapter
-from boanon.adapters.files import find_file, json_lines, read_text
+from boanon.adapters.files import find_file, json_lines, read_json_object, read_text
 from boanon.errors import LogParseError
 from boanon.table import ROLES, TRIAL, TrialRecord, split_column
 
@@ -40,12 +39,7 @@ class TableAdapter(Adapter):
         path = find_file(trial_dir, RESULT_FILE)
         if path is None:
             raise LogParseError(trial_dir / RESULT_FILE, "file not found")
-        try:
-            data = json.loads(read_text(path))
-        except json.JSONDecodeError as exc:
-            raise LogParseError(path, f"invalid JSON: {exc.msg}", exc.lineno) from exc
-        if not isinstance(data, dict):
-            raise LogParseError(path, "expected a JSON object with params/metrics/objectives")
+        data = read_json_object(path, "with params/metrics/objectives")
         unknown = set(data) - set(_SECTION_OF_ROLE.values())
         if unknown:
             raise LogParseError(path, f"unknown key(s) {sorted(unknown)}; expected "

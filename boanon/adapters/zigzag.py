@@ -19,7 +19,6 @@ Files read (each may be gzipped):
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from functools import partial
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from boanon.adapters.base import Adapter, register_adapter
-from boanon.adapters.files import find_file, read_text, require_file
+from boanon.adapters.files import find_file, read_json, require_file
 from boanon.errors import LogParseError
 from boanon.table import TrialRecord
 
@@ -83,17 +82,6 @@ def layer_files(trial_dir: Path) -> list[Path]:
     """ZigZag's per-layer ``*_complete.json`` dumps (not the overall one), sorted by name."""
     return sorted(p for p in trial_dir.iterdir()
                   if p.name.endswith(LAYER_SUFFIXES) and not p.name.startswith(OVERALL_COMPLETE))
-
-
-def read_json(path: Path) -> Any:
-    """Parse a JSON file; a decoding error names the file and line."""
-    text = read_text(path)
-    if not text.strip():
-        raise LogParseError(path, "empty file")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LogParseError(path, f"invalid JSON: {exc.msg}", exc.lineno) from exc
 
 
 def _get(data: Any, keys: tuple[str, ...], path: Path) -> Any:
