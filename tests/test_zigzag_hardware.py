@@ -91,5 +91,9 @@ def test_runner_rejects_unknown_parameters_and_options(tmp_path):
 
     with pytest.raises(ConfigError, match="model"):
         ZigZagRunner(model="vgg16")
+    with pytest.raises(ConfigError, match=r"layers: alexnet has Conv layers 0..4; got \[5\]"):
+        ZigZagRunner(model="alexnet", layers=[5])
+    with pytest.raises(ConfigError, match="layers"):
+        ZigZagRunner(layers=[])
     with pytest.raises(ConfigError, match="pe_depth"):
         ZigZagRunner().design({"pe_depth": 4})

@@ -33,7 +33,7 @@ from boanon.targets.zigzag.layout import (
     LOG_FILE,
     MAPPING_FILE,
 )
-from boanon.targets.zigzag.workload import DEFAULT_LAYERS, MODELS
+from boanon.targets.zigzag.workload import DEFAULT_LAYERS, MODELS, conv_slice
 
 DROPPED_OUTPUTS = ("list_of_cmes.pickle", "mem_hierarchy.png")
 """ZigZag dumps the adapter does not read (a pickle of every cost-model object and a figure)."""
@@ -90,8 +90,10 @@ class ZigZagRunner(Runner):
             raise ConfigError("runner.options", "opt", "expected EDP, energy or latency")
         self.model = model
         self.layers = [int(i) for i in (layers if layers is not None else DEFAULT_LAYERS[model])]
-        if not self.layers:
-            raise ConfigError("runner.options", "layers", "needs at least one Conv layer index")
+        try:
+            conv_slice(model, self.layers)  # fail here, not in every trial
+        except ValueError as exc:
+            raise ConfigError("runner.options", "layers", str(exc)) from None
         self.opt = opt
         self.lpf_limit = int(lpf_limit)
         self.timeout = float(timeout)
