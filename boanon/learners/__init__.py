@@ -1,0 +1,82 @@
+"""Structure learning: a causal graph over parameters, metrics and objectives, from a trial table.
+
+``learn(table, knowledge)`` preprocesses the metrics (:mod:`.preprocess`), runs a registered
+learner (:data:`LEARNERS`), orients and prunes its output (:mod:`.postprocess`), makes the expert
+knowledge hold and optionally measures edge stability (:mod:`.bootstrap`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from time import perf_counter
+from typing import Any
+
+import pandas as pd
+
+from boanon.annotations import Knowledge
+from boanon.graph import CausalGraph
+from boanon.learners import causallearn_learners, pgmpy_learners, tiered_pc  # noqa: F401  (registration)
+from boanon.learners.base import LEARNERS, PartialGraph, get_learner, register_learner
+from boanon.learners.bootstrap import edge_stability
+from boanon.learners.postprocess import finalize, orient
+from boanon.learners.preprocess import Prepared, preprocess
+from boanon.table import ROLES, columns_of, split_column
+
+__all__ = ["DEFAULT_LEARNER", "DEFAULT_MAX_PARENTS", "LEARNERS", "LearnResult", "PartialGraph", "Prepared",
+           "available_learners", "learn", "preprocess", "register_learner"]
+
+DEFAULT_LEARNER = "tiered-pc"
+DEFAULT_MAX_PARENTS = 8
+DEFAULT_ALPHA = 0.01
+
+
+@dataclass
+class LearnResult:
+    """The learned graph and a plain-dict report: what was dropped or merged and why, timings."""
+
+    graph: CausalGraph
+    report: dict[str, Any]
+
+
+def available_learners() -> list[str]:
+    return sorted(LEARNERS)
+
+
+def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str = DEFAULT_LEARNER, *,
+          max_parents: int | None = DEFAULT_MAX_PARENTS, max_metrics: int | None = None, bootstrap: int = 0,
+          seed: int = 0, alpha: float = DEFAULT_ALPHA, **options: Any) -> LearnResult:
+    """Learn a DAG from ``table`` (the tidy trial table) under ``knowledge``.
+
+    ``max_parents`` caps each node's parents (strongest kept), ``max_metrics`` keeps only the
+    metrics most related to the objectives, ``bootstrap`` > 0 stores each edge's stability over
+    that many resamples, ``alpha`` is the tests' significance level; other ``options`` go to the
+    learner (e.g. ``max_depth`` for ``tiered-pc``).
+    """
+    start = perf_counter()
+    knowledge = knowledge or Knowledge()
+    info = get_learner(learner)
+    knowledge.validate({split_column(c)[1]: split_column(c)[0] for r in ROLES for c in columns_of(table, r)})
+    prepared = preprocess(table, max_metrics=max_metrics, protected=knowledge.mentioned())
+    t_pre = perf_counter()
+    partial = info.fn(prepared, knowledge, alpha=alpha, seed=seed, **options)
+    t_learn = perf_counter()
+    report = {**prepared.report, "edges_capped": [], "params_connected": []}
+    report["dropped"] = dict(report["dropped"])
+    graph = finalize(orient(partial, prepared.roles, knowledge), prepared, knowledge,
+                     max_parents=max_parents, report=report)
+    t_post = perf_counter()
+    if bootstrap:
+        stability = edge_stability(prepared, knowledge, info, bootstrap, seed=seed, alpha=alpha, **options)
+        for e in graph.edges:
+            e.stability = round(stability.get((e.source, e.target), 0.0), 3)
+    end = perf_counter()
+    report["timings"] = {"preprocess_s": round(t_pre - start, 3), "learn_s": round(t_learn - t_pre, 3),
+                         "postprocess_s": round(t_post - t_learn, 3), "bootstrap_s": round(end - t_post, 3),
+                         "total_s": round(end - start, 3)}
+    report.pop("encodings", None)
+    graph.metadata = {"learner": learner, "alpha": alpha, "max_parents": max_parents,
+                      "max_metrics": max_metrics,
+                      "bootstrap": bootstrap, "n_trials": prepared.n, "options": dict(options),
+                      "merged": report["merged"], "dropped": report["dropped"],
+                      "params_connected": report["params_connected"], "timings": report["timings"]}
+    return LearnResult(graph, report)

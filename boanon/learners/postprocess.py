@@ -1,0 +1,171 @@
+"""From a learner's partially directed output to the final graph every learner shares.
+
+Steps, in order: orient by tiers (reversing a tier-breaking arrow where the reverse is allowed,
+dropping it otherwise), Meek's rules, then the still-undirected edges from upstream to downstream
+(distance from the parameters) without cycles; weigh every edge by its partial correlation given
+the other parents; add the required edges; cap the number of parents (keeping required and
+strongest); drop metrics with no directed path to an objective; connect every parameter with no
+path to any objective straight to the objectives, so that no parameter is lost from the model.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from boanon.annotations import Knowledge
+from boanon.graph import CausalGraph, Edge
+from boanon.learners.base import PartialGraph
+from boanon.learners.citest import partial_tests
+from boanon.learners.preprocess import Prepared
+
+
+def orient(partial: PartialGraph, roles: dict[str, str], knowledge: Knowledge) -> nx.DiGraph:
+    """A DAG over ``roles`` from the learner's output; every arrow respects the knowledge."""
+    required = set(knowledge.required_edges())
+
+    def ok(a: str, b: str) -> bool:
+        return (a, b) in required or knowledge.allows(a, b, roles)
+
+    directed: set[tuple[str, str]] = set()
+    undirected: set[frozenset[str]] = set()
+    for a, b in partial.directed:
+        if ok(a, b):
+            directed.add((a, b))
+        elif ok(b, a):
+            directed.add((b, a))
+    for pair in partial.undirected:
+        a, b = sorted(pair)
+        if ok(a, b) and ok(b, a):
+            undirected.add(pair)
+        elif ok(a, b) or ok(b, a):
+            directed.add((a, b) if ok(a, b) else (b, a))
+    undirected = {p for p in undirected if not any(tuple(sorted(p, reverse=r)) in directed for r in (0, 1))}
+    _meek(directed, undirected)
+
+    dag = nx.DiGraph()
+    dag.add_nodes_from(roles)
+    strength = partial.strength
+    for a, b in sorted(directed, key=lambda e: -strength.get(frozenset(e), 0.0)):
+        dag.add_edge(a, b)
+        if not nx.is_directed_acyclic_graph(dag):  # a learner's arrows may close a cycle: drop the weakest
+            dag.remove_edge(a, b)
+    depth = _distance_from_params(roles, directed, undirected)
+    for pair in sorted(undirected, key=lambda p: (-strength.get(p, 0.0), sorted(p))):
+        a, b = sorted(pair, key=lambda n: (depth.get(n, np.inf), n))
+        if nx.has_path(dag, b, a):
+            a, b = b, a
+        dag.add_edge(a, b)
+    return dag
+
+
+def _meek(directed: set[tuple[str, str]], undirected: set[frozenset[str]]) -> None:
+    """Apply Meek's rules R1-R3 until nothing changes (in place)."""
+    def adjacent(a: str, b: str) -> bool:
+        return (a, b) in directed or (b, a) in directed or frozenset((a, b)) in undirected
+
+    changed = True
+    while changed:
+        changed = False
+        into: dict[str, set[str]] = {}
+        for a, b in directed:
+            into.setdefault(b, set()).add(a)
+        neigh: dict[str, set[str]] = {}
+        for p in undirected:
+            a, b = tuple(p)
+            neigh.setdefault(a, set()).add(b)
+            neigh.setdefault(b, set()).add(a)
+        for pair in list(undirected):
+            for x, y in (tuple(pair), tuple(pair)[::-1]):
+                r1 = any(not adjacent(a, y) for a in into.get(x, ()) if a != y)
+                r2 = any((x, m) in directed for m in into.get(y, ()))
+                feeders = [c for c in into.get(y, ()) if c in neigh.get(x, ())]
+                r3 = any(not adjacent(c, d) for i, c in enumerate(feeders) for d in feeders[i + 1:])
+                if r1 or r2 or r3:
+                    undirected.discard(pair)
+                    directed.add((x, y))
+                    changed = True
+                    break
+            if changed:
+                break
+
+
+def _distance_from_params(roles: dict[str, str], directed: set[tuple[str, str]],
+                          undirected: set[frozenset[str]]) -> dict[str, int]:
+    """Skeleton distance from the nearest parameter: upstream metrics are closer."""
+    neigh: dict[str, set[str]] = {n: set() for n in roles}
+    for a, b in list(directed) + [tuple(p) for p in undirected]:
+        neigh[a].add(b)
+        neigh[b].add(a)
+    dist = {n: 0 for n, r in roles.items() if r == "param"}
+    queue = deque(dist)
+    while queue:
+        n = queue.popleft()
+        for m in neigh[n]:
+            if m not in dist:
+                dist[m] = dist[n] + 1
+                queue.append(m)
+    return dist
+
+
+def edge_weights(dag: nx.DiGraph, prepared: Prepared) -> dict[tuple[str, str], float]:
+    """Each edge's strength: sqrt of the partial R^2 of the parent given the other parents."""
+    out: dict[tuple[str, str], float] = {}
+    for v in dag.nodes:
+        parents = [p for p in dag.predecessors(v) if p in prepared.basis]
+        if v not in prepared.basis:
+            continue
+        y = prepared.basis[v][:, 0]
+        for p in parents:
+            others = [prepared.basis[o] for o in parents if o != p]
+            _, s = partial_tests(y, [prepared.basis[p]], np.hstack(others) if others else None)
+            out[(p, v)] = round(float(s[0]), 4) if np.isfinite(s[0]) else 0.0
+    return out
+
+
+def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_parents: int | None,
+             report: dict[str, Any]) -> CausalGraph:
+    """Weights, required edges, parent cap, pruning and orphan parameters; returns the graph."""
+    roles = {**prepared.roles, **prepared.excluded}
+    dag = dag.copy()
+    dag.add_nodes_from(roles)
+    required = [e for e in knowledge.required_edges() if e[0] in roles and e[1] in roles]
+    dag.add_edges_from(required)
+    weights = edge_weights(dag, prepared)
+    objectives = [n for n, r in roles.items() if r == "objective"]
+
+    if max_parents is not None:
+        for v in list(dag.nodes):
+            parents = sorted(dag.predecessors(v),
+                             key=lambda p: ((p, v) not in required, -weights.get((p, v), 0.0)))
+            for p in parents[max_parents:]:
+                if (p, v) not in required:
+                    dag.remove_edge(p, v)
+                    report["edges_capped"].append(f"{p} -> {v}")
+
+    keep = set(objectives) | {n for e in required for n in e}
+    for o in objectives:
+        keep |= nx.ancestors(dag, o)
+    for n in list(dag.nodes):
+        if roles[n] == "metric" and n not in keep:
+            dag.remove_node(n)
+            report["dropped"][n] = "no directed path to an objective"
+
+    for p in [n for n, r in roles.items() if r == "param"]:
+        if not any(nx.has_path(dag, p, o) for o in objectives):
+            for o in objectives:
+                if knowledge.allows(p, o, roles):
+                    dag.add_edge(p, o)
+                    report["params_connected"].append(f"{p} -> {o}")
+    weights = edge_weights(dag, prepared)
+    graph = CausalGraph(roles={n: r for n, r in roles.items() if n in dag},
+                        edges=[Edge(a, b, weights.get((a, b))) for a, b in _sorted_edges(dag)])
+    return knowledge.apply(graph, strict=False)
+
+
+def _sorted_edges(dag: nx.DiGraph) -> list[tuple[str, str]]:
+    order = {n: i for i, n in enumerate(nx.topological_sort(dag))}
+    return sorted(dag.edges, key=lambda e: (order[e[1]], order[e[0]]))
