@@ -1,0 +1,129 @@
+"""Expert knowledge: the YAML file, the Python API, and that it holds on every graph."""
+
+import pytest
+
+from boanon.annotations import Knowledge
+from boanon.errors import ConfigError
+from boanon.graph import CausalGraph, Edge
+from boanon.learners import learn
+from boanon.synthetic import SyntheticSystem
+
+ROLES = {"x": "param", "y": "param", "m1": "metric", "m10": "metric", "m2": "metric", "cost": "objective"}
+
+YAML = """
+require:
+  - x -> m2
+  - [y, m1]
+forbid:
+  - {source: m1, target: cost}
+forbid_patterns:
+  - {source: "m1", target: "cost"}
+tiers:
+  - [m10]
+  - ["m[12]"]
+node_models:
+  cost:
+    formula: "a * m2 / m10 + b"
+    free: {a: {init: 1.0, low: 0.0}, b: {}}
+    residual: gp
+  m1:
+    function: "x * y"
+"""
+
+
+@pytest.fixture
+def knowledge(tmp_path):
+    path = tmp_path / "annotations.yaml"
+    path.write_text(YAML)
+    return Knowledge.from_yaml(path)
+
+
+def test_yaml_reads_every_kind_of_knowledge(knowledge):
+    assert knowledge.required == [("x", "m2"), ("y", "m1")]
+    assert knowledge.forbidden == [("m1", "cost")]
+    assert knowledge.tiers == [["m10"], ["m[12]"]]
+    assert knowledge.node_models["cost"]["free"] == {"a": {"init": 1.0, "low": 0.0}, "b": {}}
+    # node models make their parents required
+    assert {("m2", "cost"), ("m10", "cost"), ("x", "m1"), ("y", "m1")} <= set(knowledge.required_edges())
+
+
+def test_python_api_matches_the_yaml(knowledge):
+    built = (Knowledge().require("x", "m2").require("y", "m1").forbid("m1", "cost")
+             .forbid_pattern("m1", "cost").add_tier(["m10"]).add_tier(["m[12]"])
+             .node_model("cost", formula="a * m2 / m10 + b", free={"a": {"init": 1.0, "low": 0.0}, "b": {}})
+             .node_model("m1", function="x * y"))
+    assert built.to_dict() == knowledge.to_dict()
+
+
+def test_patterns_are_anchored():
+    k = Knowledge().forbid_pattern("m1", "cost")
+    assert not k.allows("m1", "cost", ROLES)
+    assert k.allows("m10", "cost", ROLES)  # re.match("m1", "m10") would have matched
+
+
+def test_tiers_roles_and_forbids_in_allows(knowledge):
+    assert not knowledge.allows("m1", "m10", ROLES)  # later tier -> earlier tier
+    assert knowledge.allows("m10", "m1", ROLES)
+    assert not knowledge.allows("m1", "x", ROLES)  # parameters have no parents
+    assert not knowledge.allows("x", "y", ROLES)  # no parameter -> parameter
+    assert not knowledge.allows("cost", "m1", ROLES)  # objectives have no children
+    assert knowledge.allows("m2", "cost", ROLES)
+
+
+def test_apply_enforces_knowledge_on_a_user_graph(knowledge):
+    graph = CausalGraph(roles=dict(ROLES), edges=[Edge("m1", "cost", 0.9), Edge("m1", "x"), Edge("x", "m10")])
+    out = knowledge.apply(graph)
+    edges = {(e.source, e.target) for e in out.edges}
+    assert ("m1", "cost") not in edges and ("m1", "x") not in edges
+    assert {("x", "m2"), ("y", "m1"), ("m2", "cost"), ("m10", "cost"), ("x", "m10")} <= edges
+    assert set(out.node_models) == {"cost", "m1"}
+    assert graph.has_edge("m1", "cost")  # the input is not modified
+
+
+def test_knowledge_holds_after_learning():
+    system = SyntheticSystem(n_params=6, n_groups=2, chain_length=2, n_distractors=4, n_duplicates=0,
+                             noise=0.3, seed=2)
+    table = system.sample_table(60, seed=2)
+    plain = learn(table).graph
+    assert plain.has_edge("g0_m1", "cost")
+    k = (Knowledge().forbid("g0_m1", "cost").require("x0", "d0")
+         .node_model("cost", formula="a * g0_load + g1_m1", free={"a": {}}))
+    graph = learn(table, k).graph
+    assert not graph.has_edge("g0_m1", "cost")
+    assert graph.has_edge("x0", "d0") and "d0" in graph.roles  # kept although not on a path
+    assert graph.has_edge("g0_load", "cost") and graph.has_edge("g1_m1", "cost")
+    assert graph.node_models["cost"]["formula"] == "a * g0_load + g1_m1"
+
+
+@pytest.mark.parametrize("text,field,message", [
+    ("require: [x -> nowhere]", "require", "unknown node 'nowhere'"),
+    ("forbid: [m1]", "forbid[0]", "expected 'a -> b'"),
+    ("colour: red", "colour", "unknown key"),
+    ("forbid_patterns: [{source: '(', target: cost}]", "forbid_patterns.source", "invalid regular"),
+    ("node_models: {cost: {formula: 'a * m2', function: 'm2'}}", "node_models.cost", "exactly one"),
+    ("node_models: {cost: {formula: 'a *'}}", "node_models.cost.formula", "cannot parse"),
+    ("node_models: {cost: {formula: 'a * m2', free: {c: {}}}}", "node_models.cost.free.c", "not used"),
+    ("node_models: {cost: {formula: 'a * m2', free: {a: {init: 1, scale: 2}}}}", "node_models.cost.free.a",
+     "expected a mapping"),
+    ("node_models: {cost: {formula: 'a * m2', residual: nn}}", "node_models.cost.residual", "'gp' or 'none'"),
+    ("node_models: {cost: {formula: 'a * b', free: {a: {}, b: {}}}}", "node_models.cost", "reads no parent"),
+    ("node_models: {cost: {function: 'm2 * mystery'}}", "node_models.cost", "'mystery' is neither"),
+    ("require: [x -> m1]\nforbid: [x -> m1]", "forbid", "both required and forbidden"),
+    ("require: [m1 -> x]", "require", "breaks the role tiers"),
+    ("require: [m1 -> m2, m2 -> m1]", "require", "cycle"),
+])
+def test_bad_annotations_name_the_file_and_field(tmp_path, text, field, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        Knowledge.from_yaml(path).validate(ROLES)
+    assert err.value.source == str(path)
+    assert err.value.field == field
+    assert message in str(err.value)
+
+
+def test_invalid_yaml_names_the_line(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("require:\n  - x -> m1\n forbid: [\n")
+    with pytest.raises(ConfigError, match=r"broken.yaml: line \d+: invalid YAML"):
+        Knowledge.from_yaml(path)
