@@ -7,6 +7,7 @@ returns its metric and objective values. The runner writes them as ``result.json
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import json
@@ -111,11 +112,20 @@ class CallableRunner(Runner):
                  **options: Any):
         self.spec = function if isinstance(function, str) else getattr(function, "__qualname__",
                                                                            repr(function))
+        self._source = function if isinstance(function, str) else None
         self.function = load_callable(function) if isinstance(function, str) else function
         if not callable(self.function):
             raise ValueError(f"{function!r} is not callable")
         self.objectives = list(objectives)
         self.options = options
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickled by its ``module:function`` spec when it has one: a worker process or a Dask
+        worker then loads the function as this process did (a ``file.py`` or a module found in
+        the current directory is not importable by pickle)."""
+        if self._source is None:
+            return super().__reduce_ex__(protocol)
+        return functools.partial(CallableRunner, **self.options), (self._source, self.objectives)
 
     def run(self, config: dict[str, Value], trial_dir: Path) -> None:
         write_config(trial_dir, config)

@@ -1,0 +1,564 @@
+"""Where trials run: a local process pool or a Dask cluster, behind one small interface.
+
+Both executors follow :mod:`concurrent.futures`: ``submit(fn, *args, timeout=...)`` returns a
+standard :class:`concurrent.futures.Future`, so the tuning loop waits with
+:func:`concurrent.futures.wait` whatever the engine. What they add is what a tuning loop needs
+from its workers and a plain pool lacks:
+
+* a trial that runs past its ``timeout`` is killed and its future fails with :class:`TrialTimeout`
+  (a thread or pool task cannot be killed, so each local trial gets its own process, and a hung
+  Dask worker is restarted through its nanny);
+* a worker that dies (a crash in native code, the OOM killer, a lost host) fails only its own
+  trial, with :class:`WorkerLost` saying how, and the executor goes on;
+* a progress channel (:class:`ProgressChannel`) carries ``(trial, step, value)`` reports from the
+  running trial back to the loop and the loop's "stop" back to the trial, for early stopping.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import itertools
+import multiprocessing
+import os
+import pickle
+import queue
+import signal
+import threading
+import time
+import traceback
+import uuid
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, InvalidStateError
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from boanon.runners.base import TrialFailed
+
+Report = tuple[int, int, float]
+"""A progress report: (trial id, step, value)."""
+
+
+class TrialTimeout(TrialFailed):
+    """The trial ran past its timeout and was killed."""
+
+
+class WorkerLost(TrialFailed):
+    """The process or machine running the trial died or could no longer be reached."""
+
+
+# --- progress ---------------------------------------------------------------------------------
+class ProgressChannel(ABC):
+    """Progress reports from running trials to the loop, and stop requests back.
+
+    The loop calls :meth:`reporter` before submitting a trial and passes the (picklable) reporter
+    along with it; the trial calls ``reporter(step, value)`` as it goes and stops when that
+    returns False. The loop drains reports with :meth:`poll` and asks a trial to stop with
+    :meth:`stop`; the trial sees it at its next report.
+    """
+
+    @abstractmethod
+    def reporter(self, trial: int) -> Callable[[int, float], bool]:
+        """A picklable callable for trial ``trial``: ``(step, value) -> keep going?``."""
+
+    @abstractmethod
+    def poll(self) -> list[Report]:
+        """The reports that arrived since the last call, oldest first (never blocks)."""
+
+    @abstractmethod
+    def stop(self, trial: int) -> None:
+        """Ask trial ``trial`` to stop at its next report."""
+
+    @abstractmethod
+    def forget(self, trial: int) -> None:
+        """Release what the channel holds for a finished trial."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the channel."""
+
+
+@dataclass
+class _LocalReporter:
+    trial: int
+    reports: Any  # multiprocessing.Queue
+    stopped: Any  # multiprocessing.Event
+
+    def __call__(self, step: int, value: float) -> bool:
+        self.reports.put((self.trial, int(step), float(value)))
+        return not self.stopped.is_set()
+
+
+class _LocalChannel(ProgressChannel):
+    """A multiprocessing queue for reports and one event per trial for stops."""
+
+    def __init__(self, context: multiprocessing.context.BaseContext):
+        self._context = context
+        self._reports = context.Queue()
+        self._stops: dict[int, Any] = {}
+
+    def reporter(self, trial: int) -> _LocalReporter:
+        self._stops[trial] = self._context.Event()
+        return _LocalReporter(trial, self._reports, self._stops[trial])
+
+    def poll(self) -> list[Report]:
+        out = []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                out.append(self._reports.get_nowait())
+        return out
+
+    def stop(self, trial: int) -> None:
+        if trial in self._stops:
+            self._stops[trial].set()
+
+    def forget(self, trial: int) -> None:
+        self._stops.pop(trial, None)
+
+    def close(self) -> None:
+        self._reports.close()
+
+
+# --- the interface ----------------------------------------------------------------------------
+class Executor(ABC):
+    """Runs functions elsewhere, ``max_workers`` at a time; see the module docstring."""
+
+    max_workers: int
+
+    @abstractmethod
+    def submit(self, fn: Callable[..., Any], /, *args: Any, timeout: float | None = None,
+               **kwargs: Any) -> Future:
+        """Schedule ``fn(*args, **kwargs)``; past ``timeout`` seconds of running it is killed."""
+
+    @abstractmethod
+    def progress_channel(self) -> ProgressChannel:
+        """A channel whose reporters work inside this executor's workers."""
+
+    @abstractmethod
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        """Stop the executor; with ``cancel_futures`` running work is killed and queued work dropped."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown(wait=exc[0] is None, cancel_futures=exc[0] is not None)
+
+
+def _settle(future: Future, result: Any = None, exception: BaseException | None = None) -> bool:
+    """Complete ``future`` unless something else (a timeout, a cancel) already did."""
+    try:
+        if exception is not None:
+            future.set_exception(exception)
+        else:
+            future.set_result(result)
+    except InvalidStateError:
+        return False
+    return True
+
+
+# --- local processes --------------------------------------------------------------------------
+_PR_SET_PDEATHSIG = 1
+
+
+def _child_main(conn: Connection, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    """Entry point of a trial process: run ``fn`` and send back its result or its error."""
+    with contextlib.suppress(OSError, AttributeError):  # Linux: die with the parent, never orphaned
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the loop's to handle, not the trial's
+    signal.signal(signal.SIGTERM, _raise_interrupt)  # terminate -> runners clean up (kill programs)
+    try:
+        message: tuple = ("ok", fn(*args, **kwargs))
+    except BaseException as exc:  # noqa: BLE001  (every failure goes back to the loop)
+        message = ("error", _portable(exc), traceback.format_exc())
+    try:
+        conn.send(message)
+    except Exception as exc:  # an unpicklable result
+        conn.send(("error", TrialFailed(f"cannot send the result back: {exc}"), traceback.format_exc()))
+    conn.close()
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling, else a :class:`TrialFailed` carrying its type and message."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return TrialFailed(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+@dataclass
+class _Task:
+    future: Future
+    fn: Callable[..., Any]
+    args: tuple
+    kwargs: dict
+    timeout: float | None
+    process: Any = None
+    conn: Connection | None = None
+    deadline: float = float("inf")  # when it is terminated (SIGTERM)
+    kill_due: float = float("inf")  # when a terminated process is killed (SIGKILL)
+    outcome: tuple | None = field(default=None, repr=False)
+
+
+class LocalExecutor(Executor):
+    """Each task in its own process, at most ``max_workers`` at once.
+
+    A process per trial costs a fork from a server that imported ``preload`` once (``forkserver``;
+    ``__main__`` included, else every trial would import the main script's modules again) and
+    buys isolation: a hung trial is terminated (SIGTERM, so a
+    command runner kills its program; SIGKILL after ``grace`` seconds) and a crashing one takes
+    only itself down. Trial processes die with the loop (``PR_SET_PDEATHSIG`` on Linux), so a
+    killed run leaves nothing running.
+    """
+
+    def __init__(self, max_workers: int | None = None, grace: float = 2.0,
+                 preload: tuple[str, ...] = ("__main__", "boanon.parallel", "boanon.targets")):
+        self.max_workers = int(max_workers or os.cpu_count() or 1)
+        if self.max_workers < 1:
+            raise ValueError("max_workers must be >= 1")
+        self.grace = float(grace)
+        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        self._context = multiprocessing.get_context(method)
+        if method == "forkserver":
+            self._context.set_forkserver_preload(list(preload))
+        self._queue: deque[_Task] = deque()
+        self._active: list[_Task] = []
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = self._context.Pipe(duplex=False)
+        self._closing = False
+        self._monitor = threading.Thread(target=self._run, name="boanon-local-executor", daemon=True)
+        self._monitor.start()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, timeout: float | None = None,
+               **kwargs: Any) -> Future:
+        if self._closing:
+            raise RuntimeError("cannot submit after shutdown")
+        if timeout is not None and timeout <= 0:
+            raise ValueError("timeout must be > 0 seconds")
+        future: Future = Future()
+        with self._lock:
+            self._queue.append(_Task(future, fn, args, kwargs, timeout))
+        self._wake()
+        return future
+
+    def progress_channel(self) -> ProgressChannel:
+        return _LocalChannel(self._context)
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        with self._lock:
+            if cancel_futures:
+                for task in self._queue:
+                    task.future.cancel()
+                self._queue.clear()
+                for task in self._active:
+                    self._terminate(task, "the executor was shut down")
+            self._closing = True
+        self._wake()
+        if wait:
+            self._monitor.join()
+
+    # --- the monitor thread -------------------------------------------------------------------
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):
+            self._wake_w.send_bytes(b"x")
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                self._start_queued()
+                if self._closing and not self._active and not self._queue:
+                    return
+                waitables: list[Any] = [self._wake_r]
+                for task in self._active:
+                    waitables += [task.conn, task.process.sentinel]
+                now = time.monotonic()
+                due = min((min(t.deadline, t.kill_due) for t in self._active), default=float("inf"))
+            ready = wait(waitables, timeout=None if due == float("inf") else max(0.0, due - now))
+            if self._wake_r in ready:
+                with contextlib.suppress(EOFError, OSError):
+                    while self._wake_r.poll():
+                        self._wake_r.recv_bytes()
+            with self._lock:
+                self._collect(set(ready))
+                self._enforce_deadlines()
+
+    def _start_queued(self) -> None:
+        while self._queue and len(self._active) < self.max_workers and not self._closing:
+            task = self._queue.popleft()
+            if not task.future.set_running_or_notify_cancel():
+                continue
+            receiver, sender = self._context.Pipe(duplex=False)
+            task.process = self._context.Process(target=_child_main, name="boanon-trial", daemon=False,
+                                                 args=(sender, task.fn, task.args, task.kwargs))
+            try:
+                task.process.start()
+            except Exception as exc:
+                _settle(task.future, exception=WorkerLost(f"cannot start a worker process: {exc}"))
+                continue
+            finally:
+                sender.close()
+            task.conn = receiver
+            if task.timeout is not None:
+                task.deadline = time.monotonic() + task.timeout
+            self._active.append(task)
+
+    def _collect(self, ready: set[Any]) -> None:
+        for task in list(self._active):
+            exited = task.process.sentinel in ready
+            if task.outcome is None and (exited or task.conn in ready) and task.conn.poll():
+                task.outcome = _receive(task.conn)
+            if task.outcome is None and not exited:
+                continue
+            task.process.join(timeout=self.grace)  # a child that sent its result exits at once
+            if task.process.is_alive():
+                task.process.kill()
+                task.process.join()
+            self._finish(task)
+
+    def _finish(self, task: _Task) -> None:
+        self._active.remove(task)
+        task.conn.close()
+        outcome = task.outcome or ("dead",)
+        if outcome[0] == "ok":
+            _settle(task.future, outcome[1])
+        elif outcome[0] == "error":
+            _settle(task.future, exception=outcome[1])
+        else:  # a no-op when a timeout or a shutdown already failed the future
+            _settle(task.future, exception=WorkerLost(
+                f"worker process {task.process.pid} died ({_exit_reason(task.process.exitcode)})"))
+        task.process.close()
+
+    def _enforce_deadlines(self) -> None:
+        now = time.monotonic()
+        for task in self._active:
+            if now >= task.deadline:
+                _settle(task.future, exception=TrialTimeout(
+                    f"trial timed out after {task.timeout:g} s and was killed"))
+                self._terminate(task, f"timed out after {task.timeout:g} s")
+            elif now >= task.kill_due:
+                task.kill_due = float("inf")
+                task.process.kill()
+
+    def _terminate(self, task: _Task, why: str) -> None:
+        """SIGTERM now (runners clean up), SIGKILL after the grace period."""
+        _settle(task.future, exception=WorkerLost(f"trial process terminated: {why}"))
+        task.deadline = float("inf")
+        if task.process.is_alive():
+            task.kill_due = time.monotonic() + self.grace
+            task.process.terminate()
+
+
+def _receive(conn: Connection) -> tuple:
+    try:
+        return conn.recv()
+    except (EOFError, OSError):
+        return ("dead",)
+    except Exception as exc:  # a result that does not unpickle here
+        return ("error", TrialFailed(f"cannot read the trial's result: {exc}"), "")
+
+
+def _exit_reason(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "exit status unknown"
+    if exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit status {exitcode} before sending a result"
+
+
+# --- Dask -------------------------------------------------------------------------------------
+@dataclass
+class _DaskReporter:
+    trial: int
+    queue_name: str
+    event_prefix: str
+
+    def __call__(self, step: int, value: float) -> bool:
+        from distributed import Event, Queue
+
+        Queue(self.queue_name).put((self.trial, int(step), float(value)))
+        return not Event(f"{self.event_prefix}-{self.trial}").is_set()
+
+
+class _DaskChannel(ProgressChannel):
+    """A Dask queue for reports and one Dask event per trial for stops (scheduler-side, so it
+    works across hosts without a shared filesystem)."""
+
+    def __init__(self, client: Any):
+        from distributed import Queue
+
+        name = f"boanon-progress-{uuid.uuid4().hex[:12]}"
+        self._client = client
+        self._queue = Queue(name, client=client)
+        self._queue_name, self._prefix = name, f"{name}-stop"
+        self._stopped: set[int] = set()
+
+    def reporter(self, trial: int) -> _DaskReporter:
+        return _DaskReporter(trial, self._queue_name, self._prefix)
+
+    def poll(self) -> list[Report]:
+        if self._queue.qsize() == 0:
+            return []
+        return [tuple(r) for r in self._queue.get(batch=True)]
+
+    def stop(self, trial: int) -> None:
+        from distributed import Event
+
+        Event(f"{self._prefix}-{trial}", client=self._client).set()
+        self._stopped.add(trial)
+
+    def forget(self, trial: int) -> None:
+        """Drop the trial's stop event from the scheduler (events live until cleared)."""
+        from distributed import Event
+
+        if trial in self._stopped:
+            self._stopped.discard(trial)
+            Event(f"{self._prefix}-{trial}", client=self._client).clear()
+
+    def close(self) -> None:
+        for trial in list(self._stopped):
+            self.forget(trial)
+
+
+def _call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    return fn(*args, **kwargs)
+
+
+class DaskExecutor(Executor):
+    """Trials as tasks of a Dask cluster: ``address`` of a running scheduler
+    (``tcp://host:8786``), or None for a local cluster of ``n_workers`` processes on 127.0.0.1.
+
+    A worker that dies fails its trial at once with :class:`WorkerLost`. A trial past its timeout
+    fails with :class:`TrialTimeout` and its worker is restarted through its nanny, the only way
+    to stop a task stuck in a Dask worker. The local cluster runs one thread per worker with
+    ``distributed.scheduler.allowed-failures = 0`` (a trial that kills its worker is not retried
+    elsewhere) and ``worker-saturation = 1.0`` (no trial waits on a worker behind another, so a
+    restart takes down only the hung trial); docs/parallel.md shows the same for a remote cluster.
+    """
+
+    def __init__(self, address: str | None = None, n_workers: int | None = None,
+                 connect_timeout: float = 30.0):
+        try:
+            import dask
+            from distributed import Client, LocalCluster
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ImportError("the Dask executor needs dask.distributed: "
+                              "pip install 'boanon[dask]'") from exc
+        self._cluster = None
+        if address is None or address == "local":
+            with dask.config.set({"distributed.scheduler.allowed-failures": 0,
+                                  "distributed.scheduler.worker-saturation": 1.0}):
+                self._cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1,
+                                             threads_per_worker=1, processes=True, host="127.0.0.1",
+                                             dashboard_address=None)
+            self.client = Client(self._cluster)
+        else:
+            try:
+                self.client = Client(address, timeout=connect_timeout)
+            except OSError as exc:
+                raise WorkerLost(f"cannot reach the Dask scheduler at {address}: {exc}") from exc
+        threads = sum(self.client.nthreads().values())
+        self.max_workers = int(n_workers or threads or 1)
+        self._keys = itertools.count()
+        self._lock = threading.Lock()
+        self._tasks: dict[str, tuple[Any, Future, float | None]] = {}  # key -> (dask future, ours, timeout)
+        self._started: dict[str, tuple[float, str]] = {}  # key -> (when seen running, worker)
+        self._closing = threading.Event()
+        self._watchdog = threading.Thread(target=self._watch, name="boanon-dask-timeouts", daemon=True)
+        self._watchdog.start()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, timeout: float | None = None,
+               **kwargs: Any) -> Future:
+        if self._closing.is_set():
+            raise RuntimeError("cannot submit after shutdown")
+        if timeout is not None and timeout <= 0:
+            raise ValueError("timeout must be > 0 seconds")
+        future: Future = Future()
+        future.set_running_or_notify_cancel()
+        key = f"boanon-{getattr(fn, '__name__', 'task')}-{next(self._keys)}-{uuid.uuid4().hex[:8]}"
+        task = self.client.submit(_call, fn, args, kwargs, key=key, pure=False)
+        with self._lock:
+            self._tasks[key] = (task, future, None if timeout is None else float(timeout))
+        task.add_done_callback(lambda t: self._done(t, future))
+        return future
+
+    def _done(self, task: Any, future: Future) -> None:
+        with self._lock:
+            self._tasks.pop(task.key, None)
+            self._started.pop(task.key, None)
+        if task.status == "finished":
+            try:
+                _settle(future, task.result())
+            except Exception as exc:  # the result could not be fetched: the worker holding it went
+                _settle(future, exception=WorkerLost(f"the trial's result was lost: {exc}"))
+        elif task.status == "error":
+            exc = task.exception()
+            if type(exc).__name__ == "KilledWorker":
+                exc = WorkerLost(f"the Dask worker running the trial died or was lost ({exc})")
+            _settle(future, exception=exc)
+        else:
+            _settle(future, exception=WorkerLost(
+                f"the trial's task was {task.status} (lost connection to the Dask scheduler?)"))
+
+    def _watch(self) -> None:
+        """Start a trial's clock when the scheduler runs it; restart the worker of a trial past its
+        timeout."""
+        while not self._closing.wait(0.5):
+            with self._lock:
+                timed = {k: v for k, v in self._tasks.items() if v[2] is not None}
+            if not timed:
+                continue
+            try:
+                processing = self.client.processing()
+            except Exception:  # the scheduler is unreachable: the futures will report it
+                continue
+            now = time.monotonic()
+            for worker, keys in processing.items():
+                for key in keys:
+                    if key in timed:
+                        self._started.setdefault(key, (now, worker))
+            for key, (task, future, timeout) in timed.items():
+                started = self._started.get(key)
+                if started is None or now - started[0] < timeout:
+                    continue
+                with self._lock:
+                    self._tasks.pop(key, None)
+                _settle(future, exception=TrialTimeout(
+                    f"trial timed out after {timeout:g} s; its Dask worker {started[1]} was restarted"))
+                task.cancel()
+                with contextlib.suppress(Exception):
+                    self.client.restart_workers([started[1]], raise_for_error=False)
+
+    def progress_channel(self) -> ProgressChannel:
+        return _DaskChannel(self.client)
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        self._closing.set()
+        self._watchdog.join()
+        if cancel_futures:
+            with self._lock:
+                tasks = [t for t, _, _ in self._tasks.values()]
+            with contextlib.suppress(Exception):
+                self.client.cancel(tasks)
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def make_executor(workers: int | None = None, dask: str | None = None) -> Executor:
+    """The executor for ``--workers N`` / ``--dask ADDRESS|local``: local processes unless a Dask
+    scheduler address (or ``local``: a Dask cluster on 127.0.0.1) is given. Without ``workers`` a
+    Dask executor keeps one trial per worker thread of the cluster busy."""
+    if dask is not None:
+        return DaskExecutor(None if dask == "local" else dask, n_workers=workers)
+    return LocalExecutor(workers)

@@ -1,0 +1,158 @@
+"""Asynchronous parallel tuning: several trials in flight, a new one the moment any finishes.
+
+The loop keeps ``executor.max_workers`` trials running. Whenever one ends it is told to the
+:class:`~boanon.tuner.Tuner` and a new configuration is asked for at once; the tuner passes the
+configurations still running to ``propose(..., pending=...)``, whose fantasised outcomes keep
+parallel suggestions apart (no waiting for a batch, no near-duplicates). The budget counts
+finished trials: no trial is started once running plus finished ones reach it.
+
+Early stopping: when the runner reports progress (it has a ``progress`` attribute, as the
+``sgd`` runner does), every report travels over the executor's progress channel to the loop,
+goes to an :class:`~boanon.early_stopping.EarlyStopper`, and is appended to
+``<trial dir>/progress.jsonl`` on the loop's machine, so a resumed run knows the curves of the
+trials already finished. A trial the rule stops ends at its next report; its partial log is
+parsed and stored with status ``stopped``.
+
+Killed mid-flight, a run loses nothing finished: the store holds every ended trial, and on
+resume the trials left running are marked interrupted and their configurations run again.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from pathlib import Path
+from typing import Any
+
+from boanon.adapters.files import json_lines
+from boanon.early_stopping import EarlyStopper
+from boanon.executors import Executor, ProgressChannel, make_executor
+from boanon.runners.base import Runner
+from boanon.runners.trial import run_trial
+from boanon.store import INTERRUPTED, MEASURED, StoredTrial
+from boanon.table import TrialRecord, Value
+from boanon.tuner import Trial, Tuner
+
+PROGRESS_FILE = "progress.jsonl"
+"""Per trial directory: one ``{"step": s, "value": v}`` line per progress report."""
+
+
+def supports_progress(runner: Runner) -> bool:
+    """A runner reports progress when it has a ``progress`` attribute: a callable
+    ``(step, value) -> bool | None`` it calls as it runs, stopping when it returns False."""
+    return hasattr(runner, "progress")
+
+
+def run_trial_task(runner: Runner, config: dict[str, Value], trial_dir: str, adapter: str | None,
+                   reporter: Callable[[int, float], bool] | None = None) -> tuple[TrialRecord, bool]:
+    """One trial on a worker: :func:`~boanon.runners.run_trial`, reporting progress through
+    ``reporter`` when given. Returns the parsed trial and whether it was stopped early."""
+    stopped = False
+    if reporter is not None:
+        def progress(step: int, value: float) -> bool:
+            nonlocal stopped
+            stopped = stopped or not reporter(step, value)
+            return not stopped
+
+        runner = copy.copy(runner)
+        runner.progress = progress  # type: ignore[attr-defined]
+    record = run_trial(runner, config, Path(trial_dir), adapter)
+    return record, stopped
+
+
+def optimize_parallel(tuner: Tuner, runner: Runner, budget: int, executor: Executor,
+                      trials_dir: str | Path | None = None, adapter: str | None = None,
+                      stopper: EarlyStopper | None = None, trial_timeout: float | None = None,
+                      callback: Callable[[StoredTrial], None] | None = None,
+                      poll_interval: float = 0.2) -> list[StoredTrial]:
+    """Run trials on ``executor`` until ``budget`` of them count; return this call's, in the
+    order they ended.
+
+    A trial that fails, times out (``trial_timeout`` seconds) or loses its worker is stored as
+    failed with the reason and the loop goes on. On Ctrl-C (or any error of the loop itself)
+    the trials in flight are stored as interrupted, to run again on resume, and it re-raises;
+    the caller's ``with executor:`` then kills them.
+    """
+    root = Path(trials_dir) if trials_dir is not None else tuner._default_trials_dir()
+    channel = executor.progress_channel() if stopper is not None and supports_progress(runner) else None
+    if stopper is not None:
+        stopper.replay(_progress_curves(tuner, root))
+    running: dict[Future, Trial] = {}
+    ended: list[StoredTrial] = []
+    try:
+        while True:
+            while len(running) < executor.max_workers and tuner.n_trials() < budget:
+                trial = tuner.ask()
+                reporter = channel.reporter(trial.id) if channel is not None else None
+                future = executor.submit(run_trial_task, runner, trial.config, str(root / trial.name),
+                                         adapter, reporter, timeout=trial_timeout)
+                running[future] = trial
+            if not running:
+                return ended
+            finished, _ = wait(running, timeout=poll_interval if channel is not None else None,
+                               return_when=FIRST_COMPLETED)
+            if channel is not None and stopper is not None:
+                _follow_progress(channel, stopper, root, running.values())
+            for future in finished:
+                stored = _tell(tuner, running.pop(future), future)
+                if channel is not None and stopper is not None:
+                    stopper.end(stored.id)
+                    channel.forget(stored.id)
+                ended.append(stored)
+                if callback is not None:
+                    callback(stored)
+    except BaseException:
+        for trial in running.values():
+            tuner.tell(trial.id, INTERRUPTED)
+        raise
+    finally:
+        if channel is not None:
+            channel.close()
+
+
+def _tell(tuner: Tuner, trial: Trial, future: Future) -> StoredTrial:
+    error = future.exception()
+    if error is not None:
+        return tuner.tell(trial.id, error)
+    record, stopped = future.result()
+    return tuner.tell(trial.id, record, stopped=stopped)
+
+
+def _follow_progress(channel: ProgressChannel, stopper: EarlyStopper, root: Path,
+                     running: Any) -> None:
+    """Record the reports that arrived and ask the trials the rule condemns to stop."""
+    names = {t.id: t.name for t in running}
+    for trial_id, step, value in channel.poll():
+        if trial_id not in names:
+            continue  # a late report of a trial that already ended
+        path = root / names[trial_id] / PROGRESS_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"step": step, "value": value}) + "\n")
+        if stopper.report(trial_id, step, value):
+            channel.stop(trial_id)
+
+
+def _progress_curves(tuner: Tuner, root: Path) -> dict[int, list[tuple[int, float]]]:
+    """The progress of the run's measured trials, from their ``progress.jsonl`` files."""
+    curves = {}
+    for trial in tuner.store.trials(MEASURED):
+        path = root / trial.name / PROGRESS_FILE
+        if path.is_file():  # complete: the loop writes a report before it tells the trial's end
+            curves[trial.id] = [(int(p["step"]), float(p["value"])) for _, p in json_lines(path)]
+    return curves
+
+
+def tune_parallel(tuner: Tuner, runner: Runner, budget: int, workers: int | None = None,
+                  dask: str | None = None, stopper: EarlyStopper | None = None,
+                  trial_timeout: float | None = None, trials_dir: str | Path | None = None,
+                  adapter: str | None = None,
+                  callback: Callable[[StoredTrial], None] | None = None) -> list[StoredTrial]:
+    """:func:`optimize_parallel` on the executor that ``workers`` and ``dask`` name (local
+    processes, a Dask scheduler address, or ``local`` for a Dask cluster on this machine)."""
+    with make_executor(workers, dask) as executor:
+        return optimize_parallel(tuner, runner, budget, executor, trials_dir=trials_dir,
+                                 adapter=adapter, stopper=stopper, trial_timeout=trial_timeout,
+                                 callback=callback)
