@@ -37,7 +37,7 @@ RESULTS = Path(__file__).parent / "results"
 MAX_INFEASIBLE = 1000
 """Infeasible suggestions in a row before a run is abandoned (they cost no evaluation)."""
 
-QUICK = {"problems": ["synthetic", "sgd"], "seeds": 3, "budget": 20, "out": RESULTS / "quick"}
+QUICK = {"problems": ["synthetic", "sgd"], "seeds": 3, "budget": 15, "out": RESULTS / "quick"}
 """The quick suite: every tuner on the two problems that evaluate in well under a second."""
 
 

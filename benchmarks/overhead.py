@@ -1,0 +1,154 @@
+"""BoAnon's own overhead: structure learning and one suggestion, as trials and variables grow.
+
+    python -m benchmarks.overhead [--out benchmarks/results/overhead] [--limit 300]
+
+Two sweeps over synthetic systems (known structure, realistic shape: parameter groups driving
+metric chains, distractor and duplicate metrics): the number of finished trials at about 100
+variables, and the number of variables at 50 trials. Each point times ``boanon.learners.learn``
+(default learner) on the table and then one ``boanon.acquisition.propose`` with the structured
+strategy and the learned graph (which also fits and cross-validates the plain GP). Every point runs
+in its own process under a time limit, so one slow point is reported as such, not waited for.
+Wall and CPU seconds are both recorded: on a shared machine the wall time mostly measures the
+neighbours.
+Writes ``overhead.csv`` and ``overhead.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from benchmarks.run import RESULTS  # noqa: E402
+from boanon.synthetic import SyntheticSystem  # noqa: E402
+
+TRIALS = (20, 50, 100, 200)
+TRIALS_AT_VARIABLES = 100
+VARIABLES = (50, 100, 250, 500)
+VARIABLES_AT_TRIALS = 50
+
+
+def system_with(n_variables: int, seed: int = 0) -> SyntheticSystem:
+    """A synthetic system with about ``n_variables`` columns: a fifth of them parameters."""
+    n_params = max(4, n_variables // 5)
+    n_groups = max(2, n_params // 5)
+    n_duplicates = max(2, n_variables // 50)
+    n_distractors = n_variables - n_params - 3 * n_groups - n_duplicates - 1
+    return SyntheticSystem(n_params=n_params, n_groups=n_groups, chain_length=3,
+                           n_distractors=max(0, n_distractors), n_duplicates=n_duplicates, seed=seed)
+
+
+def measure(n_trials: int, n_variables: int, seed: int) -> dict:
+    """Time learning and one structured suggestion on ``n_trials`` random trials (one process)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from boanon.acquisition import propose
+    from boanon.learners import learn
+    from boanon.objectives import Objective
+
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    system = system_with(n_variables, seed)
+    table = system.sample_table(n_trials, seed=seed)
+    t0, c0 = time.perf_counter(), time.process_time()
+    graph = learn(table, seed=seed).graph
+    t1, c1 = time.perf_counter(), time.process_time()
+    proposal = propose(system.space, table, [Objective("cost")], graph=graph, strategy="structured",
+                       rng=np.random.default_rng(seed))
+    t2, c2 = time.perf_counter(), time.process_time()
+    return {"variables": table.shape[1] - 1, "learn_s": t1 - t0, "suggest_s": t2 - t1,
+            "learn_cpu_s": c1 - c0, "suggest_cpu_s": c2 - c1, "edges": len(graph.edges),
+            "surrogate": proposal.surrogate}
+
+
+def _child(queue: mp.Queue, n_trials: int, n_variables: int, seed: int) -> None:
+    try:
+        queue.put(measure(n_trials, n_variables, seed))
+    except Exception as exc:  # reported in the table rather than lost with the process
+        queue.put({"error": f"{type(exc).__name__}: {exc}"})
+
+
+def measure_limited(n_trials: int, n_variables: int, seed: int, limit: float) -> dict:
+    """:func:`measure` in a child process, killed after ``limit`` seconds."""
+    queue: mp.Queue = mp.get_context("fork").Queue()
+    proc = mp.get_context("fork").Process(target=_child, args=(queue, n_trials, n_variables, seed))
+    start = time.perf_counter()
+    proc.start()
+    proc.join(limit)
+    if proc.is_alive():
+        proc.terminate()
+        proc.join()
+        return {"error": f"over the {limit:g} s limit"}
+    result = queue.get() if not queue.empty() else {"error": f"exit code {proc.exitcode}"}
+    result["wall_s"] = time.perf_counter() - start
+    return result
+
+
+def sweep(limit: float, seed: int = 0) -> pd.DataFrame:
+    """Both sweeps; once a point fails or runs over the limit, larger points of its sweep are skipped."""
+    points = [("trials", n, TRIALS_AT_VARIABLES) for n in TRIALS] + \
+             [("variables", VARIABLES_AT_TRIALS, d) for d in VARIABLES]
+    rows, stopped = [], set()
+    for sweep_name, n, d in points:
+        row = {"sweep": sweep_name, "trials": n, "target_variables": d}
+        if sweep_name in stopped:
+            row["error"] = "skipped: a smaller point failed or ran over the limit"
+        else:
+            row.update(measure_limited(n, d, seed, limit))
+            if "error" in row:
+                stopped.add(sweep_name)
+        print(row, flush=True)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def plot(table: pd.DataFrame, path: Path) -> Path:
+    """Learning and suggestion time against trials (left) and variables (right)."""
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.8))
+    for ax, (name, x) in zip(axes, (("trials", "trials"), ("variables", "target_variables")), strict=True):
+        part = table[(table["sweep"] == name) & table["learn_s"].notna()]
+        ax.plot(part[x], part["learn_s"], "o-", color="tab:blue", label="structure learning (wall)")
+        ax.plot(part[x], part["learn_cpu_s"], "o:", color="tab:blue", label="structure learning (CPU)")
+        ax.plot(part[x], part["suggest_s"], "s-", color="tab:red", label="one suggestion (wall)")
+        ax.plot(part[x], part["suggest_cpu_s"], "s:", color="tab:red", label="one suggestion (CPU)")
+        ax.set_xlabel(f"{name} ({'variables' if name == 'trials' else 'trials'} fixed at "
+                      f"{TRIALS_AT_VARIABLES if name == 'trials' else VARIABLES_AT_TRIALS})")
+        ax.set_ylabel("seconds")
+        ax.set_yscale("log")
+        ax.axhline(1.0, color="gray", linestyle=":", linewidth=1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("BoAnon overhead (2 shared CPU cores)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.overhead", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=RESULTS / "overhead")
+    parser.add_argument("--limit", type=float, default=300.0, help="seconds per point")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    table = sweep(args.limit, args.seed)
+    for column in ("learn_s", "suggest_s", "learn_cpu_s", "suggest_cpu_s", "wall_s", "error"):
+        if column not in table:
+            table[column] = np.nan
+    table.to_csv(args.out / "overhead.csv", index=False)
+    print(table.to_string(index=False))
+    print(f"wrote {plot(table, args.out / 'overhead.png')}")
+
+
+if __name__ == "__main__":
+    main()

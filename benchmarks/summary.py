@@ -1,0 +1,149 @@
+"""The summary table of a results folder: medians at fixed budgets, spread, cost, and the aim.
+
+    python -m benchmarks.summary [RESULTS_DIR] [--readme benchmarks/README.md]
+
+With ``--readme`` the table replaces the text between ``<!-- summary:<folder name> -->`` and
+``<!-- /summary:<folder name> -->`` in that file (and nothing else), so the README's numbers are
+always the ones in the CSV files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from benchmarks.plot import problem_info
+from benchmarks.run import RESULTS
+from benchmarks.tuners import TUNERS
+
+EARLY, LATE = 15, 50
+"""The aim: BoAnon's median best after EARLY evaluations beats every generic tuner's after LATE."""
+GENERIC = ("random", "tpe", "optuna-gp", "smac")
+
+
+def median_at(table: pd.DataFrame, evaluation: int) -> float:
+    """Median over seeds of best-so-far at ``evaluation`` (NaN when a run is shorter)."""
+    at = table[table["evaluation"] == evaluation]["best_so_far"]
+    return float(at.median()) if len(at) else math.nan
+
+
+def iqr_at(table: pd.DataFrame, evaluation: int) -> tuple[float, float]:
+    at = table[table["evaluation"] == evaluation]["best_so_far"]
+    return (float(at.quantile(0.25)), float(at.quantile(0.75))) if len(at) else (math.nan, math.nan)
+
+
+def rows(out: Path) -> list[dict]:
+    """One row per (problem, tuner) with results in ``out``."""
+    info = problem_info(out)
+    runs_path = out / "runs.csv"
+    runs = pd.read_csv(runs_path) if runs_path.is_file() else pd.DataFrame()
+    out_arg = "" if out.resolve() == RESULTS.resolve() else f" --out {_relative(out)}"
+    result = []
+    for name in info:
+        path = out / f"{name}.csv"
+        if not path.is_file():
+            continue
+        table = pd.read_csv(path)
+        for tuner in [t for t in TUNERS if t in set(table["tuner"])]:
+            t = table[table["tuner"] == tuner]
+            budget = int(t["evaluation"].max())
+            seeds = int(t["seed"].nunique())
+            ok = runs[(runs["problem"] == name) & (runs["tuner"] == tuner) & (runs["status"] == "ok")] \
+                if len(runs) else runs
+            q25, q75 = iqr_at(t, budget)
+            optimum = info[name].get("optimum")
+            result.append({
+                "problem": name, "tuner": tuner, "seeds": seeds, "budget": budget,
+                "objective": f"{info[name]['objective']} ({info[name]['direction'][:3]})",
+                "early": median_at(t, EARLY), "late": median_at(t, min(LATE, budget)),
+                "final": median_at(t, budget), "q25": q25, "q75": q75,
+                "regret": median_at(t, budget) - optimum if optimum is not None else math.nan,
+                "wall_s": float(ok["wall_s"].mean()) if len(ok) else math.nan,
+                "suggest_s": float((ok["suggest_s"] / ok["budget"]).mean()) if len(ok) else math.nan,
+                "command": f"python -m benchmarks.run --problems {name} --tuners {tuner} "
+                           f"--seeds {seeds} --budget {budget}{out_arg}",
+            })
+    return result
+
+
+def aim(rows_: list[dict], info: dict[str, dict]) -> list[str]:
+    """Per problem: is BoAnon's median after EARLY better than every generic median after LATE?"""
+    lines = []
+    for name in dict.fromkeys(r["problem"] for r in rows_):
+        by_tuner = {r["tuner"]: r for r in rows_ if r["problem"] == name}
+        if "boanon" not in by_tuner or by_tuner["boanon"]["budget"] < EARLY:
+            continue
+        sign = 1.0 if info[name]["direction"] == "minimize" else -1.0
+        ours = by_tuner["boanon"]["early"]
+        rivals = {t: r["late"] for t, r in by_tuner.items() if t in GENERIC and r["budget"] >= LATE}
+        if not rivals:
+            lines.append(f"- {name}: no generic tuner ran {LATE} evaluations here; aim not checked.")
+            continue
+        beaten = [t for t, v in rivals.items() if sign * ours < sign * v]
+        verdict = "met" if len(beaten) == len(rivals) else "NOT met"
+        lines.append(f"- {name}: {verdict}: BoAnon @{EARLY} = {_fmt(ours)}; generic @{LATE}: "
+                     + ", ".join(f"{t} {_fmt(v)}{'' if t in beaten else ' (better or equal)'}"
+                                 for t, v in rivals.items()) + ".")
+    return lines
+
+
+def markdown(out: Path) -> str:
+    """The summary table (and the aim check) as Markdown."""
+    info = problem_info(out)
+    table = rows(out)
+    header = (f"| problem | objective | tuner | seeds | budget | median @{EARLY} | median @{LATE} "
+              f"| median final [IQR] | regret | s/run | s/suggestion | reproduce |")
+    lines = [header, "|" + "---|" * 12]
+    for r in table:
+        lines.append(
+            f"| {r['problem']} | {r['objective']} | {r['tuner']} | {r['seeds']} | {r['budget']} "
+            f"| {_fmt(r['early'])} | {_fmt(r['late']) if r['budget'] >= LATE else '-'} "
+            f"| {_fmt(r['final'])} [{_fmt(r['q25'])}, {_fmt(r['q75'])}] | {_fmt(r['regret'])} "
+            f"| {_fmt(r['wall_s'])} | {_fmt(r['suggest_s'])} | `{r['command']}` |")
+    checks = aim(table, info)
+    if checks:
+        lines += ["", f"Aim (BoAnon's median after {EARLY} evaluations better than every generic "
+                      f"tuner's median after {LATE}):", *checks]
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(readme: Path, out: Path, text: str) -> None:
+    """Replace the block between this folder's markers in ``readme`` (which must have them)."""
+    start, end = f"<!-- summary:{out.name} -->", f"<!-- /summary:{out.name} -->"
+    content = readme.read_text()
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
+    if not pattern.search(content):
+        raise SystemExit(f"{readme}: no {start} ... {end} block to fill")
+    readme.write_text(pattern.sub(lambda _: f"{start}\n{text}{end}", content))
+
+
+def _fmt(v: float) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.3g}" if abs(v) < 1e4 else f"{v:.3e}"
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.summary", description=__doc__.split("\n")[0])
+    parser.add_argument("out", nargs="?", type=Path, default=RESULTS)
+    parser.add_argument("--readme", type=Path, help="fill this file's summary block for the folder")
+    args = parser.parse_args(argv)
+    text = markdown(args.out)
+    if args.readme:
+        update_readme(args.readme, args.out, text)
+    print(text, end="")
+
+
+if __name__ == "__main__":
+    main()
