@@ -1,0 +1,128 @@
+"""Several objectives, output constraints and warm starts through the real loop (config, Tuner, CLI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from boanon.acquisition import SearchSettings
+from boanon.cli import main
+from boanon.config import parse_config
+from boanon.errors import ConfigError
+from boanon.multiobjective import PARETO, Scalarization, hypervolume, objective_matrix
+from boanon.multitask import RelatedTask
+from boanon.objectives import Objective
+from boanon.synthetic import SyntheticSystem
+from boanon.table import read_table
+from boanon.tuner import Tuner
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "synthetic-multiobjective.yaml"
+FAST = {"settings": SearchSettings(n_sobol=64, n_local=16, local_rounds=1, top=4, group_rounds=0,
+                                   screen_samples=16, final_samples=64, n_final=4)}
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # examples.* callables are imported from the current directory
+
+
+def _example(**changes):
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data.update(changes)
+    return data
+
+
+def test_config_reads_outputs_reference_point_and_scalarisation():
+    config = parse_config(_example(ref_point={"cost2": 12.0, "cost": 40.0},
+                                   scalarization={"kind": "product", "weights": [1, 2]}), "mo.yaml")
+    assert config.outputs[0].name == "g0_load" and config.outputs[0].max == 1.5
+    assert config.ref_point == [40.0, 12.0]
+    assert config.propose_options() == {"ref_point": [40.0, 12.0],
+                                        "scalarization": Scalarization("product", (1.0, 2.0))}
+    for bad, field in (({"outputs": [{"name": "area", "limit": 3}]}, r"outputs\[0\]"),
+                       ({"ref_point": [1.0]}, "ref_point"),
+                       ({"ref_point": {"cost": 1.0, "latency": 2.0}}, "ref_point"),
+                       ({"scalarization": "median"}, "scalarization"),
+                       ({"scalarization": {"kind": "weighted_sum", "weights": [1]}}, "scalarization.weights"),
+                       ({"warm_start": "no/such/store.db"}, "warm_start")):
+        with pytest.raises(ConfigError, match=f"mo.yaml: {field}"):
+            parse_config(_example(**bad), "mo.yaml")
+
+
+def test_cli_status_front_export_flag_and_warm_start(tmp_path: Path):
+    config = tmp_path / "mo.yaml"
+    config.write_text(yaml.safe_dump(_example(n_init=5, strategy="gp")))
+    store = tmp_path / "mo.db"
+    tune = CliRunner().invoke(main, ["tune", str(config), "--budget", "7", "--store", str(store)])
+    assert tune.exit_code == 0, tune.output
+    status = CliRunner().invoke(main, ["status", str(store)])
+    assert status.exit_code == 0 and "Pareto front:" in status.output and "hypervolume:" in status.output
+    out = tmp_path / "mo.csv"
+    assert CliRunner().invoke(main, ["export", str(store), "-o", str(out)]).exit_code == 0
+    header = out.read_text().splitlines()[0].split(",")
+    assert header[:2] == ["trial", PARETO]
+    plain = tmp_path / "plain.csv"
+    assert CliRunner().invoke(main, ["export", str(store), "-o", str(plain), "--no-pareto"]).exit_code == 0
+    read_table(str(plain))  # without the flag the export is the tidy table again
+
+    shifted = tmp_path / "shifted.yaml"
+    runner = {"callable": "examples.synthetic_multiobjective:evaluate",
+              "options": {"seed": 0, "target_shift": 0.1}}
+    shifted.write_text(yaml.safe_dump(_example(n_init=2, strategy="gp", runner=runner)))
+    warm = CliRunner().invoke(main, ["tune", str(shifted), "--budget", "3", "--store",
+                                     str(tmp_path / "w.db"), "--warm-start", str(out)])
+    assert warm.exit_code == 0, warm.output
+    assert "warm start: 7 trials of 'mo'" in warm.output
+    # the first proposal after the two initial trials is modelled on 2 + 7 trials, not random
+    assert warm.output.splitlines()[-4].endswith("[gp]")
+
+
+def _run(system: SyntheticSystem, objectives, budget: int, total: bool = False, **options) -> np.ndarray:
+    tuner = Tuner(system.space, objectives, seed=0, **options)
+    while tuner.n_trials() < budget:
+        trial = tuner.ask()
+        values = system.evaluate(trial.config)
+        tuner.tell(trial.id, {**values, "total": values["cost"] + values["cost2"]} if total else values)
+    return tuner.table()
+
+
+@pytest.mark.slow
+def test_ehvi_beats_random_search_and_a_scalarised_run_on_a_known_front():
+    system = SyntheticSystem(n_params=6, n_groups=2, n_distractors=1, n_duplicates=0, n_objectives=2, seed=1)
+    objectives = [Objective("cost"), Objective("cost2")]
+    front = np.array([[system.evaluate(c, noise=False)[o.name] for o in objectives]
+                      for c in system.pareto_configs(2000, np.random.default_rng(0))])
+    ref = front.max(axis=0) + 0.5 * (front.max(axis=0) - front.min(axis=0))
+    common = {"strategy": "gp", "n_init": 6, "propose_options": FAST}
+    runs = {"ehvi": _run(system, objectives, 20, **common),
+            # what a user without several objectives would do: tune the sum as one objective
+            "scalarised": _run(system, [Objective("total")], 20, total=True, **common),
+            "random": _run(system, objectives, 20, strategy="random", n_init=6)}
+    hv = {}
+    for name, table in runs.items():
+        configs = [{n: row[f"param:{n}"] for n in system.space.names} for _, row in table.iterrows()]
+        truth = [system.evaluate(c, noise=False) for c in configs]
+        table = table.assign(**{f"objective:{o.name}": [t[o.name] for t in truth] for o in objectives})
+        hv[name] = hypervolume(objective_matrix(table, objectives), ref) / hypervolume(front, ref)
+    assert hv["ehvi"] > hv["random"] and hv["ehvi"] > hv["scalarised"], hv
+
+
+@pytest.mark.slow
+def test_warm_start_beats_cold_start_on_a_related_task():
+    shape = {"n_params": 6, "n_groups": 2, "n_distractors": 1, "n_duplicates": 0, "seed": 2}
+    source, target = SyntheticSystem(**shape), SyntheticSystem(**shape, target_shift=0.1)
+    related = RelatedTask("source", "synthetic", source.sample_table(30, seed=5), source.true_graph())
+    objectives = [Objective("cost")]
+    regret = {}
+    for name, warm in (("warm", related), ("cold", None)):
+        table = _run(target, objectives, 9, n_init=3, warm_start=warm, propose_options=FAST,
+                     graph=None if warm else target.true_graph())
+        configs = [{n: row[f"param:{n}"] for n in target.space.names} for _, row in table.iterrows()]
+        best = min(target.evaluate(c, noise=False)["cost"] for c in configs)
+        regret[name] = best - target.optimum()["cost"]
+    assert regret["warm"] < regret["cold"], regret
