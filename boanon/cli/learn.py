@@ -1,0 +1,118 @@
+"""``boanon learn``: trial logs (or a table) in, causal graph out, with the reasons for what is left out."""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+
+import click
+
+from boanon.adapters import available_adapters, ingest
+from boanon.annotations import Knowledge
+from boanon.errors import ConfigError, LogParseError
+from boanon.graph import CausalGraph
+from boanon.graph_render import render
+from boanon.learners import DEFAULT_ALPHA, DEFAULT_LEARNER, DEFAULT_MAX_PARENTS, LEARNERS, LearnResult, learn
+
+SHOWN_PER_REASON = 8
+
+
+@click.command("learn")
+@click.argument("source", metavar="LOGDIR|TABLE.csv", type=click.Path(exists=True))
+@click.option("--annotations", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Expert knowledge YAML (required/forbidden edges, tiers, node models).")
+@click.option("--learner", type=click.Choice(sorted(LEARNERS)), default=DEFAULT_LEARNER, show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Graph JSON to write.")
+@click.option("--render", "render_path", type=click.Path(dir_okay=False), default=None,
+              help="Also draw the graph (.svg, .png or .dot).")
+@click.option("--max-parents", type=click.IntRange(min=1), default=DEFAULT_MAX_PARENTS, show_default=True)
+@click.option("--max-metrics", type=click.IntRange(min=1), default=None,
+              help="Keep only the metrics most related to the objectives.")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Resamples for edge stability (0: none).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=DEFAULT_ALPHA,
+              show_default=True, help="Significance level of the independence tests.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--adapter", type=click.Choice(available_adapters()), default=None,
+              help="Adapter for LOGDIR (default: auto-detect).")
+@click.option("--skip-bad", is_flag=True, help="Skip trials that fail to parse.")
+@click.option("-v", "--verbose", is_flag=True, help="List every dropped metric with its reason.")
+def learn_command(source: str, annotations: str | None, learner: str, output: str, render_path: str | None,
+                  max_parents: int, max_metrics: int | None, bootstrap: int, alpha: float, seed: int,
+                  adapter: str | None, skip_bad: bool, verbose: bool) -> None:
+    """Learn a causal graph over parameters, metrics and objectives from LOGDIR or TABLE.csv."""
+    try:
+        table = ingest(source, adapter=adapter, skip_bad=skip_bad).table
+        knowledge = Knowledge.from_yaml(annotations) if annotations else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = learn(table, knowledge, learner=learner, max_parents=max_parents,
+                           max_metrics=max_metrics, bootstrap=bootstrap, seed=seed, alpha=alpha)
+    except (LogParseError, ConfigError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    result.graph.save(output)
+    click.echo(summary(result, verbose=verbose))
+    click.echo(f"wrote {output}")
+    if render_path:
+        try:
+            click.echo(f"wrote {render(result.graph, render_path)}")
+        except (RuntimeError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+def objective_edges(graph: CausalGraph) -> list[str]:
+    """One line per objective: its parents, strongest first, with weight and stability."""
+    lines = []
+    for obj in graph.nodes("objective"):
+        edges = sorted((e for e in graph.edges if e.target == obj), key=lambda e: -(e.weight or 0.0))
+        lines.append(f"{obj} <- " + (", ".join(_edge_text(e.source, e.weight, e.stability) for e in edges)
+                                     or "(no parents)"))
+    return lines
+
+
+def _edge_text(source: str, weight: float | None, stability: float | None) -> str:
+    extra = [f"w={weight:.2f}"] if weight is not None else []
+    if stability is not None:
+        extra.append(f"s={stability:.2f}")
+    return f"{source} ({', '.join(extra)})" if extra else source
+
+
+def summary(result: LearnResult, verbose: bool = False) -> str:
+    """What ``boanon learn`` prints: edges into the objectives, nodes by role, drops and timings."""
+    graph, report = result.graph, result.report
+    lines = ["edges into the objectives:"] + [f"  {line}" for line in objective_edges(graph)]
+    counts = ", ".join(f"{len(graph.nodes(r))} {r}s" for r in ("param", "metric", "objective"))
+    lines.append(f"graph: {counts}, {len(graph.edges)} edges (learner {graph.metadata['learner']}, "
+                 f"{graph.metadata['n_trials']} trials)")
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for name, reason in report["dropped"].items():
+        by_reason[_reason_kind(reason)].append(name)
+    if by_reason:
+        lines.append(f"left out of the graph ({sum(map(len, by_reason.values()))}):")
+        for kind, names in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+            shown = names if verbose else names[:SHOWN_PER_REASON]
+            more = f", ... (+{len(names) - len(shown)})" if len(names) > len(shown) else ""
+            lines.append(f"  {kind}: {len(names)}: {', '.join(shown)}{more}")
+        if verbose:
+            lines.append("reasons:")
+            lines += [f"  {name}: {reason}" for name, reason in report["dropped"].items()]
+    if report["merged"]:
+        lines.append(f"merged duplicate groups: {len(report['merged'])} "
+                     "(metadata.merged in the JSON: representative -> members)")
+    if report["params_connected"]:
+        lines.append("parameters without a learned path, connected to the objectives: "
+                     + ", ".join(e.split(" -> ")[0] for e in report["params_connected"]))
+    t = report["timings"]
+    lines.append(f"time: {t['total_s']:.2f} s (preprocess {t['preprocess_s']:.2f}, learn {t['learn_s']:.2f}, "
+                 f"postprocess {t['postprocess_s']:.2f}, bootstrap {t['bootstrap_s']:.2f})")
+    return "\n".join(lines)
+
+
+def _reason_kind(reason: str) -> str:
+    """The reason without its numbers, to group metrics dropped for the same cause."""
+    for kind in ("duplicate of", "near-constant", "constant", "missing in", "not among",
+                 "no directed path to an objective"):
+        if reason.startswith(kind):
+            return {"duplicate of": "duplicates (merged)", "not among": "beyond --max-metrics",
+                    "missing in": "mostly missing"}.get(kind, kind)
+    return reason

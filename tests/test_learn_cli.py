@@ -1,0 +1,90 @@
+"""``boanon learn`` end to end, and the graph's JSON, DOT and image outputs."""
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from boanon.cli import main
+from boanon.graph import CausalGraph
+from boanon.graph_render import render, to_dot
+from boanon.synthetic import SyntheticSystem
+from boanon.table import write_table
+
+
+@pytest.fixture(scope="module")
+def table_csv(tmp_path_factory):
+    system = SyntheticSystem(n_params=6, n_groups=2, chain_length=2, n_distractors=8, n_duplicates=1,
+                             n_inert=1, noise=0.3, seed=3)
+    path = tmp_path_factory.mktemp("learn") / "table.csv"
+    write_table(system.sample_table(60, seed=3), str(path))
+    return path
+
+
+def test_learn_writes_the_graph_json_and_prints_a_summary(table_csv, tmp_path):
+    out = tmp_path / "graph.json"
+    result = CliRunner().invoke(main, ["learn", str(table_csv), "-o", str(out), "--bootstrap", "3"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    roles = {n["id"]: n["role"] for n in data["nodes"]}
+    assert {"x0", "x5", "cost"} <= set(roles) and roles["cost"] == "objective"
+    assert not any(n.startswith(("param:", "metric:")) for n in roles)
+    assert all({"source", "target", "weight", "stability"} <= set(e) for e in data["edges"])
+    graph = CausalGraph.load(out)
+    strongest = max((e for e in graph.edges if e.target == "cost"), key=lambda e: e.weight)
+    assert f"cost <- {strongest.source} (w={strongest.weight:.2f}" in result.output
+    assert "no directed path to an objective" in result.output  # distractors, with the reason
+    assert "x5" in result.output.split("connected to the objectives:")[1]  # the inert parameter
+    assert "time:" in result.output and f"wrote {out}" in result.output
+    assert data["metadata"]["dropped"]["d0"] == "no directed path to an objective"
+
+
+def test_learn_with_annotations_and_another_learner(table_csv, tmp_path):
+    ann = tmp_path / "ann.yaml"
+    ann.write_text("forbid: [g1_m1 -> cost]\nrequire: [x0 -> d1]\n")
+    out = tmp_path / "graph.json"
+    result = CliRunner().invoke(main, ["learn", str(table_csv), "--annotations", str(ann), "--learner", "pc",
+                                       "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    graph = CausalGraph.load(out)
+    assert graph.metadata["learner"] == "pc"
+    assert not graph.has_edge("g1_m1", "cost") and graph.has_edge("x0", "d1")
+
+
+def test_bad_annotations_fail_with_file_and_field(table_csv, tmp_path):
+    ann = tmp_path / "ann.yaml"
+    ann.write_text("require: [x0 -> no_such_metric]\n")
+    result = CliRunner().invoke(main, ["learn", str(table_csv), "--annotations", str(ann), "-o",
+                                       str(tmp_path / "g.json")])
+    assert result.exit_code != 0
+    assert f"{ann}: require: edge x0 -> no_such_metric: unknown node" in result.output
+
+
+def _graph() -> CausalGraph:
+    return CausalGraph.from_dict({
+        "nodes": [{"id": "cache_size", "role": "param"}, {"id": "block_cache_miss", "role": "metric"},
+                  {"id": "ops \"per\" sec", "role": "objective"}],
+        "edges": [{"source": "cache_size", "target": "block_cache_miss", "weight": 0.9, "stability": 0.8},
+                  {"source": "block_cache_miss", "target": "ops \"per\" sec"}],
+        "metadata": {"params_connected": []}})
+
+
+def test_dot_has_one_shape_and_colour_per_role_and_escapes_names():
+    dot = to_dot(_graph())
+    assert '"cache_size" [shape=box' in dot
+    assert '"block_cache_miss" [shape=ellipse' in dot
+    assert '"ops \\"per\\" sec" [shape=doubleoctagon' in dot
+    assert 'label="0.90 s=0.80"' in dot
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot is not installed")
+@pytest.mark.parametrize("suffix,magic", [(".svg", b"<?xml"), (".png", b"\x89PNG")])
+def test_render_to_images(tmp_path, suffix, magic):
+    path = render(_graph(), tmp_path / f"graph{suffix}")
+    assert path.read_bytes().startswith(magic)
+
+
+def test_render_rejects_unknown_formats(tmp_path):
+    with pytest.raises(ValueError, match="use .svg, .png or .dot"):
+        render(_graph(), tmp_path / "graph.pdf")
