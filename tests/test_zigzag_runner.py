@@ -22,7 +22,9 @@ def test_real_evaluation_is_ingested_back(tmp_path):
     config = {"pe_rows": 8, "pe_cols": 16, "dataflow": "weight_stationary", "gb_kib": 64}
     runner.run(config, trial)
     assert json.loads((trial / "config.json").read_text()) == config
-    assert not (trial / "list_of_cmes.pickle").exists()  # dropped: the adapter does not read it
+    assert {p.name for p in trial.iterdir()} == {
+        "config.json", "design.json", "accelerator.yaml", "mapping.yaml", "zigzag.log",
+        "overall_simple.json", "_layer2_layer2.0_downsample_downsample.0_Conv_complete.json"}
     result = ingest(tmp_path / "trials")
     assert result.adapter == "zigzag"
     row = result.table.iloc[0]

@@ -35,9 +35,6 @@ from boanon.targets.zigzag.layout import (
 )
 from boanon.targets.zigzag.workload import DEFAULT_LAYERS, MODELS, conv_slice
 
-DROPPED_OUTPUTS = ("list_of_cmes.pickle", "mem_hierarchy.png")
-"""ZigZag dumps the adapter does not read (a pickle of every cost-model object and a figure)."""
-
 
 def default_space() -> dict[str, dict[str, Any]]:
     """The design space as the tuning YAML's ``space`` mapping.
@@ -142,8 +139,6 @@ class ZigZagRunner(Runner):
                                       timeout=self.timeout, check=False)
             except subprocess.TimeoutExpired:
                 raise TrialFailed(f"ZigZag timed out after {self.timeout:g} s") from None
-        for name in DROPPED_OUTPUTS:
-            (trial_dir / name).unlink(missing_ok=True)
         if proc.returncode != 0:
             raise TrialFailed(_failure_reason(log, proc.returncode))
 

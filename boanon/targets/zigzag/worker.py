@@ -1,7 +1,7 @@
 """Run ZigZag once, in its own process: ``python -m boanon.targets.zigzag.worker TRIAL_DIR ...``.
 
 The runner starts this module in a subprocess so that a trial can be timed out and killed, and so
-ZigZag's root-logger setup and memory stay out of the caller. ZigZag's own outputs land in
+ZigZag's logging and memory stay out of the caller. ZigZag's own outputs land in
 ``TRIAL_DIR`` (its ``dump_folder``); a failure ends with one ``zigzag failed: <Type>: <message>``
 line on stderr and exit status 3, which the runner turns into the trial's failure reason.
 """
@@ -22,20 +22,47 @@ from boanon.targets.zigzag.layout import (
 
 
 def evaluate(trial_dir: Path, model: str, layers: list[int], opt: str, lpf_limit: int) -> None:
-    """Run ZigZag on the trial's accelerator and mapping files, dumping into ``trial_dir``."""
-    from zigzag.api import get_hardware_performance_zigzag
+    """Run ZigZag on the trial's accelerator and mapping files, dumping into ``trial_dir``.
+
+    The stages are those of ``zigzag.api.get_hardware_performance_zigzag`` for a plain (not
+    in-memory-compute) accelerator, less the visualisation and pickle stages: their outputs are
+    not read, and importing them (matplotlib, seaborn, scipy.stats) tripled ZigZag's start-up.
+    """
+    from zigzag.mapping.temporal_mapping import TemporalMappingType
+    from zigzag.stages.evaluation.cost_model_evaluation import CostModelStage
+    from zigzag.stages.main import MainStage
+    from zigzag.stages.mapping.spatial_mapping_generation import SpatialMappingGeneratorStage
+    from zigzag.stages.mapping.temporal_mapping_generator_stage import TemporalMappingGeneratorStage
+    from zigzag.stages.parser.accelerator_parser import AcceleratorParserStage
+    from zigzag.stages.parser.onnx_model_parser import ONNXModelParserStage
+    from zigzag.stages.results.reduce_stages import (
+        MinimalEDPStage,
+        MinimalEnergyStage,
+        MinimalLatencyStage,
+        SumStage,
+    )
+    from zigzag.stages.results.save import CompleteSaveStage, SimpleSaveStage
+    from zigzag.stages.workload_iterator import WorkloadStage
 
     from boanon.targets.zigzag.workload import conv_slice
 
-    get_hardware_performance_zigzag(
-        conv_slice(model, layers),
-        str(trial_dir / ACCELERATOR_FILE),
-        str(trial_dir / MAPPING_FILE),
-        opt=opt,
+    reduce = {"EDP": MinimalEDPStage, "energy": MinimalEnergyStage, "latency": MinimalLatencyStage}[opt]
+    stages = [ONNXModelParserStage, AcceleratorParserStage, SimpleSaveStage, SumStage, WorkloadStage,
+              CompleteSaveStage, reduce, SpatialMappingGeneratorStage, reduce,
+              TemporalMappingGeneratorStage, CostModelStage]
+    MainStage(
+        list_of_callables=stages,
+        accelerator=str(trial_dir / ACCELERATOR_FILE),
+        workload=conv_slice(model, layers),
+        mapping=str(trial_dir / MAPPING_FILE),
         dump_folder=str(trial_dir),
-        lpf_limit=lpf_limit,
+        loma_lpf_limit=lpf_limit,
         loma_show_progress_bar=False,
-    )
+        nb_mappings_generated=3,
+        enable_mix_spatial_mapping_generation=False,
+        access_same_data_considered_as_no_access=True,
+        temporal_mapping_type=TemporalMappingType("uneven"),
+    ).run()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opt", default="EDP", choices=["energy", "latency", "EDP"])
     parser.add_argument("--lpf-limit", type=int, default=4)
     args = parser.parse_args(argv)
-    # ZigZag calls logging.basicConfig(INFO); configuring the root first keeps only warnings.
+    # ZigZag logs every stage at INFO on the root logger: keep warnings only.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
