@@ -54,6 +54,9 @@ def test_stdout_objectives_and_metrics() -> None:
     assert m["bloom_filter_useful"] == 27109
     assert m["db_get_micros_p99"] == pytest.approx(18.571014)          # statistics histogram
     assert m["db_get_micros_count"] == 30000
+    assert m["block_cache_hit_ratio"] == pytest.approx(m["block_cache_hit"] / (m["block_cache_hit"] + 15757))
+    assert m["bloom_filter_false_positive"] == (m["bloom_filter_full_positive"]
+                                                - m["bloom_filter_full_true_positive"]) > 0
 
 
 def test_mixgraph_operation_counts() -> None:

@@ -82,6 +82,19 @@ def parse_stdout(path: Path) -> StdoutResult:
     if in_statistics and not (tickers and stat_hists):
         raise LogParseError(path, f"STATISTICS section (from line {in_statistics}) ends after "
                             f"{tickers} tickers and {stat_hists} histograms: truncated", last)
+    out.metrics.update(derived_metrics(out.metrics))
+    return out
+
+
+def derived_metrics(tickers: dict[str, float]) -> dict[str, float]:
+    """Quantities RocksDB counts only implicitly: bloom false positives, the cache hit ratio."""
+    out = {}
+    if "bloom_filter_full_positive" in tickers and "bloom_filter_full_true_positive" in tickers:
+        out["bloom_filter_false_positive"] = (tickers["bloom_filter_full_positive"]
+                                              - tickers["bloom_filter_full_true_positive"])
+    lookups = tickers.get("block_cache_hit", 0.0) + tickers.get("block_cache_miss", 0.0)
+    if lookups > 0:
+        out["block_cache_hit_ratio"] = tickers["block_cache_hit"] / lookups
     return out
 
 
