@@ -97,3 +97,21 @@ def test_runner_rejects_unknown_parameters_and_options(tmp_path):
         ZigZagRunner(layers=[])
     with pytest.raises(ConfigError, match="pe_depth"):
         ZigZagRunner().design({"pe_depth": 4})
+    with pytest.raises(ConfigError, match="pe_rows: expected an integer, got 4.5"):
+        ZigZagRunner().design({"pe_rows": 4.5})
+
+
+def test_design_fills_defaults_and_makes_plain_integers():
+    design = ZigZagRunner().design({"pe_rows": np.int64(12), "gb_kib": 64.0})
+    assert design == {**DEFAULT, "pe_rows": 12, "gb_kib": 64}
+    assert type(design["pe_rows"]) is int and type(design["gb_kib"]) is int
+
+
+def test_failure_reason_reads_the_worker_line_or_the_last_line(tmp_path):
+    from boanon.targets.zigzag.runner import _failure_reason
+
+    log = tmp_path / "zigzag.log"
+    log.write_text("WARNING x\nzigzag failed: ValueError: bad size\n")
+    assert _failure_reason(log, 3) == "ValueError: bad size"
+    log.write_text("Traceback (most recent call last):\nMemoryError\n")
+    assert _failure_reason(log, -9) == "ZigZag exited with status -9: MemoryError"

@@ -98,12 +98,24 @@ class ZigZagRunner(Runner):
                                         float(dram_pj_per_bit))
 
     def design(self, config: Mapping[str, Value]) -> dict[str, Value]:
-        """The full design: ``config`` over the space's defaults; unknown names are an error."""
-        unknown = sorted(set(config) - set(default_space()))
-        if unknown:
-            raise ConfigError("configuration", unknown[0],
-                              f"not a zigzag design parameter ({', '.join(default_space())})")
-        return {**_defaults(), **config}
+        """The full design: ``config`` over the space's defaults, as plain ints and strings.
+
+        Ranges are not checked here (a tuning YAML may widen them; ZigZag rejects what it cannot
+        build); unknown names and non-integral sizes are a :class:`ConfigError`.
+        """
+        space = default_space()
+        design = _defaults()
+        for name, value in config.items():
+            if name not in space:
+                raise ConfigError("configuration", name,
+                                  f"not a zigzag design parameter ({', '.join(space)})")
+            if space[name]["type"] == "categorical":
+                design[name] = str(value)
+            elif isinstance(value, bool) or float(value) != int(float(value)):
+                raise ConfigError("configuration", name, f"expected an integer, got {value!r}")
+            else:
+                design[name] = int(float(value))
+        return design
 
     def run(self, config: dict[str, Value], trial_dir: Path) -> None:
         trial_dir = Path(trial_dir)
