@@ -151,3 +151,11 @@ def test_empty_design_file(adapter, tmp_path):
     (trial / "design.json").write_text("")
     with pytest.raises(LogParseError, match="empty file"):
         adapter.parse_trial(trial)
+
+
+def test_plain_zigzag_dump_without_design_file(adapter, tmp_path):
+    trial = copy_of(ONE, tmp_path)
+    (trial / "design.json").unlink()
+    rec = adapter.parse_trial(trial)
+    assert set(rec.objectives) == {"energy", "latency", "edp"}
+    assert rec.metrics["reads_rf_w_W"] == 57802752 and "pe_count" not in rec.metrics

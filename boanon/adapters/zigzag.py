@@ -14,7 +14,9 @@ Files read (each may be gzipped):
   (with stalls, on- and off-loading);
 * ``design.json`` (the ``zigzag`` runner's): parameters, ``area`` (objective) and derived
   metrics ``area_mac_array``, ``area_rf``, ``area_gb``, ``area_memory``, ``pe_count``,
-  ``rf_bytes_per_pe``, ``onchip_bytes``. ZigZag reports no area for a non-IMC array.
+  ``rf_bytes_per_pe``, ``onchip_bytes``. ZigZag reports no area for a non-IMC array. Without
+  ``design.json`` (a dump BoAnon's runner did not make) the trial has no area and no parameters
+  beyond ``config.json``.
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ class ZigZagAdapter(Adapter):
                 raise LogParseError(design_path, "missing the 'derived' object")
             record.objectives["area"] = _number(derived, ("area",), design_path)
             record.metrics.update({k: _number(derived, (k,), design_path) for k in DERIVED})
-            expected = len(design.get("workload", {}).get("layers", [])) or None
+            workload = design.get("workload")
+            expected = len(workload.get("layers", [])) if isinstance(workload, dict) else None
         layers = layer_files(trial_dir)
         if not layers:
             raise LogParseError(trial_dir / f"<layer>{LAYER_SUFFIXES[0]}", "no per-layer result")
