@@ -24,10 +24,12 @@ import os
 import pickle
 import queue
 import signal
+import sys
 import threading
 import time
 import traceback
 import uuid
+import warnings
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
@@ -37,6 +39,11 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from boanon.runners.base import TrialFailed
+
+# A trial process re-runs a main module started with ``python -m`` after the fork server imported
+# it (to cache its imports); runpy's warning that it is already imported is expected there.
+warnings.filterwarnings("ignore", message=r".*found in sys\.modules after import of package",
+                        category=RuntimeWarning)
 
 Report = tuple[int, int, float]
 """A progress report: (trial id, step, value)."""
@@ -212,15 +219,15 @@ class LocalExecutor(Executor):
     """Each task in its own process, at most ``max_workers`` at once.
 
     A process per trial costs a fork from a server that imported ``preload`` once (``forkserver``;
-    ``__main__`` included, else every trial would import the main script's modules again) and
-    buys isolation: a hung trial is terminated (SIGTERM, so a
-    command runner kills its program; SIGKILL after ``grace`` seconds) and a crashing one takes
-    only itself down. Trial processes die with the loop (``PR_SET_PDEATHSIG`` on Linux), so a
-    killed run leaves nothing running.
+    by default the main module and the runners: a trial process re-runs the main module, and
+    without its imports cached every trial would import them again) and buys isolation: a hung
+    trial is terminated (SIGTERM, so a command runner kills its program; SIGKILL after ``grace``
+    seconds) and a crashing one takes only itself down. Trial processes die with the loop
+    (``PR_SET_PDEATHSIG`` on Linux), so a killed run leaves nothing running.
     """
 
     def __init__(self, max_workers: int | None = None, grace: float = 2.0,
-                 preload: tuple[str, ...] = ("__main__", "boanon.parallel", "boanon.targets")):
+                 preload: tuple[str, ...] | None = None):
         self.max_workers = int(max_workers or os.cpu_count() or 1)
         if self.max_workers < 1:
             raise ValueError("max_workers must be >= 1")
@@ -228,7 +235,7 @@ class LocalExecutor(Executor):
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         self._context = multiprocessing.get_context(method)
         if method == "forkserver":
-            self._context.set_forkserver_preload(list(preload))
+            self._context.set_forkserver_preload(list(preload or _default_preload()))
         self._queue: deque[_Task] = deque()
         self._active: list[_Task] = []
         self._lock = threading.Lock()
@@ -363,6 +370,13 @@ def _receive(conn: Connection) -> tuple:
         return ("dead",)
     except Exception as exc:  # a result that does not unpickle here
         return ("error", TrialFailed(f"cannot read the trial's result: {exc}"), "")
+
+
+def _default_preload() -> list[str]:
+    """The main module (by path, and by name when run with ``python -m``) and the runners."""
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    return ["__main__", *([name] if name else []), "boanon.parallel", "boanon.targets"]
 
 
 def _exit_reason(exitcode: int | None) -> str:

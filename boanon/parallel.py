@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boanon.adapters.files import json_lines
 from boanon.early_stopping import EarlyStopper
@@ -33,7 +33,9 @@ from boanon.runners.base import Runner
 from boanon.runners.trial import run_trial
 from boanon.store import INTERRUPTED, MEASURED, StoredTrial
 from boanon.table import TrialRecord, Value
-from boanon.tuner import Trial, Tuner
+
+if TYPE_CHECKING:  # the tuner's imports (scipy, sklearn) are not needed where trials run
+    from boanon.tuner import Trial, Tuner
 
 PROGRESS_FILE = "progress.jsonl"
 """Per trial directory: one ``{"step": s, "value": v}`` line per progress report."""

@@ -1,0 +1,146 @@
+"""The local executor: results, errors, timeouts, dying workers and the progress channel."""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import wait
+from pathlib import Path
+
+import pytest
+
+from boanon.errors import LogParseError
+from boanon.executors import LocalExecutor, TrialTimeout, WorkerLost, make_executor
+from boanon.runners import make_runner, run_trial
+from boanon.runners.base import TrialFailed
+
+
+def span(seconds: float) -> tuple[float, float, int]:
+    """Sleep; when it ran and in which process."""
+    start = time.time()
+    time.sleep(seconds)
+    return start, time.time(), os.getpid()
+
+
+def bad_log() -> None:
+    raise LogParseError("/logs/t0001/LOG", "no ops/sec line", 12)
+
+
+def count_with(reporter, steps: int) -> int:
+    """Report steps until told to stop (as a runner's progress hook does); the last step run."""
+    for step in range(1, steps + 1):
+        if not reporter(step, float(step)):
+            return step
+        time.sleep(0.05)
+    return steps
+
+
+def processes_running(marker: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if marker in cmdline:
+                pids.append(int(entry.name))
+    return pids
+
+
+@pytest.fixture(scope="module")
+def executor():
+    with LocalExecutor(2, grace=1.0) as ex:
+        yield ex
+
+
+def test_results_errors_and_concurrency(executor: LocalExecutor) -> None:
+    futures = [executor.submit(span, 0.4) for _ in range(4)]
+    failing = executor.submit(int, "x")
+    unpicklable = executor.submit(bad_log)
+    wait([*futures, failing, unpicklable])
+    spans = sorted(f.result() for f in futures)
+    assert len({pid for _, _, pid in spans}) == 4 and os.getpid() not in {p for *_, p in spans}
+    # never more than two at once: each later pair starts after an earlier one ended
+    for i, (start, _, _) in enumerate(spans[2:], start=2):
+        assert start >= min(end for _, end, _ in spans[:i]) - 0.05
+    with pytest.raises(ValueError, match="invalid literal"):
+        failing.result()
+    error = unpicklable.exception()
+    assert isinstance(error, TrialFailed)
+    assert "LogParseError: /logs/t0001/LOG:12: no ops/sec line" in str(error)
+
+
+def test_hung_trial_is_killed_and_others_go_on(executor: LocalExecutor) -> None:
+    start = time.monotonic()
+    hung = executor.submit(span, 60, timeout=1.0)
+    other = executor.submit(span, 0.2)
+    assert other.result(timeout=30)[1] > 0
+    error = hung.exception(timeout=30)
+    assert isinstance(error, TrialTimeout) and "timed out after 1 s" in str(error)
+    assert time.monotonic() - start < 15
+    assert executor.submit(span, 0.0).result(timeout=30)  # the slot is free again
+
+
+def test_dying_workers_fail_only_their_trial(executor: LocalExecutor) -> None:
+    exits = executor.submit(os._exit, 3)
+    aborts = executor.submit(os.abort)
+    fine = executor.submit(span, 0.1)
+    assert "exit status 3 before sending a result" in str(exits.exception(timeout=30))
+    error = aborts.exception(timeout=30)
+    assert isinstance(error, WorkerLost) and "killed by SIGABRT" in str(error)
+    assert fine.result(timeout=30)
+
+
+def test_timeout_terminates_a_command_runner_and_its_program(executor: LocalExecutor,
+                                                             tmp_path: Path) -> None:
+    marker = "31.4159"  # a sleep nobody else runs
+    runner = make_runner("command", command=["sleep", marker])
+    future = executor.submit(run_trial, runner, {}, tmp_path / "t0000", timeout=1.5)
+    deadline = time.monotonic() + 20
+    while not processes_running(f"sleep {marker}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_running(f"sleep {marker}"), "the program never started"
+    assert isinstance(future.exception(timeout=30), TrialTimeout)
+    time.sleep(1.0)  # SIGTERM -> the runner kills its program's group
+    assert processes_running(f"sleep {marker}") == []
+    assert (tmp_path / "t0000" / "config.json").is_file()
+
+
+def test_progress_channel_reports_and_stops(executor: LocalExecutor) -> None:
+    channel = executor.progress_channel()
+    try:
+        future = executor.submit(count_with, channel.reporter(5), 400)
+        seen: list[tuple[int, int, float]] = []
+        deadline = time.monotonic() + 30
+        while len(seen) < 3 and time.monotonic() < deadline:
+            seen += channel.poll()
+            time.sleep(0.05)
+        channel.stop(5)
+        last = future.result(timeout=30)
+        assert seen[:3] == [(5, 1, 1.0), (5, 2, 2.0), (5, 3, 3.0)]
+        assert 3 <= last < 400
+        assert [r[1] for r in seen + channel.poll()][-1] == last
+    finally:
+        channel.close()
+
+
+def test_shutdown_with_cancel_kills_running_work() -> None:
+    ex = LocalExecutor(1, grace=0.5)
+    running = ex.submit(span, 60)
+    queued = ex.submit(span, 60)
+    time.sleep(0.5)
+    ex.shutdown(wait=True, cancel_futures=True)
+    assert isinstance(running.exception(timeout=5), WorkerLost) and queued.cancelled()
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        ex.submit(span, 0)
+
+
+def test_make_executor_and_bad_arguments() -> None:
+    ex = make_executor(3)
+    try:
+        assert isinstance(ex, LocalExecutor) and ex.max_workers == 3
+        with pytest.raises(ValueError, match="timeout must be > 0"):
+            ex.submit(span, 0, timeout=0)
+    finally:
+        ex.shutdown()
