@@ -95,7 +95,7 @@ def plot(table: pd.DataFrame, path: Path) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("trials")
     ax.set_ylabel("regret of the incumbent (noise-free cost - optimum)")
-    ax.set_title("SyntheticSystem(12 params, 4 subsystems): median and IQR over seeds")
+    ax.set_title("SyntheticSystem, 12 params in 4 subsystems: median, IQR over seeds", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
