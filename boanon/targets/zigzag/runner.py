@@ -10,7 +10,6 @@ The ``zigzag`` adapter reads the result back.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -143,11 +142,10 @@ class ZigZagRunner(Runner):
         command = [sys.executable, "-m", "boanon.targets.zigzag.worker", str(trial_dir),
                    "--model", self.model, "--layers", ",".join(map(str, self.layers)),
                    "--opt", self.opt, "--lpf-limit", str(self.lpf_limit)]
-        env = {**os.environ, "MPLBACKEND": "Agg"}
         log = trial_dir / LOG_FILE
         with log.open("w") as out:
             try:
-                proc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env,
+                proc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT,
                                       timeout=self.timeout, check=False)
             except subprocess.TimeoutExpired:
                 raise TrialFailed(f"ZigZag timed out after {self.timeout:g} s") from None
