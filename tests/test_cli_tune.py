@@ -101,9 +101,8 @@ def _done(store: Path) -> int:
         return s.counts()["done"]
 
 
-@pytest.mark.slow
-def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
-    budget = 10
+def _start_and_signal(tmp_path: Path, budget: int, sig: int) -> tuple[list[str], Path, int]:
+    """Start ``boanon tune`` on a slow system, send ``sig`` once 3 trials are done."""
     config = _yaml(tmp_path, n_init=budget, runner={
         "callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "delay": 0.4}})
     store = tmp_path / "run.db"
@@ -113,8 +112,23 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
     deadline = time.monotonic() + 60
     while _done(store) < 3 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc.send_signal(sig)
+    return args, store, proc.wait(30)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_cleanly(tmp_path: Path) -> None:
+    _, store, status = _start_and_signal(tmp_path, 10, signal.SIGTERM)
+    assert status == 130
+    with Store(store) as s:
+        counts = s.counts()
+        assert counts["running"] == 0 and counts["interrupted"] == 1 and counts["done"] >= 3
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    budget = 10
+    args, store, _ = _start_and_signal(tmp_path, budget, signal.SIGKILL)
     with Store(store) as s:
         before = {t.id: t for t in s.trials("done")}
         assert 3 <= len(before) < budget
