@@ -12,9 +12,12 @@ import click
 from sklearn.exceptions import ConvergenceWarning
 
 from boanon.config import load_config
+from boanon.early_stopping import parse_stopper
 from boanon.errors import ConfigError
+from boanon.multiobjective import format_front
 from boanon.multitask import align_to_space, load_related
 from boanon.objectives import Objective
+from boanon.parallel import tune_parallel
 from boanon.store import Store, StoredTrial
 from boanon.tuner import STRATEGIES, Tuner, best_trial
 
@@ -34,9 +37,20 @@ from boanon.tuner import STRATEGIES, Tuner, best_trial
 @click.option("--warm-start", type=click.Path(exists=True), default=None, metavar="STORE_OR_DATASET",
               help="Trials of a related task (a run's store, a dataset directory or a CSV table) to "
                    "start warm from; overrides the YAML's warm_start.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Trials in flight at once (asynchronous: a new one starts as soon as any ends).")
+@click.option("--dask", default=None, metavar="ADDRESS|local",
+              help="Run trials on a Dask cluster (tcp://scheduler:8786) or 'local' (a Dask cluster "
+                   "on 127.0.0.1); see docs/parallel.md.")
+@click.option("--early-stopping", default=None, metavar="RULE[:key=value,...]",
+              help="Stop clearly bad trials of a runner that reports progress: 'median' or 'asha' "
+                   "(e.g. asha:min_resource=5,reduction_factor=3).")
+@click.option("--trial-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS", help="Kill a trial running longer and store it as failed.")
 def tune_command(config_file: str, budget: int | None, store_path: str | None, resume: bool,
                  seed: int | None, strategy: str | None, trials_dir: str | None,
-                 warm_start: str | None) -> None:
+                 warm_start: str | None, workers: int | None, dask: str | None,
+                 early_stopping: str | None, trial_timeout: float | None) -> None:
     """Tune the system described by CONFIG.yaml; every trial is kept in the store."""
     created: Path | None = None
     try:
@@ -57,6 +71,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                       relearn_every=config.relearn_every, store=Store(store_file),
                       output_constraints=config.outputs, warm_start=related,
                       propose_options=config.propose_options())
+        stopper = None if early_stopping is None else \
+            parse_stopper(early_stopping, direction=tuner.objectives[0].direction)
     except (ConfigError, ValueError) as exc:
         if created is not None:  # a run that never started leaves no store to block the next try
             for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):
@@ -81,13 +97,20 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             bar.update(0 if trial.status == "failed" and trial.error == "interrupted" else 1)
 
         try:
-            tuner.optimize(runner, budget, trials_dir=trials, adapter=config.adapter, callback=report)
+            if workers or dask or stopper or trial_timeout:
+                tune_parallel(tuner, runner, budget, workers=workers, dask=dask, stopper=stopper,
+                              trial_timeout=trial_timeout, trials_dir=trials, adapter=config.adapter,
+                              callback=report)
+            else:
+                tuner.optimize(runner, budget, trials_dir=trials, adapter=config.adapter, callback=report)
         except KeyboardInterrupt:
-            click.echo(f"\ninterrupted: the running trial is stored as interrupted; continue with\n"
+            click.echo(f"\ninterrupted: running trials are stored as interrupted; continue with\n"
                        f"  boanon tune {config_file} --store {store_file} --resume", err=True)
             sys.exit(130)
     best = tuner.best()
-    if best is not None:
+    if len(tuner.objectives) > 1 or tuner.output_constraints:
+        click.echo(format_front(tuner.table(), tuner.objectives, tuner.output_constraints, max_rows=10))
+    elif best is not None:
         click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
         click.echo("  " + " ".join(f"{k}={v}" for k, v in best.config.items()))
     click.echo(f"summary: boanon status {store_file}; table: boanon export {store_file} -o trials.csv")
@@ -102,7 +125,7 @@ def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Obj
     if trial.status == "failed":
         outcome = f"FAILED ({trial.error})"
     else:
-        outcome = _values(trial, objectives)
+        outcome = _values(trial, objectives) + ("  (stopped early)" if trial.status == "stopped" else "")
     return f"{trial.name}  {outcome}  {'  '.join(bests)}  [{trial.surrogate}]"
 
 
