@@ -122,14 +122,14 @@ def finished_runs(out: Path) -> pd.DataFrame:
     return pd.DataFrame(columns=list(RunStats.__dataclass_fields__))
 
 
-def drop_unfinished(path: Path, done: set[tuple[str, int]]) -> None:
-    """Remove rows of runs that did not finish (their tuner state is gone; they start again)."""
+def drop_runs(path: Path, keep: Callable[[tuple[str, int]], bool]) -> None:
+    """Keep only the result rows of the (tuner, seed) runs for which ``keep`` is true."""
     if not path.is_file():
         return
     table = pd.read_csv(path)
-    keep = [(t, int(s)) in done for t, s in zip(table["tuner"], table["seed"], strict=True)]
-    if not all(keep):
-        table[keep].to_csv(path, index=False)
+    mask = [keep((t, int(s))) for t, s in zip(table["tuner"], table["seed"], strict=True)]
+    if not all(mask):
+        table[mask].to_csv(path, index=False)
 
 
 def record_problem(out: Path, problem: Problem) -> None:
@@ -145,14 +145,18 @@ def run_problem(problem: Problem, tuners: list[str], seeds: int, budget: int, ou
     record_problem(out, problem)
     runs = finished_runs(out)
     ok = runs[(runs["problem"] == problem.name) & (runs["status"] == "ok")]
-    done = {(t, int(s)) for t, s, b in zip(ok["tuner"], ok["seed"], ok["budget"], strict=True)
-            if int(b) == budget}
+    finished = {(t, int(s)): int(b) for t, s, b in zip(ok["tuner"], ok["seed"], ok["budget"], strict=True)}
+    done = {key for key, b in finished.items() if b == budget}
     path = out / f"{problem.name}.csv"
-    drop_unfinished(path, done)
-    for tuner_name in tuners:
-        for seed in range(seeds):
-            if (tuner_name, seed) in done:
+    # Rows of runs that never finished go (their tuner state is gone; they start again); finished
+    # runs with another budget stay unless this call redoes them.
+    drop_runs(path, lambda key: key in finished)
+    for seed in range(seeds):  # seed-major: a run stopped early has all tuners on its first seeds
+        for tuner_name in tuners:
+            key = (tuner_name, seed)
+            if key in done:
                 continue
+            drop_runs(path, lambda k, key=key: k != key)
             new = not path.is_file()
             with open(path, "a", newline="") as fh:
                 writer = csv.writer(fh)
@@ -165,9 +169,7 @@ def run_problem(problem: Problem, tuners: list[str], seeds: int, budget: int, ou
                     stats = RunStats(problem.name, tuner_name, seed, budget,
                                      status=f"error: {type(exc).__name__}: {exc}"[:300])
             if stats.status != "ok":
-                drop_unfinished(path, done)
-            else:
-                done.add((tuner_name, seed))
+                drop_runs(path, lambda k, key=key: k != key)
             stats.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S")
             append_run(out, stats)
             print(f"{problem.name:15s} {tuner_name:10s} seed={seed} {stats.status} best={stats.best} "

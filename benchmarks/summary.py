@@ -52,8 +52,8 @@ def rows(out: Path) -> list[dict]:
             t = table[table["tuner"] == tuner]
             budget = int(t["evaluation"].max())
             seeds = int(t["seed"].nunique())
-            ok = runs[(runs["problem"] == name) & (runs["tuner"] == tuner) & (runs["status"] == "ok")] \
-                if len(runs) else runs
+            ok = runs[(runs["problem"] == name) & (runs["tuner"] == tuner) & (runs["status"] == "ok")
+                      & (runs["budget"] == budget)] if len(runs) else runs
             q25, q75 = iqr_at(t, budget)
             optimum = info[name].get("optimum")
             result.append({

@@ -148,7 +148,6 @@ class SMAC(BenchTuner):
     def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
                  start: dict[str, Value] | None = None):
         super().__init__(space, objective, seed, budget, start)
-        from ConfigSpace import Configuration
         from smac import HyperparameterOptimizationFacade as Facade
         from smac import Scenario
 
@@ -158,14 +157,19 @@ class SMAC(BenchTuner):
         self._outdir = tempfile.TemporaryDirectory(prefix="boanon-bench-smac-")
         scenario = Scenario(self._configspace, deterministic=True, n_trials=budget, seed=seed,
                             output_directory=self._outdir.name)
-        extra = [] if start is None else [Configuration(self._configspace, values={
-            name: self._encode[name](v) for name, v in start.items()})]
-        design = Facade.get_initial_design(scenario, additional_configs=extra)
-        self._smac = Facade(scenario, _never_called, initial_design=design, overwrite=True,
-                            logging_level=40)
+        self._smac = Facade(scenario, _never_called, overwrite=True, logging_level=40)
         self._info: Any = None
 
     def ask(self) -> dict[str, Value]:
+        if self.start is not None:
+            # SMAC's initial design puts additional configurations last: tell it the start instead.
+            from ConfigSpace import Configuration
+            from smac.runhistory.dataclasses import TrialInfo
+
+            values = {name: self._encode[name](v) for name, v in self.start.items()}
+            self._info = TrialInfo(Configuration(self._configspace, values=values), seed=self.seed)
+            config, self.start = self.start, None
+            return config
         self._info = self._smac.ask()
         values = dict(self._info.config)
         return {name: self._decode[name](values[name]) for name in self.space.names}

@@ -13,9 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("optuna")
 
 
-def run_bench(out: Path, *extra: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "benchmarks.run", "--problems", "synthetic", "--tuners", "random", "tpe",
-           "--seeds", "2", "--budget", "4", "--out", str(out), *extra]
+def run_bench(out: Path, *extra: str, tuners: tuple[str, ...] = ("random", "tpe"),
+              budget: int = 4) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "benchmarks.run", "--problems", "synthetic", "--tuners", *tuners,
+           "--seeds", "2", "--budget", str(budget), "--out", str(out), *extra]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=True)
 
 
@@ -52,3 +53,11 @@ def test_rerun_skips_finished_runs_and_redoes_partial_ones(tmp_path: Path) -> No
     # Seeded tuners on a configuration-seeded problem: the redone run matches the original.
     pd.testing.assert_frame_equal(again.reset_index(drop=True),
                                   full.sort_values(["tuner", "seed", "evaluation"]).reset_index(drop=True))
+
+
+def test_runs_with_different_budgets_share_a_results_file(tmp_path: Path) -> None:
+    run_bench(tmp_path, "--no-plots", tuners=("random",), budget=3)
+    run_bench(tmp_path, "--no-plots", tuners=("tpe",), budget=5)
+    table = pd.read_csv(tmp_path / "synthetic.csv")
+    assert table.groupby("tuner")["evaluation"].max().to_dict() == {"random": 3, "tpe": 5}
+    assert len(table) == 2 * 3 + 2 * 5
