@@ -222,8 +222,8 @@ class Tuner:
         if n < 2:
             self._learn_note = f"{n} finished trial(s)"
             return
-        last = self.graph.metadata.get("learned_from_trials", -1) if self.graph is not None \
-            else self._learn_tried_at
+        learned = self.graph.metadata.get("learned_from_trials", -1) if self.graph is not None else -1
+        last = max(learned, self._learn_tried_at)  # a failed attempt also waits a period to retry
         if last >= 0 and n - last < self.relearn_every:
             return
         self._learn_tried_at = n
