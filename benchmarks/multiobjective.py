@@ -110,7 +110,7 @@ def icm_run(system: SyntheticSystem, objectives: list[Objective], budget: int, n
     while len(records) < budget:
         own = records_to_table(records)
         table = own if related is None else combine_tasks(own, related, label="related")
-        surrogate = MultiTaskGPSurrogate(space, [o.name for o in objectives]).fit(table)
+        surrogate = MultiTaskGPSurrogate(space, objectives).fit(table)
         done = param_configs(space, table)
         config, _, _ = maximize(space, _scorer(surrogate, table, objectives, rng, scalarization), rng,
                                 starts=done[-4:], exclude=done, settings=SETTINGS)

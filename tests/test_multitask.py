@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 from scipy.optimize import approx_fprime
 
+from boanon.acquisition.selection import cross_validate
 from boanon.errors import ConfigError
 from boanon.graph import CausalGraph, Edge
 from boanon.multitask import (
@@ -18,6 +19,7 @@ from boanon.multitask import (
     with_task,
     with_task_node,
 )
+from boanon.objectives import Objective
 from boanon.store import Store
 from boanon.synthetic import SyntheticSystem
 from boanon.table import write_table
@@ -64,7 +66,8 @@ def test_icm_borrows_strength_from_a_related_task():
 def test_multitask_surrogate_samples_outputs_jointly():
     system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, n_objectives=2, seed=3)
     table = system.sample_table(25, seed=0)
-    surrogate = MultiTaskGPSurrogate(system.space, ["cost", "cost2", "g0_load"]).fit(table)
+    objectives = [Objective("cost"), Objective("cost2")]
+    surrogate = MultiTaskGPSurrogate(system.space, objectives, ["g0_load"]).fit(table)
     configs = system.space.sample(30, np.random.default_rng(1))
     draws = surrogate.sample(configs, 64, np.random.default_rng(2))
     assert set(draws) == {"cost", "cost2", "g0_load"} and draws["cost"].shape == (64, 30)
@@ -73,6 +76,11 @@ def test_multitask_surrogate_samples_outputs_jointly():
     assert np.corrcoef(mean, truth)[0, 1] > 0.8
     corr = surrogate.output_correlation()
     assert corr.loc["cost", "g0_load"] > 0.3  # g0_load feeds cost through the chain
+    # the models' protocol: a refit keeps the hyperparameters, and cross-validation can score it
+    refit = surrogate.refit(table.iloc[:20])
+    assert refit.model.params is surrogate.model.params and len(refit.model.z) < len(surrogate.model.z)
+    scores = cross_validate(surrogate, table, np.random.default_rng(0), n_folds=3)
+    assert scores["rank_correlation"] > 0.5
 
 
 def test_task_indicator_space_graph_and_table():

@@ -11,6 +11,7 @@ weak log-normal priors, which keep lengthscales and noise away from overconfiden
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,16 +67,8 @@ class ICMGP:
     # --- fitting ---------------------------------------------------------------------------
     def fit(self, x: np.ndarray, tasks: np.ndarray, y: np.ndarray) -> ICMGP:
         x = np.asarray(x, dtype=float)
-        tasks = np.asarray(tasks, dtype=int)
-        y = np.asarray(y, dtype=float)
-        if not (len(x) == len(tasks) == len(y)) or len(y) == 0:
-            raise ValueError(f"need matching, non-empty X ({len(x)}), tasks ({len(tasks)}) and y ({len(y)})")
-        if tasks.min() < 0 or tasks.max() >= self.n_tasks:
-            raise ValueError(f"task ids must lie in [0, {self.n_tasks})")
-        self.x, self.tasks = x, tasks
+        self._set_data(x, tasks, y)
         self._sqdiff = (x[:, None, :] - x[None, :, :]) ** 2                # (n, n, p), reused by every step
-        self.mean_, self.scale_ = self._standardisation(tasks, y)
-        self.z = (y - self.mean_[tasks]) / self.scale_[tasks]
         rng = np.random.default_rng(self.seed)
         best = None
         # small matrices: threaded BLAS only adds contention (10x slower on a busy 2-core machine)
@@ -89,6 +82,25 @@ class ICMGP:
         self.params = _Params.from_vector(best.x, x.shape[1], self.n_tasks, self.rank)
         self._factorise()
         return self
+
+    def condition(self, x: np.ndarray, tasks: np.ndarray, y: np.ndarray) -> ICMGP:
+        """A copy on other data with this model's hyperparameters (one factorisation, no fit)."""
+        other = copy.copy(self)
+        other._set_data(x, tasks, y)
+        other._factorise()
+        return other
+
+    def _set_data(self, x: np.ndarray, tasks: np.ndarray, y: np.ndarray) -> None:
+        x = np.asarray(x, dtype=float)
+        tasks = np.asarray(tasks, dtype=int)
+        y = np.asarray(y, dtype=float)
+        if not (len(x) == len(tasks) == len(y)) or len(y) == 0:
+            raise ValueError(f"need matching, non-empty X ({len(x)}), tasks ({len(tasks)}) and y ({len(y)})")
+        if tasks.min() < 0 or tasks.max() >= self.n_tasks:
+            raise ValueError(f"task ids must lie in [0, {self.n_tasks})")
+        self.x, self.tasks = x, tasks
+        self.mean_, self.scale_ = self._standardisation(tasks, y)
+        self.z = (y - self.mean_[tasks]) / self.scale_[tasks]
 
     def _standardisation(self, tasks: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-task mean and scale; a task with fewer than 3 trials uses the pooled ones."""
@@ -174,8 +186,9 @@ class ICMGP:
                 self.scale_[tasks] * np.sqrt(var))
 
     def sample(self, x: np.ndarray, tasks: np.ndarray, n_samples: int,
-               rng: np.random.Generator) -> np.ndarray:
-        """(n_samples, n_rows) joint posterior draws of the noise-free function over all rows."""
+               rng: np.random.Generator, noise: bool = False) -> np.ndarray:
+        """(n_samples, n_rows) joint posterior draws over all rows, of the noise-free function
+        unless ``noise`` (then each row also gets its task's observation noise)."""
         x = np.asarray(x, dtype=float)
         tasks = np.asarray(tasks, dtype=int)
         ks = self._cov(self.x, self.tasks, x, tasks)
@@ -184,6 +197,8 @@ class ICMGP:
         mean = ks.T @ self._alpha
         root = _psd_root(cov)
         z = mean + rng.standard_normal((n_samples, len(x))) @ root.T
+        if noise:
+            z = z + rng.standard_normal(z.shape) * np.sqrt(np.exp(self.params.log_noise)[tasks])
         return self.mean_[tasks] + self.scale_[tasks] * z
 
     def task_correlation(self) -> np.ndarray:

@@ -8,81 +8,79 @@ feasibility see their learned correlation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import copy
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from boanon.multiobjective.feasibility import output_values
+from boanon.models.base import Config, Surrogate, param_configs
 from boanon.multitask.icm import ICMGP
 from boanon.multitask.tasks import TARGET, TASK, task_labels, task_of
+from boanon.objectives import Objective
 from boanon.space import Space
-from boanon.table import column
 
 
-class MultiTaskGPSurrogate:
+class MultiTaskGPSurrogate(Surrogate):
     """``fit(table)`` then ``sample(configs, n_samples, rng) -> {output: (n_samples, n_configs)}``.
 
-    ``outputs`` are objective or metric names. ``rank`` bounds the rank of the task covariance's
-    low-rank part (None: full).
+    Models the objectives and the extra ``outputs`` (metric or objective names) jointly. A
+    ``__task__`` parameter in the table (a warm start) makes every (output, workload) pair a task.
+    ``rank`` bounds the rank of the task covariance's low-rank part (None: full).
     """
 
     name = "multitask-gp"
 
-    def __init__(self, space: Space, outputs: Sequence[str], rank: int | None = None, seed: int = 0):
-        if not outputs:
-            raise ValueError("a multi-task surrogate needs at least one output")
-        self.space = space
-        self.outputs = list(outputs)
+    def __init__(self, space: Space, objectives: Sequence[Objective], outputs: Sequence[str] = (),
+                 rank: int | None = None, seed: int = 0):
+        super().__init__(space, objectives, outputs)
         self.rank = rank
         self.seed = seed
         self.inputs = [n for n in space.names if n != TASK]
+        self.workloads = [TARGET]
 
-    def _encode(self, table_or_configs: pd.DataFrame | Sequence[Mapping[str, Any]]) -> np.ndarray:
-        if isinstance(table_or_configs, pd.DataFrame):
-            configs = [{n: row[column("param", n)] for n in self.inputs}
-                       for _, row in table_or_configs.iterrows()]
-        else:
-            configs = list(table_or_configs)
-        return self.space.encode(configs, self.inputs)
-
-    def fit(self, table: pd.DataFrame) -> MultiTaskGPSurrogate:
-        self.workloads = task_labels(table)
-        x = self._encode(table)
+    def _data(self, table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        x = self.space.encode(param_configs(self.space, table), self.inputs)
         workload = np.array([self.workloads.index(t) for t in task_of(table)])
         xs, ts, ys = [], [], []
         for k, name in enumerate(self.outputs):
-            y = output_values(table, name)
+            col = self.node_column(name)
+            if col not in table.columns:
+                raise ValueError(f"table has no column for output {name!r}")
+            y = pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float)
             ok = np.isfinite(y)
             xs.append(x[ok])
             ts.append(k * len(self.workloads) + workload[ok])
             ys.append(y[ok])
         if not sum(len(y) for y in ys):
             raise ValueError(f"no finished trial measured any of {self.outputs}")
+        return np.vstack(xs), np.concatenate(ts), np.concatenate(ys)
+
+    def fit(self, table: pd.DataFrame) -> MultiTaskGPSurrogate:
+        self.table = table
+        self.workloads = task_labels(table)
         self.model = ICMGP(len(self.outputs) * len(self.workloads), self.rank, seed=self.seed)
-        self.model.fit(np.vstack(xs), np.concatenate(ts), np.concatenate(ys))
+        self.model.fit(*self._data(table))
         return self
 
-    def _rows(self, configs: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
-        x = self._encode(configs)
+    def refit(self, table: pd.DataFrame) -> MultiTaskGPSurrogate:
+        other = copy.copy(self)
+        other.table = table
+        other.model = self.model.condition(*other._data(table))
+        return other
+
+    def _rows(self, configs: Sequence[Config]) -> tuple[np.ndarray, np.ndarray]:
+        x = self.space.encode(list(configs), self.inputs)
         target = self.workloads.index(TARGET) if TARGET in self.workloads else 0
         tasks = np.repeat(np.arange(len(self.outputs)) * len(self.workloads) + target, len(x))
         return np.tile(x, (len(self.outputs), 1)), tasks
 
-    def sample(self, configs: Sequence[Mapping[str, Any]], n_samples: int,
-               rng: np.random.Generator) -> dict[str, np.ndarray]:
+    def sample(self, configs: Sequence[Config], n_samples: int, rng: np.random.Generator,
+               noise: bool = False) -> dict[str, np.ndarray]:
         x, tasks = self._rows(configs)
-        draws = self.model.sample(x, tasks, n_samples, rng)
+        draws = self.model.sample(x, tasks, n_samples, rng, noise=noise)
         draws = draws.reshape(n_samples, len(self.outputs), len(configs))
         return {name: draws[:, k, :] for k, name in enumerate(self.outputs)}
-
-    def predict(self, configs: Sequence[Mapping[str, Any]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Posterior mean and standard deviation per output, for reports."""
-        x, tasks = self._rows(configs)
-        mean, sd = self.model.predict(x, tasks)
-        n = len(configs)
-        return {name: (mean[k * n:(k + 1) * n], sd[k * n:(k + 1) * n]) for k, name in enumerate(self.outputs)}
 
     def output_correlation(self) -> pd.DataFrame:
         """Learned correlation between outputs on the target workload."""
@@ -90,3 +88,8 @@ class MultiTaskGPSurrogate:
         idx = [k * len(self.workloads) + target for k in range(len(self.outputs))]
         corr = self.model.task_correlation()[np.ix_(idx, idx)]
         return pd.DataFrame(corr, index=self.outputs, columns=self.outputs)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "tasks": len(self.outputs) * len(self.workloads),
+                "workloads": list(self.workloads),
+                "output_correlation": self.output_correlation().round(3).to_dict()}
