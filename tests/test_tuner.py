@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -88,6 +89,18 @@ def test_failed_trials_are_stored_and_the_loop_goes_on(tmp_path: Path) -> None:
     assert all(t.finished is not None for t in trials)
     assert (tmp_path / "run.trials" / failed[0].name / "traceback.txt").is_file()
     assert len(tuner.table()) == 8 - len(failed)
+
+
+def test_a_trial_whose_logs_do_not_parse_fails_naming_file_and_line(tmp_path: Path) -> None:
+    script = tmp_path / "bad.py"
+    script.write_text("import sys\n"
+                      "open(sys.argv[1] + '/result.json', 'w').write('{\\n \"objectives\": {,}}')\n")
+    runner = make_runner("command", command=[sys.executable, str(script), "{trial_dir}"])
+    tuner = Tuner(SYSTEM.space, ["cost"], n_init=2, store=tmp_path / "run.db")
+    tuner.optimize(runner, 2)
+    for t in tuner.store.trials():
+        assert t.status == "failed"
+        assert t.error.startswith(f"{tmp_path / 'run.trials' / t.name / 'result.json'}:2: invalid JSON")
 
 
 def test_seeded_runs_are_reproducible(tmp_path: Path) -> None:
