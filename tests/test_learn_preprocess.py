@@ -56,10 +56,13 @@ def test_metric_copying_an_objective_merges_into_the_objective():
     assert prep.roles["cost"] == "objective"
 
 
-def test_constant_parameter_stays_in_the_graph_but_is_not_learnt_from():
+def test_constant_parameter_is_left_out_unless_knowledge_names_it():
     prep = preprocess(_table())
+    assert "fixed" not in prep.roles and not prep.excluded
+    assert prep.report["dropped"]["fixed"] == "constant: never varied"
+    prep = preprocess(_table(), protected={"fixed"})
     assert prep.excluded == {"fixed": "param"}
-    assert "kept in the graph" in prep.report["dropped"]["fixed"]
+    assert "kept in the graph, not learnt from" in prep.report["dropped"]["fixed"]
 
 
 def test_max_metrics_keeps_the_metrics_most_related_to_the_objectives():

@@ -50,9 +50,8 @@ def orient(partial: PartialGraph, roles: dict[str, str], knowledge: Knowledge) -
     dag.add_nodes_from(roles)
     strength = partial.strength
     for a, b in sorted(directed, key=lambda e: -strength.get(frozenset(e), 0.0)):
-        dag.add_edge(a, b)
-        if not nx.is_directed_acyclic_graph(dag):  # a learner's arrows may close a cycle: drop the weakest
-            dag.remove_edge(a, b)
+        if not nx.has_path(dag, b, a):  # a learner's arrows may close a cycle: drop the weakest
+            dag.add_edge(a, b)
     depth = _distance_from_params(roles, directed, undirected)
     for pair in sorted(undirected, key=lambda p: (-strength.get(p, 0.0), sorted(p))):
         a, b = sorted(pair, key=lambda n: (depth.get(n, np.inf), n))

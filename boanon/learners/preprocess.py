@@ -65,8 +65,7 @@ class Prepared:
     def resample(self, rows: np.ndarray) -> Prepared:
         """The same nodes on a bootstrap resample of the trials (transforms are recomputed)."""
         raw = self.raw.iloc[rows].reset_index(drop=True)
-        basis = {n: _basis(raw[n], self.roles[n], self.report["encodings"].get(n) is not None)[0]
-                 for n in self.roles}
+        basis, _ = _bases(raw, self.roles)
         return Prepared(dict(self.roles), basis, raw, dict(self.excluded), self.report)
 
 
@@ -103,7 +102,7 @@ def preprocess(table: pd.DataFrame, *, near_constant: float = 0.95, duplicate_th
         role, name = split_column(col)
         values = table[col]
         why = _why_unusable(values, role, near_constant, max_missing)
-        if why and (role == "param" or name in protected):
+        if why and name in protected:
             excluded[name] = role
             report["dropped"][name] = f"{why}: kept in the graph, not learnt from"
             continue
@@ -121,11 +120,7 @@ def preprocess(table: pd.DataFrame, *, near_constant: float = 0.95, duplicate_th
     order = [n for role in ("param", "metric", "objective") for n in roles if roles[n] == role]
     roles = {n: roles[n] for n in order}
     frame = frame[order]
-    basis = {}
-    for n in order:
-        basis[n], labels = _basis(frame[n], roles[n], categorical=_is_categorical(frame[n]))
-        if labels is not None:
-            report["encodings"][n] = labels
+    basis, report["encodings"] = _bases(frame, roles)
     report["kept"] = {r: sum(1 for v in roles.values() if v == r) for r in ("param", "metric", "objective")}
     return Prepared(roles, basis, frame, excluded, report)
 
@@ -135,19 +130,22 @@ def _is_categorical(values: pd.Series) -> bool:
 
 
 def _why_unusable(values: pd.Series, role: Role, near_constant: float, max_missing: float) -> str | None:
-    missing = values.isna().mean()
+    if _is_categorical(values):
+        present = values.dropna().astype(str).to_numpy()
+        x = None
+    else:
+        x = values.to_numpy(dtype=float)
+        present = x = x[~np.isnan(x)]
+    missing = 1.0 - len(present) / max(1, len(values))
     if role != "param" and missing > max_missing:
         return f"missing in {missing:.0%} of trials"
-    present = values.dropna()
-    counts = present.astype(str).value_counts()
+    counts = np.unique(present, return_counts=True)[1]
     if len(counts) <= 1:
-        return "constant"
-    if role != "param" and counts.iloc[0] >= near_constant * len(present):
-        return f"near-constant ({counts.iloc[0]} of {len(present)} trials share one value)"
-    if not _is_categorical(present):
-        x = present.astype(float).to_numpy()
-        if np.std(x) <= 1e-12 * max(1.0, float(np.abs(x).max())):
-            return "near-constant (spread below floating-point noise)"
+        return "constant: never varied" if role == "param" else "constant"
+    if role != "param" and counts.max() >= near_constant * len(present):
+        return f"near-constant ({counts.max()} of {len(present)} trials share one value)"
+    if x is not None and np.std(x) <= 1e-12 * max(1.0, float(np.abs(x).max())):
+        return "near-constant (spread below floating-point noise)"
     return None
 
 
@@ -161,8 +159,22 @@ def _fill(values: pd.Series, role: Role) -> pd.Series:
 
 
 def _normal_scores(x: np.ndarray) -> np.ndarray:
-    u = (rankdata(x) - 0.5) / len(x)
-    return norm.ppf(u)
+    """Gaussian copula scores of each column (ties share their average rank)."""
+    return norm.ppf((rankdata(x, axis=0) - 0.5) / len(x))
+
+
+def _bases(frame: pd.DataFrame, roles: dict[str, Role]) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+    """Every node's design columns (metrics and objectives in one vectorised pass) and one-hot labels."""
+    numeric = [n for n in roles if roles[n] != "param"]
+    scores = _standardise(_normal_scores(frame[numeric].to_numpy(dtype=float))) if numeric else None
+    basis: dict[str, np.ndarray] = {n: scores[:, [j]] for j, n in enumerate(numeric)}
+    encodings: dict[str, list[str]] = {}
+    for n in roles:
+        if roles[n] == "param":
+            basis[n], labels = _param_basis(frame[n])
+            if labels is not None:
+                encodings[n] = labels
+    return {n: basis[n] for n in roles}, encodings
 
 
 def _standardise(m: np.ndarray) -> np.ndarray:
@@ -171,15 +183,13 @@ def _standardise(m: np.ndarray) -> np.ndarray:
     return m / np.where(sd > 0, sd, 1.0)
 
 
-def _basis(values: pd.Series, role: Role, categorical: bool) -> tuple[np.ndarray, list[str] | None]:
-    """The node's standardised design columns (and the one-hot level labels for categoricals)."""
-    if categorical:
+def _param_basis(values: pd.Series) -> tuple[np.ndarray, list[str] | None]:
+    """A parameter's standardised design columns (and the one-hot level labels for categoricals)."""
+    if _is_categorical(values):
         levels = sorted(values.astype(str).unique())
         onehot = np.stack([(values.astype(str) == lv).to_numpy(float) for lv in levels[1:]], axis=1)
         return _standardise(onehot), levels[1:]
     x = values.astype(float).to_numpy()
-    if role != "param":
-        return _standardise(_normal_scores(x)[:, None]), None
     u = _standardise(rankdata(x)[:, None])
     if len(np.unique(x)) <= 2:
         return u, None
@@ -190,7 +200,7 @@ def _basis(values: pd.Series, role: Role, categorical: bool) -> tuple[np.ndarray
 
 
 def _rank_corr(frame: pd.DataFrame) -> pd.DataFrame:
-    ranks = np.column_stack([rankdata(frame[c].astype(float)) for c in frame.columns])
+    ranks = rankdata(frame.to_numpy(dtype=float), axis=0)
     return pd.DataFrame(np.corrcoef(ranks, rowvar=False), index=frame.columns, columns=frame.columns)
 
 
