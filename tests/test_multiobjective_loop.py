@@ -60,8 +60,9 @@ def test_cli_status_front_export_flag_and_warm_start(tmp_path: Path):
     store = tmp_path / "mo.db"
     tune = CliRunner().invoke(main, ["tune", str(config), "--budget", "7", "--store", str(store)])
     assert tune.exit_code == 0, tune.output
-    status = CliRunner().invoke(main, ["status", str(store)])
+    status = CliRunner().invoke(main, ["status", str(store), "--plot", str(tmp_path / "front.png")])
     assert status.exit_code == 0 and "Pareto front:" in status.output and "hypervolume:" in status.output
+    assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
     out = tmp_path / "mo.csv"
     assert CliRunner().invoke(main, ["export", str(store), "-o", str(out)]).exit_code == 0
     header = out.read_text().splitlines()[0].split(",")

@@ -17,10 +17,23 @@ from boanon.tuner import best_trial
 @click.argument("store_file", metavar="RUN.db", type=click.Path(exists=True, dir_okay=False))
 @click.option("--failures", "n_failures", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many failed trials to list.")
-def status_command(store_file: str, n_failures: int) -> None:
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
+              help="Also draw the Pareto front (runs with several objectives) into this PNG file.")
+def status_command(store_file: str, n_failures: int, plot_file: str | None) -> None:
     """Summarise a tuning run: trials by status, surrogates used, best trial, failures."""
     with Store(store_file) as store:
         click.echo(summary(store, n_failures))
+        if plot_file is not None:
+            from boanon.multiobjective.plot import plot_pareto  # matplotlib only when asked
+
+            study = store.study() or {}
+            try:
+                objectives = parse_objectives(study.get("objectives") or [], source=store_file)
+                constraints = parse_output_constraints(study.get("outputs"), source=store_file)
+                plot_pareto(store.to_table(), objectives, plot_file, constraints)
+            except ValueError as exc:
+                raise click.ClickException(f"{plot_file}: {exc}") from None
+            click.echo(f"Pareto front drawn in {plot_file}")
 
 
 def summary(store: Store, n_failures: int = 10) -> str:
