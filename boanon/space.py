@@ -360,16 +360,20 @@ class Space:
         """Rows of configurations -> a float matrix in [0, 1]; categoricals one-hot."""
         names = list(names or self.names)
         out = np.zeros((len(configs), self.encoded_width(names)))
-        for i, config in enumerate(configs):
-            j = 0
-            for name in names:
-                p = self.params[name]
-                v = config[name]
-                if isinstance(p, Categorical):
-                    out[i, j + p.choices.index(v)] = 1.0
-                elif isinstance(p, Bool):
-                    out[i, j] = float(bool(v))
+        j = 0
+        for name in names:  # column by column: vectorised over configurations
+            p = self.params[name]
+            values = [c[name] for c in configs]
+            if isinstance(p, Categorical):
+                index = {c: k for k, c in enumerate(p.choices)}
+                out[np.arange(len(values)), j + np.array([index[v] for v in values], dtype=int)] = 1.0
+            elif isinstance(p, Bool):
+                out[:, j] = [float(bool(v)) for v in values]
+            else:
+                x = np.asarray(values, dtype=float)
+                if p.log:
+                    out[:, j] = (np.log(x) - math.log(p.low)) / (math.log(p.high) - math.log(p.low))
                 else:
-                    out[i, j] = p.to_unit(v)
-                j += p.width
+                    out[:, j] = (x - p.low) / (p.high - p.low)
+            j += p.width
         return out

@@ -1,8 +1,10 @@
 import numpy as np
+import pandas as pd
 import pytest
 
 from boanon.acquisition import Proposal, propose
 from boanon.objectives import Objective
+from boanon.space import Float, Space
 from boanon.synthetic import SyntheticSystem
 from boanon.table import records_to_table
 
@@ -65,3 +67,15 @@ def test_pending_configurations_are_not_proposed_again(system):
                      pending=[first.config])
     assert second.config != first.config
     assert second.info["n_pending"] == 1
+
+
+def test_maximised_objectives_are_handled_by_sign():
+    space = Space([Float("x", 0.0, 1.0)])
+    xs = np.linspace(0.3, 0.7, 7)
+    table = pd.DataFrame({"trial": range(7), "param:x": xs, "objective:speed": 10 * xs})
+    up = propose(space, table, [Objective("speed", "maximize")], strategy="gp", rng=np.random.default_rng(0))
+    down = propose(space, table, [{"name": "speed", "direction": "minimize"}], strategy="gp",
+                   rng=np.random.default_rng(0))
+    assert up.config["x"] > 0.7 and down.config["x"] < 0.3
+    assert up.info["acquisition"]["incumbent"] == pytest.approx(7.0, abs=0.3)
+    assert down.info["acquisition"]["incumbent"] == pytest.approx(3.0, abs=0.3)

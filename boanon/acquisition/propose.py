@@ -116,7 +116,7 @@ def _acquisition(model: Surrogate, table: pd.DataFrame, objectives: list[Objecti
     if len(objectives) == 1 and not constraints:
         o = objectives[0]
         observed = _configs(model.space, table[table[f"objective:{o.name}"].notna()])
-        means = o.to_minimize(model.sample(observed, 32, rng)[o.name].mean(axis=0))
+        means = o.to_minimize(model.sample(observed, 16, rng)[o.name].mean(axis=0))
         best = float(means.min())
 
         def ei(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:

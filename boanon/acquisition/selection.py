@@ -68,9 +68,15 @@ def select_surrogate(surrogates: Sequence[Surrogate], table: pd.DataFrame, rng: 
         return first, f"{first.name} surrogate requested", {}
     if n < MIN_TRIALS:
         return first, f"{n} trials are too few to cross-validate (< {MIN_TRIALS}): using {first.name}", {}
-    scores = {s.name: cross_validate(s, table, rng, n_folds) for s in surrogates}
+    scores: dict[str, Any] = {}
+    for s in surrogates:
+        try:
+            scores[s.name] = cross_validate(s, table, rng, n_folds)
+        except (ValueError, np.linalg.LinAlgError) as exc:  # e.g. a fold leaves a node without data
+            scores[s.name] = {"log_predictive_density": -np.inf, "error": f"{type(exc).__name__}: {exc}"}
     best = max(surrogates, key=lambda s: scores[s.name]["log_predictive_density"])
-    detail = ", ".join(f"{name} {sc['log_predictive_density']:.3f} (rank corr {sc['rank_correlation']:.2f})"
+    detail = ", ".join(f"{name} failed ({sc['error']})" if "error" in sc else
+                       f"{name} {sc['log_predictive_density']:.3f} (rank corr {sc['rank_correlation']:.2f})"
                        for name, sc in scores.items())
-    k = scores[best.name]["n_folds"]
+    k = min(n_folds, n)
     return best, f"{k}-fold CV log predictive density on {n} trials: {detail}; chose {best.name}", scores

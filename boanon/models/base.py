@@ -88,14 +88,16 @@ class Surrogate(ABC):
                 for o in self.objectives}
 
 
-def param_configs(space: Space, table: pd.DataFrame) -> list[dict[str, Any]]:
-    """The configurations of the table's trials, with values checked against ``space``."""
+def param_configs(space: Space, table: pd.DataFrame, check: bool = True) -> list[dict[str, Any]]:
+    """The configurations of the table's trials (values checked against ``space`` unless not ``check``)."""
     missing = [n for n in space.names if column("param", n) not in table.columns]
     if missing:
         raise ValueError(f"table has no column for parameter(s) {missing}")
-    frame = table[[column("param", n) for n in space.names]]
+    rows = table[[column("param", n) for n in space.names]].to_numpy(dtype=object).tolist()
+    if not check:
+        return [{n: _plain(v) for n, v in zip(space.names, row, strict=True)} for row in rows]
     return [{n: space.params[n].check(_plain(v)) for n, v in zip(space.names, row, strict=True)}
-            for row in frame.itertuples(index=False)]
+            for row in rows]
 
 
 def _plain(v: Any) -> Any:

@@ -24,7 +24,7 @@ import pandas as pd
 from boanon.expressions import Expression
 from boanon.graph import CausalGraph
 from boanon.models.base import Config, Surrogate, param_configs
-from boanon.models.inputs import NodeInputs, param_inputs
+from boanon.models.inputs import ConfigBatch
 from boanon.models.nodes import FormulaNode, FunctionNode, NodeModel, build_node_model
 from boanon.models.threads import single_blas_thread
 from boanon.objectives import Objective
@@ -113,7 +113,7 @@ class DAGSurrogate(Surrogate):
         return other
 
     def _fit_nodes(self, table: pd.DataFrame, refit: bool) -> None:
-        configs = param_configs(self.space, table)
+        batch = ConfigBatch.of(self.space, param_configs(self.space, table, check=not refit))
         for node in self.order:
             model = self.models[node]
             cols = [self.node_column(node)] + [self.node_column(p) for p in model.metric_parents]
@@ -121,16 +121,10 @@ class DAGSurrogate(Surrogate):
             y = table[cols[0]].to_numpy(dtype=float)[rows]
             if len(y) == 0:
                 raise ValueError(f"no trial has values for node {node!r} and all its parents")
-            inputs = self._inputs([c for c, r in zip(configs, rows, strict=True) if r], model,
-                                  {p: table[self.node_column(p)].to_numpy(dtype=float)[rows][None, :]
-                                   for p in model.metric_parents}, 1)
+            metrics = {p: table[self.node_column(p)].to_numpy(dtype=float)[rows][None, :]
+                       for p in model.metric_parents}
+            inputs = batch.rows(rows).inputs(model.param_parents, 1, metrics)
             self.models[node] = model.refit(inputs, y) if refit else model.fit(inputs, y)
-
-    def _inputs(self, configs: Sequence[Config], model: NodeModel, metrics: dict[str, np.ndarray],
-                n_samples: int) -> NodeInputs:
-        inputs = param_inputs(self.space, configs, model.param_parents, n_samples)
-        inputs.raw.update(metrics)
-        return inputs
 
     def _check_formula_inputs(self, node: str, model: NodeModel) -> None:
         if isinstance(model, (FormulaNode, FunctionNode)):
@@ -150,10 +144,11 @@ class DAGSurrogate(Surrogate):
         Intermediate nodes always carry their noise: their children were fitted on noisy values.
         """
         objectives = set(self.outputs)
+        batch = ConfigBatch.of(self.space, configs)
         out: dict[str, np.ndarray] = {}
         for node in self.order:
             model = self.models[node]
-            inputs = self._inputs(configs, model, {p: out[p] for p in model.metric_parents}, n_samples)
+            inputs = batch.inputs(model.param_parents, n_samples, {p: out[p] for p in model.metric_parents})
             out[node] = model.sample(inputs, rng, noise=noise or node not in objectives)
         return out
 

@@ -33,19 +33,45 @@ class NodeInputs:
         return self.encoded.shape[0]
 
 
-def numeric_param_values(space: Space, name: str, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
-    """Raw numeric values of a parameter (booleans as 0/1); categoricals have none."""
-    if isinstance(space.params[name], Categorical):
-        return np.full(len(configs), np.nan)
-    return np.array([float(c[name]) for c in configs])
+@dataclass
+class ConfigBatch:
+    """Configurations encoded once (all parameters), sliced per node: encoding is Python-bound."""
+
+    space: Space
+    encoded: np.ndarray
+    values: dict[str, np.ndarray]
+    columns: dict[str, list[int]]
+
+    @classmethod
+    def of(cls, space: Space, configs: Sequence[Mapping[str, Any]]) -> ConfigBatch:
+        """Encode ``configs``; raw values are numbers (booleans 0/1), NaN for categoricals."""
+        values = {n: np.full(len(configs), np.nan) if isinstance(p, Categorical)
+                  else np.array([float(c[n]) for c in configs]) for n, p in space.params.items()}
+        return cls(space, space.encode(configs), values, _columns(space))
+
+    def __len__(self) -> int:
+        return self.encoded.shape[0]
+
+    def rows(self, mask: np.ndarray) -> ConfigBatch:
+        return ConfigBatch(self.space, self.encoded[mask], {n: v[mask] for n, v in self.values.items()},
+                           self.columns)
+
+    def inputs(self, params: Sequence[str], n_samples: int = 1,
+               metrics: Mapping[str, np.ndarray] | None = None) -> NodeInputs:
+        """A node's inputs: its parameter parents from the batch, its metric parents as given."""
+        cols = [j for p in params for j in self.columns[p]]
+        raw = {p: self.values[p][None, :] for p in params}
+        raw.update(metrics or {})
+        return NodeInputs(self.encoded[:, cols], raw, n_samples)
 
 
-def param_inputs(space: Space, configs: Sequence[Mapping[str, Any]], params: Sequence[str],
-                 n_samples: int = 1) -> NodeInputs:
-    """Inputs holding the parameter parents of ``configs``; metric parents are added by the caller."""
-    encoded = space.encode(configs, params) if params else np.zeros((len(configs), 0))
-    raw = {p: numeric_param_values(space, p, configs)[None, :] for p in params}
-    return NodeInputs(encoded, raw, n_samples)
+def _columns(space: Space) -> dict[str, list[int]]:
+    """The encoded columns of each parameter (one-hot categoricals span several)."""
+    out, j = {}, 0
+    for name, p in space.params.items():
+        out[name] = list(range(j, j + p.width))
+        j += p.width
+    return out
 
 
 @dataclass

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from boanon.models.base import Config, Surrogate, param_configs
-from boanon.models.inputs import param_inputs
+from boanon.models.inputs import ConfigBatch
 from boanon.models.nodes import GPNode
 from boanon.models.threads import single_blas_thread
 from boanon.objectives import Objective
@@ -44,7 +44,7 @@ class PlainGPSurrogate(Surrogate):
 
     def _fit(self, table: pd.DataFrame, refit: bool) -> PlainGPSurrogate:
         self.table = table
-        configs = param_configs(self.space, table)
+        batch = ConfigBatch.of(self.space, param_configs(self.space, table, check=not refit))
         for name, model in self.models.items():
             col = self.node_column(name)
             if col not in table.columns:
@@ -52,8 +52,7 @@ class PlainGPSurrogate(Surrogate):
             rows = table[col].notna().to_numpy()
             if rows.sum() == 0:
                 raise ValueError(f"no trial has a value for output {name!r}")
-            inputs = param_inputs(self.space, [c for c, r in zip(configs, rows, strict=True) if r],
-                                  self.space.names)
+            inputs = batch.rows(rows).inputs(self.space.names)
             y = table[col].to_numpy(dtype=float)[rows]
             self.models[name] = model.refit(inputs, y) if refit else model.fit(inputs, y)
         return self
@@ -61,7 +60,7 @@ class PlainGPSurrogate(Surrogate):
     @single_blas_thread
     def sample(self, configs: Sequence[Config], n_samples: int,
                rng: np.random.Generator, noise: bool = False) -> dict[str, np.ndarray]:
-        inputs = param_inputs(self.space, configs, self.space.names, n_samples)
+        inputs = ConfigBatch.of(self.space, configs).inputs(self.space.names, n_samples)
         return {name: m.sample(inputs, rng, noise=noise) for name, m in self.models.items()}
 
     def describe(self) -> dict[str, Any]:
