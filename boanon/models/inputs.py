@@ -49,9 +49,6 @@ class ConfigBatch:
                   else np.array([float(c[n]) for c in configs]) for n, p in space.params.items()}
         return cls(space, space.encode(configs), values, _columns(space))
 
-    def __len__(self) -> int:
-        return self.encoded.shape[0]
-
     def rows(self, mask: np.ndarray) -> ConfigBatch:
         return ConfigBatch(self.space, self.encoded[mask], {n: v[mask] for n, v in self.values.items()},
                            self.columns)
