@@ -1,6 +1,6 @@
 """BoAnon's own overhead: structure learning and one suggestion, as trials and variables grow.
 
-    python -m benchmarks.overhead [--out benchmarks/results/overhead] [--limit 300]
+    python -m benchmarks.overhead [--out benchmarks/results/overhead] [--limit 300] [--readme FILE]
 
 Two sweeps over synthetic systems (known structure, realistic shape: parameter groups driving
 metric chains, distractor and duplicate metrics): the number of finished trials at about 100
@@ -134,20 +134,44 @@ def plot(table: pd.DataFrame, path: Path) -> Path:
     return path
 
 
+def markdown(table: pd.DataFrame) -> str:
+    """The sweeps as a Markdown table (seconds: wall on the shared machine, and CPU)."""
+    lines = ["| sweep | trials | variables | learn wall s | learn CPU s | suggest wall s | suggest CPU s "
+             "| edges | surrogate chosen | note |", "|" + "---|" * 10]
+    for r in table.to_dict("records"):
+        cells = [r["sweep"], r["trials"], r["target_variables"]] + \
+                [f"{r[c]:.2f}" if pd.notna(r.get(c)) else "-"
+                 for c in ("learn_s", "learn_cpu_s", "suggest_s", "suggest_cpu_s")] + \
+                [int(r["edges"]) if pd.notna(r.get("edges")) else "-", r.get("surrogate") or "-",
+                 r["error"] if isinstance(r.get("error"), str) else ""]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.overhead", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=RESULTS / "overhead")
     parser.add_argument("--limit", type=float, default=300.0, help="seconds per point")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--readme", type=Path, help="fill this file's <!-- overhead --> block")
+    parser.add_argument("--from-csv", action="store_true",
+                        help="redraw the plot and table from an existing overhead.csv, measure nothing")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    table = sweep(args.limit, args.seed)
-    for column in ("learn_s", "suggest_s", "learn_cpu_s", "suggest_cpu_s", "wall_s", "error"):
-        if column not in table:
-            table[column] = np.nan
-    table.to_csv(args.out / "overhead.csv", index=False)
+    if args.from_csv:
+        table = pd.read_csv(args.out / "overhead.csv")
+    else:
+        table = sweep(args.limit, args.seed)
+        for column in ("learn_s", "suggest_s", "learn_cpu_s", "suggest_cpu_s", "wall_s", "error"):
+            if column not in table:
+                table[column] = np.nan
+        table.to_csv(args.out / "overhead.csv", index=False)
     print(table.to_string(index=False))
     print(f"wrote {plot(table, args.out / 'overhead.png')}")
+    if args.readme:
+        from benchmarks.summary import fill_block
+
+        fill_block(args.readme, "overhead", markdown(table))
 
 
 if __name__ == "__main__":

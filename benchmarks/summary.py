@@ -111,9 +111,9 @@ def markdown(out: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def update_readme(readme: Path, out: Path, text: str) -> None:
-    """Replace the block between this folder's markers in ``readme`` (which must have them)."""
-    start, end = f"<!-- summary:{out.name} -->", f"<!-- /summary:{out.name} -->"
+def fill_block(readme: Path, name: str, text: str) -> None:
+    """Replace what lies between ``<!-- name -->`` and ``<!-- /name -->`` in ``readme``, nothing else."""
+    start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
     content = readme.read_text()
     pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
     if not pattern.search(content):
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     text = markdown(args.out)
     if args.readme:
-        update_readme(args.readme, args.out, text)
+        fill_block(args.readme, f"summary:{args.out.name}", text)
     print(text, end="")
 
 
