@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm
 
@@ -131,3 +132,18 @@ def test_too_few_trials_skip_cross_validation():
     models = [PlainGPSurrogate(system.space, [Objective("cost")]).fit(table)] * 2
     chosen, reason, scores = select_surrogate(models, table, np.random.default_rng(0))
     assert scores == {} and "too few" in reason
+
+
+def test_a_surrogate_that_cannot_be_cross_validated_loses_with_the_reason():
+    rng = np.random.default_rng(0)
+    space = Space([Float("x", 0, 1)])
+    x = rng.random(20)
+    table = pd.DataFrame({"trial": range(20), "param:x": x, "metric:m": np.nan, "objective:y": x**2})
+    table.loc[0, "metric:m"] = 1.0  # logged once: every fold holding that trial leaves m without data
+    graph = _graph([("x", "m"), ("m", "y")], "x", ["m"], ["y"])
+    models = [DAGSurrogate(space, graph, [Objective("y")]).fit(table),
+              PlainGPSurrogate(space, [Objective("y")]).fit(table)]
+    chosen, reason, scores = select_surrogate(models, table, rng)
+    assert chosen.name == "gp"
+    assert "structured failed (ValueError: no trial has values for node 'm'" in reason
+    assert scores["structured"]["log_predictive_density"] == -np.inf
