@@ -117,8 +117,11 @@ def _acquisition(model: Surrogate, table: pd.DataFrame, objectives: list[Objecti
     if len(objectives) == 1 and not constraints:
         o = objectives[0]
         observed = _configs(model.space, table[table[f"objective:{o.name}"].notna()])
+        # Screen with few samples, then re-estimate the five best: the minimum of noisy Monte-Carlo
+        # means is biased low.
         means = o.to_minimize(model.sample(observed, 16, rng)[o.name].mean(axis=0))
-        best = float(means.min())
+        top = [observed[i] for i in np.argsort(means)[:5]]
+        best = float(o.to_minimize(model.sample(top, 128, rng)[o.name].mean(axis=0)).min())
 
         def ei(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
             return expected_improvement(o.to_minimize(model.sample(configs, n_samples, rng)[o.name]), best)
