@@ -132,3 +132,10 @@ def test_fantasize_conditions_on_pending_points():
     assert len(after_model.table) == 31 and len(model.table) == 30
     assert after <= before
     assert len(after_model.models["m"]._gp.gp.X) == 31
+
+
+def test_a_trial_outside_the_space_is_named():
+    table = _chain_table(10)
+    table.loc[3, "param:x"] = 1.5
+    with pytest.raises(ValueError, match=r"trial 't3': parameter 'x': expected a number in \[0.0, 1.0\]"):
+        DAGSurrogate(SPACE, CHAIN, COST).fit(table)

@@ -94,10 +94,17 @@ def param_configs(space: Space, table: pd.DataFrame, check: bool = True) -> list
     if missing:
         raise ValueError(f"table has no column for parameter(s) {missing}")
     rows = table[[column("param", n) for n in space.names]].to_numpy(dtype=object).tolist()
-    if not check:
-        return [{n: _plain(v) for n, v in zip(space.names, row, strict=True)} for row in rows]
-    return [{n: space.params[n].check(_plain(v)) for n, v in zip(space.names, row, strict=True)}
-            for row in rows]
+    configs = [{n: _plain(v) for n, v in zip(space.names, row, strict=True)} for row in rows]
+    if check:
+        trials = table[TRIAL].tolist() if TRIAL in table.columns else list(range(len(table)))
+        for trial, config in zip(trials, configs, strict=True):
+            for n, v in config.items():
+                try:
+                    config[n] = space.params[n].check(v)
+                except ValueError as exc:
+                    raise ValueError(f"trial {trial!r}: parameter {n!r}: {exc} "
+                                     "(was the search space changed after it ran?)") from None
+    return configs
 
 
 def _plain(v: Any) -> Any:
