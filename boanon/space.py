@@ -45,7 +45,8 @@ class Float:
         return (float(v) - self.low) / (self.high - self.low)
 
     def check(self, v: Any) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not self.low <= v <= self.high:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                or not self.low <= v <= self.high:
             raise ValueError(f"expected a number in [{self.low}, {self.high}], got {v!r}")
         return float(v)
 

@@ -89,3 +89,10 @@ def test_neighbours_change_few_parameters_and_stay_feasible():
         changed = [k for k in base if n[k] != base[k]]
         assert 1 <= len(changed) <= 3
     assert s.to_dict()["buffer"] == SPEC["buffer"]
+
+
+def test_numpy_scalars_are_accepted_as_numbers():
+    s = Space([Float("r", 0.0, 1.0), Int("n", 1, 10)])
+    assert s.validate({"r": np.int64(1), "n": np.float64(3.0)}) == {"r": 1.0, "n": 3}
+    with pytest.raises(ConfigError, match="r"):
+        s.validate({"r": np.bool_(True), "n": 3})
