@@ -139,3 +139,21 @@ def test_a_trial_outside_the_space_is_named():
     table.loc[3, "param:x"] = 1.5
     with pytest.raises(ValueError, match=r"trial 't3': parameter 'x': expected a number in \[0.0, 1.0\]"):
         DAGSurrogate(SPACE, CHAIN, COST).fit(table)
+
+
+def test_a_function_node_reads_its_names_even_without_edges():
+    rng = np.random.default_rng(3)
+    n = 30
+    x, z = rng.random(n), rng.random(n)
+    energy, latency = 1 + x + 0.01 * rng.standard_normal(n), 2 + z + 0.01 * rng.standard_normal(n)
+    table = pd.DataFrame({"trial": range(n), "param:x": x, "param:z": z, "metric:energy": energy,
+                          "metric:latency": latency, "objective:edp": energy * latency})
+    roles = {"x": "param", "z": "param", "energy": "metric", "latency": "metric", "edp": "objective"}
+    graph = _graph([("x", "energy"), ("z", "latency")], roles, {"edp": {"function": "energy * latency"}})
+    model = DAGSurrogate(SPACE, graph, [Objective("edp")]).fit(table)
+    assert model.order.index("edp") == 2 and model.models["edp"].kind == "function"
+    mean, sd = model.predict([{"x": 0.5, "z": 0.5}], n_samples=512)["edp"]
+    assert mean[0] == pytest.approx(1.5 * 2.5, rel=0.03) and sd[0] < 0.1
+    graph.node_models["edp"] = {"function": "energy * power"}
+    with pytest.raises(ValueError, match=r"names \['power'\]: neither graph nodes nor parameters"):
+        DAGSurrogate(SPACE, graph, [Objective("edp")]).fit(table)

@@ -48,9 +48,17 @@ class DAGSurrogate(Surrogate):
     def _structure(self, table: pd.DataFrame) -> dict[str, list[str]]:
         """Parents of every modelled non-parameter node, after the fallbacks, in graph order."""
         g = self.graph.to_networkx()
+        params = set(self.space.names)
+        for node, spec in self.graph.node_models.items():
+            # an annotated node reads the names in its expression, with or without the edges
+            names = _expression_names(spec) if spec and node in g else set()
+            missing = sorted(n for n in names if n not in g and n not in params)
+            if missing:
+                raise ValueError(f"node model of {node!r} names {missing}: neither graph nodes nor "
+                                 "parameters")
+            g.add_edges_from((n, node) for n in sorted(names))
         if not nx.is_directed_acyclic_graph(g):
             raise ValueError(f"the graph has a cycle: {nx.find_cycle(g)}")
-        params = set(self.space.names)
         dropped, fallbacks = [], []
         wanted = set(self.outputs)
         for o in wanted - set(g):
@@ -70,13 +78,6 @@ class DAGSurrogate(Surrogate):
             if n in params:
                 continue
             ps = list(g.predecessors(n))
-            spec = self.graph.node_models.get(n)
-            if spec:  # an annotated node reads the names in its expression even without the edges
-                extra = _expression_names(spec) - set(ps)
-                missing = sorted(e for e in extra if e not in g)
-                if missing:
-                    raise ValueError(f"node model of {n!r} names {missing}, not nodes of the graph")
-                ps += sorted(extra)
             if not ps and n in wanted:
                 ps = list(self.space.names)
                 fallbacks.append(n)
