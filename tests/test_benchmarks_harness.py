@@ -61,3 +61,10 @@ def test_runs_with_different_budgets_share_a_results_file(tmp_path: Path) -> Non
     table = pd.read_csv(tmp_path / "synthetic.csv")
     assert table.groupby("tuner")["evaluation"].max().to_dict() == {"random": 3, "tpe": 5}
     assert len(table) == 2 * 3 + 2 * 5
+    summary = subprocess.run([sys.executable, "-m", "benchmarks.summary", str(tmp_path)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120, check=True).stdout
+    rows = [line for line in summary.splitlines() if line.startswith("| synthetic |")]
+    assert len(rows) == 2
+    assert f"--tuners tpe --seeds 2 --budget 5 --out {tmp_path}`" in rows[1]
+    final_tpe = table[(table["tuner"] == "tpe") & (table["evaluation"] == 5)]["best_so_far"].median()
+    assert f"| {final_tpe:.3g} [" in rows[1]
