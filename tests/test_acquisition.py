@@ -147,3 +147,11 @@ def test_a_surrogate_that_cannot_be_cross_validated_loses_with_the_reason():
     assert chosen.name == "gp"
     assert "structured failed (ValueError: no trial has values for node 'm'" in reason
     assert scores["structured"]["log_predictive_density"] == -np.inf
+
+
+def test_decomposition_sees_the_inputs_of_node_models():
+    space = Space([Float(n, 0, 1) for n in "ab"])
+    graph = _graph([("a", "energy"), ("b", "latency")], "ab", ["energy", "latency"], ["edp"])
+    assert parameter_groups(space, graph, ["edp"]) == []  # nothing reaches edp through edges
+    graph.node_models["edp"] = {"function": "energy * latency"}
+    assert parameter_groups(space, graph, ["edp"]) == [["a"], ["b"]]

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import networkx as nx
 
 from boanon.graph import CausalGraph
+from boanon.models.dag import model_graph
 from boanon.space import Space
 
 
@@ -27,7 +28,7 @@ def parameter_groups(space: Space, graph: CausalGraph, objectives: Sequence[str]
     search-space constraint names both. Parameters that reach no objective are left out. A
     single group means no decomposition.
     """
-    g = graph.to_networkx()
+    g = model_graph(graph, space)
     targets = set(objectives) & set(g)
     relevant = set().union(*(nx.ancestors(g, o) for o in targets)) if targets else set()
     params = [p for p in space.names if p in relevant]

@@ -47,18 +47,8 @@ class DAGSurrogate(Surrogate):
     # --- structure ------------------------------------------------------------------------
     def _structure(self, table: pd.DataFrame) -> dict[str, list[str]]:
         """Parents of every modelled non-parameter node, after the fallbacks, in graph order."""
-        g = self.graph.to_networkx()
+        g = model_graph(self.graph, self.space)
         params = set(self.space.names)
-        for node, spec in self.graph.node_models.items():
-            # an annotated node reads the names in its expression, with or without the edges
-            names = _expression_names(spec) if spec and node in g else set()
-            missing = sorted(n for n in names if n not in g and n not in params)
-            if missing:
-                raise ValueError(f"node model of {node!r} names {missing}: neither graph nodes nor "
-                                 "parameters")
-            g.add_edges_from((n, node) for n in sorted(names))
-        if not nx.is_directed_acyclic_graph(g):
-            raise ValueError(f"the graph has a cycle: {nx.find_cycle(g)}")
         dropped, fallbacks = [], []
         wanted = set(self.outputs)
         for o in wanted - set(g):
@@ -156,6 +146,23 @@ class DAGSurrogate(Surrogate):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), **self.report,
                 "nodes": {n: self.models[n].describe() for n in self.order}}
+
+
+def model_graph(graph: CausalGraph, space: Space) -> nx.DiGraph:
+    """The graph as the model uses it: names read by a node model's expression are its parents.
+
+    Raises ValueError for a cycle or for an expression naming neither a node nor a parameter.
+    """
+    g = graph.to_networkx()
+    for node, spec in graph.node_models.items():
+        names = _expression_names(spec) if spec and node in g else set()
+        missing = sorted(n for n in names if n not in g and n not in space.params)
+        if missing:
+            raise ValueError(f"node model of {node!r} names {missing}: neither graph nodes nor parameters")
+        g.add_edges_from((n, node) for n in sorted(names))
+    if not nx.is_directed_acyclic_graph(g):
+        raise ValueError(f"the graph has a cycle: {nx.find_cycle(g)}")
+    return g
 
 
 def _expression_names(spec: dict[str, Any]) -> set[str]:
