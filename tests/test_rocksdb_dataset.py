@@ -1,0 +1,42 @@
+"""The shipped rocksdb-readrandom dataset: it ingests whole and its knobs visibly move their metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from boanon.adapters import ingest
+from boanon.table import columns_of
+
+DATASET = Path(__file__).parents[1] / "datasets" / "rocksdb-readrandom"
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    result = ingest(DATASET)
+    assert result.adapter == "rocksdb" and not result.skipped and not result.partially_missing
+    return result.table
+
+
+def _spearman(table: pd.DataFrame, a: str, b: str) -> float:
+    return table[a].corr(table[b], method="spearman")
+
+
+def test_size(table: pd.DataFrame) -> None:
+    assert len(table) >= 40
+    assert len(columns_of(table, "param")) >= 30
+    assert len(columns_of(table, "metric")) > 500
+    assert "objective:readrandom_ops_per_sec" in table
+
+
+def test_knobs_move_their_metrics(table: pd.DataFrame) -> None:
+    assert _spearman(table, "param:cache_size", "metric:block_cache_miss") < -0.5
+    assert _spearman(table, "param:write_buffer_size", "metric:flush_count") < -0.9
+    assert _spearman(table, "param:bloom_bits", "metric:bloom_filter_false_positive") < -0.7
+    no_filter = table["param:bloom_bits"] == 0
+    assert no_filter.any() and (table.loc[no_filter, "metric:bloom_filter_useful"] == 0).all()
+    assert (table.loc[~no_filter, "metric:bloom_filter_useful"] > 0).all()
+    data = table.groupby("param:compression_type")["metric:sst_data_bytes"].median()
+    assert data["none"] > data["snappy"] > data["zstd"]
