@@ -218,7 +218,9 @@ def _regret(strategy: str, seed: int, budget: int) -> float:
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_structured_strategy_beats_random_search_at_the_same_budget() -> None:
-    structured = [_regret("structured", seed, budget=20) for seed in range(3)]
-    random = [_regret("random", seed, budget=20) for seed in range(3)]
+    # Below ~25 trials the structured strategy is still learning the graph (see the regret curves
+    # in benchmarks/README.md); at 30 its regret is several times lower than random search's.
+    structured = [_regret("structured", seed, budget=30) for seed in range(3)]
+    random = [_regret("random", seed, budget=30) for seed in range(3)]
     assert sum(s < r for s, r in zip(structured, random, strict=True)) >= 2, (structured, random)
-    assert np.mean(structured) < 0.75 * np.mean(random), (structured, random)
+    assert np.mean(structured) < 0.5 * np.mean(random), (structured, random)
