@@ -487,6 +487,7 @@ class DaskExecutor(Executor):
         self._lock = threading.Lock()
         self._tasks: dict[str, tuple[Any, Future, float | None]] = {}  # key -> (dask future, ours, timeout)
         self._started: dict[str, tuple[float, str]] = {}  # key -> (when seen running, worker)
+        self._expired: set[str] = set()
         self._closing = threading.Event()
         self._watchdog = threading.Thread(target=self._watch, name="boanon-dask-timeouts", daemon=True)
         self._watchdog.start()
@@ -510,6 +511,9 @@ class DaskExecutor(Executor):
         with self._lock:
             self._tasks.pop(task.key, None)
             self._started.pop(task.key, None)
+            if task.key in self._expired:  # the watchdog settles a trial past its timeout
+                self._expired.discard(task.key)
+                return
         if task.status == "finished":
             try:
                 _settle(future, task.result())
@@ -547,11 +551,12 @@ class DaskExecutor(Executor):
                     continue
                 with self._lock:
                     self._tasks.pop(key, None)
+                    self._expired.add(key)  # its cancellation is not a lost connection
+                task.cancel()
+                with contextlib.suppress(Exception):  # blocks until the worker is back
+                    self.client.restart_workers([started[1]], raise_for_error=False)
                 _settle(future, exception=TrialTimeout(
                     f"trial timed out after {timeout:g} s; its Dask worker {started[1]} was restarted"))
-                task.cancel()
-                with contextlib.suppress(Exception):
-                    self.client.restart_workers([started[1]], raise_for_error=False)
 
     def progress_channel(self) -> ProgressChannel:
         return _DaskChannel(self.client)

@@ -171,7 +171,7 @@ def test_killed_parallel_run_resumes_without_losing_or_repeating_trials(tmp_path
     done_before = {i: t for i, t in before.items() if t.status == "done"}
     in_flight = [i for i, t in before.items() if t.status == "running"]
     assert in_flight
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30  # the fork server exits on EOF, then its children (pdeathsig)
     while any(alive(p) for p in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not [p for p in workers if alive(p)], "trial processes outlived the killed run"
@@ -181,7 +181,8 @@ def test_killed_parallel_run_resumes_without_losing_or_repeating_trials(tmp_path
     with Store(store_file) as s:
         after = s.trials()
         counts = s.counts()
-    assert counts["done"] == 10 and counts["running"] == 0  # the budget counts finished trials
+    states = [(t.name, t.status, t.error, t.retry_of) for t in after]
+    assert counts["done"] == 10 and counts["running"] == 0, states  # the budget counts finished trials
     assert counts["interrupted"] == len(in_flight)
     for i, t in done_before.items():  # finished trials kept as they were
         assert after[i].status == "done" and after[i].objectives == t.objectives

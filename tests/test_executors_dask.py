@@ -1,0 +1,88 @@
+"""The Dask executor on a local cluster on 127.0.0.1: results, errors, a hung trial, a dying
+worker, the progress channel and the parallel loop."""
+
+from __future__ import annotations
+
+import operator
+import os
+import time
+from concurrent.futures import wait
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("distributed")
+
+from boanon.config import load_config  # noqa: E402
+from boanon.executors import DaskExecutor, TrialTimeout, WorkerLost  # noqa: E402
+from boanon.parallel import optimize_parallel  # noqa: E402
+from boanon.runners import make_runner  # noqa: E402
+from boanon.tuner import Tuner  # noqa: E402
+
+pytestmark = pytest.mark.slow  # a cluster of two worker processes takes 5-20 s to start
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def count_with(reporter, steps: int) -> int:
+    """Report steps until told to stop, as a runner's progress hook does; the last step run."""
+    for step in range(1, steps + 1):
+        if not reporter(step, float(step)):
+            return step
+        time.sleep(0.05)
+    return steps
+
+
+@pytest.fixture(scope="module")
+def dask_executor():
+    with DaskExecutor(None, n_workers=2) as ex:
+        yield ex
+
+
+def test_results_errors_hung_and_dying_workers(dask_executor: DaskExecutor) -> None:
+    assert dask_executor.max_workers == 2
+    assert dask_executor.submit(operator.add, 1, 2).result(timeout=60) == 3
+    with pytest.raises(ValueError, match="invalid literal"):
+        dask_executor.submit(int, "x").result(timeout=60)
+    start = time.monotonic()
+    hung = dask_executor.submit(time.sleep, 120, timeout=1.0)
+    error = hung.exception(timeout=60)
+    assert isinstance(error, TrialTimeout) and "timed out after 1 s" in str(error)
+    assert time.monotonic() - start < 30
+    dies = dask_executor.submit(os._exit, 3)
+    error = dies.exception(timeout=60)
+    assert isinstance(error, WorkerLost) and "died" in str(error)
+    # the cluster recovers: both workers (restarted by their nannies) run trials again
+    futures = [dask_executor.submit(operator.mul, i, 2) for i in range(4)]
+    wait(futures, timeout=60)
+    assert [f.result() for f in futures] == [0, 2, 4, 6]
+
+
+def test_progress_channel_reports_and_stops(dask_executor: DaskExecutor) -> None:
+    channel = dask_executor.progress_channel()
+    try:
+        future = dask_executor.submit(count_with, channel.reporter(9), 2000)
+        seen: list = []
+        deadline = time.monotonic() + 60
+        while len(seen) < 3 and time.monotonic() < deadline:
+            seen += channel.poll()
+            time.sleep(0.1)
+        assert seen[:3] == [(9, 1, 1.0), (9, 2, 2.0), (9, 3, 3.0)]
+        channel.stop(9)
+        assert 3 <= future.result(timeout=60) < 2000
+    finally:
+        channel.close()
+
+
+def test_parallel_loop_on_dask(dask_executor: DaskExecutor, tmp_path: Path) -> None:
+    config = load_config(ROOT / "examples" / "synthetic.yaml")
+    runner = make_runner("callable", function=f"{ROOT / 'examples' / 'synthetic_system.py'}:evaluate",
+                         objectives=["cost"], seed=0, delay=0.2)
+    tuner = Tuner(config.space, config.objectives, strategy="random", n_init=2, store=tmp_path / "d.db")
+    ended = optimize_parallel(tuner, runner, 5, dask_executor, trials_dir=tmp_path / "trials")
+    assert sorted(t.id for t in ended) == list(range(5)) and all(t.status == "done" for t in ended)
+    assert (tmp_path / "trials" / "t0004" / "result.json").is_file()  # same host: logs where asked
+
+
+def test_unreachable_scheduler_is_a_clear_error() -> None:
+    with pytest.raises(WorkerLost, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+        DaskExecutor("tcp://127.0.0.1:9", connect_timeout=2)
