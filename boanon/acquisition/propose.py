@@ -27,6 +27,7 @@ from boanon.models.base import param_configs
 from boanon.models.threads import single_blas_thread
 from boanon.multiobjective import OutputConstraint, Scalarization, score_candidates
 from boanon.multiobjective.scalarize import expected_improvement
+from boanon.multitask import TASK_COLUMN, MultiTaskGPSurrogate
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
 
@@ -83,6 +84,9 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     elif strategy == "structured":
         note = "no graph given: "
     candidates.append(PlainGPSurrogate(space, objectives, outputs))
+    if strategy == "structured" and (len(objectives) + len(outputs) > 1 or TASK_COLUMN in table.columns):
+        # related outputs or workloads: the coregionalised GP models them jointly; CV decides
+        candidates.append(MultiTaskGPSurrogate(space, objectives, outputs))
     for s in candidates:
         s.fit(table)
     t_fit = time.perf_counter()

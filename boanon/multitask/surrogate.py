@@ -70,9 +70,12 @@ class MultiTaskGPSurrogate(Surrogate):
         return other
 
     def _rows(self, configs: Sequence[Config]) -> tuple[np.ndarray, np.ndarray]:
+        """Design rows for every (output, configuration); a configuration's ``__task__`` (the
+        target when absent) picks its workload, so held-out related trials are predicted as such."""
         x = self.space.encode(list(configs), self.inputs)
-        target = self.workloads.index(TARGET) if TARGET in self.workloads else 0
-        tasks = np.repeat(np.arange(len(self.outputs)) * len(self.workloads) + target, len(x))
+        labels = [c.get(TASK, TARGET) for c in configs]  # the target is always workload 0
+        workload = np.array([self.workloads.index(t) if t in self.workloads else 0 for t in labels])
+        tasks = (np.arange(len(self.outputs))[:, None] * len(self.workloads) + workload[None, :]).ravel()
         return np.tile(x, (len(self.outputs), 1)), tasks
 
     def sample(self, configs: Sequence[Config], n_samples: int, rng: np.random.Generator,
