@@ -115,3 +115,13 @@ def test_failure_reason_reads_the_worker_line_or_the_last_line(tmp_path):
     assert _failure_reason(log, 3) == "ValueError: bad size"
     log.write_text("Traceback (most recent call last):\nMemoryError\n")
     assert _failure_reason(log, -9) == "ZigZag exited with status -9: MemoryError"
+
+
+def test_example_uses_the_target_space_and_loads():
+    from boanon.config import load_config
+
+    path = Path(__file__).parents[1] / "examples" / "zigzag.yaml"
+    example = yaml.safe_load(path.read_text())
+    assert example["space"] == default_space()
+    config = load_config(path)
+    assert config.runner == "zigzag" and [o.name for o in config.outputs] == ["area"]
