@@ -128,3 +128,28 @@ def test_warm_start_beats_cold_start_on_a_related_task():
         best = min(target.evaluate(c, noise=False)["cost"] for c in configs)
         regret[name] = best - target.optimum()["cost"]
     assert regret["warm"] < regret["cold"], regret
+
+
+def test_a_product_objective_as_a_deterministic_node_of_the_graph():
+    """EDP-style scalarisation inside the DAG: ``prod = cost * cost2`` is a function node, so its
+    samples are exactly the product of the two objectives' joint samples, and it can be tuned as
+    the single objective of a run."""
+    from boanon.acquisition import propose
+    from boanon.graph import Edge
+    from boanon.models import DAGSurrogate
+
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, n_objectives=2, seed=0)
+    graph = system.true_graph()
+    graph.roles.update({"cost": "metric", "cost2": "metric", "prod": "objective"})
+    graph.edges += [Edge("cost", "prod"), Edge("cost2", "prod")]
+    graph.node_models["prod"] = {"function": "cost * cost2"}
+    table = system.sample_table(12, seed=1).rename(columns={"objective:cost": "metric:cost",
+                                                             "objective:cost2": "metric:cost2"})
+    table["objective:prod"] = table["metric:cost"] * table["metric:cost2"]
+    objective = [Objective("prod")]
+    draws = DAGSurrogate(system.space, graph, objective).fit(table).sample(
+        system.space.sample(5, np.random.default_rng(0)), 32, np.random.default_rng(1))
+    assert np.allclose(draws["prod"], draws["cost"] * draws["cost2"])
+    proposal = propose(system.space, table, objective, graph=graph, rng=np.random.default_rng(2),
+                       settings=FAST["settings"])
+    assert proposal.surrogate in ("structured", "gp") and set(proposal.config) == set(system.space.names)
