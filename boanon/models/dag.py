@@ -53,10 +53,12 @@ class DAGSurrogate(Surrogate):
         wanted = set(self.outputs)
         for o in wanted - set(g):
             g.add_node(o)
+        # Parameters the adapter logged but the search space does not tune cannot be set for a
+        # candidate: they are dropped like nodes without data (their children lose them).
+        untuned = sorted(n for n in g if self.graph.roles.get(n) == "param" and n not in params)
+        g.remove_nodes_from(untuned)
         relevant = set(wanted).union(*(nx.ancestors(g, o) for o in wanted))
         for n in sorted(relevant):
-            if self.graph.roles.get(n) == "param" and n not in params:
-                raise ValueError(f"graph node {n!r} is a parameter that the search space does not define")
             if n not in params and self.node_column(n) not in table.columns:
                 if n in wanted:
                     raise ValueError(f"table has no column for output {n!r}")
@@ -72,7 +74,8 @@ class DAGSurrogate(Surrogate):
                 ps = list(self.space.names)
                 fallbacks.append(n)
             parents[n] = ps
-        self.report = {"dropped_without_data": dropped, "objectives_without_parents": fallbacks}
+        self.report = {"dropped_without_data": dropped, "dropped_untuned_params": untuned,
+                       "objectives_without_parents": fallbacks}
         return parents
 
     def node_column(self, node: str) -> str:
