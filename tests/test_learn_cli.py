@@ -88,3 +88,13 @@ def test_render_to_images(tmp_path, suffix, magic):
 def test_render_rejects_unknown_formats(tmp_path):
     with pytest.raises(ValueError, match="use .svg, .png or .dot"):
         render(_graph(), tmp_path / "graph.pdf")
+
+
+def test_all_metrics_keeps_the_metrics_without_a_path(table_csv, tmp_path):
+    out = tmp_path / "graph.json"
+    result = CliRunner().invoke(main, ["learn", str(table_csv), "--all-metrics", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    graph = CausalGraph.load(out)
+    assert graph.metadata["prune"] is False
+    assert any(n.startswith("d") and n[1:].isdigit() for n in graph.nodes("metric"))  # distractors stay
+    assert "no directed path to an objective" not in result.output

@@ -32,13 +32,16 @@ SHOWN_PER_REASON = 8
               help="Resamples for edge stability (0: none).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=DEFAULT_ALPHA,
               show_default=True, help="Significance level of the independence tests.")
+@click.option("--all-metrics", is_flag=True,
+              help="Keep metrics with no directed path to an objective (pruned by default).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--adapter", type=click.Choice(available_adapters()), default=None,
               help="Adapter for LOGDIR (default: auto-detect).")
 @click.option("--skip-bad", is_flag=True, help="Skip trials that fail to parse.")
 @click.option("-v", "--verbose", is_flag=True, help="List every dropped metric with its reason.")
 def learn_command(source: str, annotations: str | None, learner: str, output: str, render_path: str | None,
-                  max_parents: int, max_metrics: int | None, bootstrap: int, alpha: float, seed: int,
+                  max_parents: int, max_metrics: int | None, bootstrap: int, alpha: float,
+                  all_metrics: bool, seed: int,
                   adapter: str | None, skip_bad: bool, verbose: bool) -> None:
     """Learn a causal graph over parameters, metrics and objectives from LOGDIR or TABLE.csv."""
     try:
@@ -47,7 +50,8 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = learn(table, knowledge, learner=learner, max_parents=max_parents,
-                           max_metrics=max_metrics, bootstrap=bootstrap, seed=seed, alpha=alpha)
+                           max_metrics=max_metrics, bootstrap=bootstrap, seed=seed, alpha=alpha,
+                           prune=not all_metrics)
     except (LogParseError, ConfigError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     result.graph.save(output)

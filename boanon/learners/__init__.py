@@ -44,13 +44,14 @@ def available_learners() -> list[str]:
 
 def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str = DEFAULT_LEARNER, *,
           max_parents: int | None = DEFAULT_MAX_PARENTS, max_metrics: int | None = None, bootstrap: int = 0,
-          seed: int = 0, alpha: float = DEFAULT_ALPHA, **options: Any) -> LearnResult:
+          seed: int = 0, alpha: float = DEFAULT_ALPHA, prune: bool = True, **options: Any) -> LearnResult:
     """Learn a DAG from ``table`` (the tidy trial table) under ``knowledge``.
 
     ``max_parents`` caps each node's parents (strongest kept), ``max_metrics`` keeps only the
     metrics most related to the objectives, ``bootstrap`` > 0 stores each edge's stability over
-    that many resamples, ``alpha`` is the tests' significance level; other ``options`` go to the
-    learner (e.g. ``max_depth`` for ``tiered-pc``).
+    that many resamples, ``alpha`` is the tests' significance level, ``prune=False`` keeps the
+    metrics that have no directed path to an objective; other ``options`` go to the learner
+    (e.g. ``max_depth`` for ``tiered-pc``).
     """
     start = perf_counter()
     knowledge = knowledge or Knowledge()
@@ -63,7 +64,7 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     report = {**prepared.report, "edges_capped": [], "params_connected": []}
     report["dropped"] = dict(report["dropped"])
     graph = finalize(orient(partial, prepared.roles, knowledge), prepared, knowledge,
-                     max_parents=max_parents, report=report)
+                     max_parents=max_parents, report=report, prune=prune)
     t_post = perf_counter()
     if bootstrap:
         stability = edge_stability(prepared, knowledge, info, bootstrap, seed=seed, alpha=alpha, **options)
@@ -75,7 +76,7 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
                          "total_s": round(end - start, 3)}
     report.pop("encodings", None)
     graph.metadata = {"learner": learner, "alpha": alpha, "max_parents": max_parents,
-                      "max_metrics": max_metrics,
+                      "max_metrics": max_metrics, "prune": prune,
                       "bootstrap": bootstrap, "n_trials": prepared.n, "options": dict(options),
                       "merged": report["merged"], "dropped": report["dropped"],
                       "params_connected": report["params_connected"], "timings": report["timings"]}

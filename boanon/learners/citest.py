@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 from scipy.special import fdtrc
 
 MIN_DOF = 3
@@ -24,6 +25,20 @@ def _orthonormal(m: np.ndarray) -> np.ndarray:
     return q[:, keep]
 
 
+def _residualise(z: np.ndarray | None, *arrays: np.ndarray) -> tuple[int, list[np.ndarray]]:
+    """Columns used by ``z`` and each array minus its least-squares fit on ``z`` (ridge-guarded)."""
+    if z is None or not z.shape[1]:
+        return 0, list(arrays)
+    gram = z.T @ z
+    gram[np.diag_indices_from(gram)] += 1e-9 * max(1.0, float(np.trace(gram)))
+    stacked = np.column_stack(arrays)
+    resid = stacked - z @ cho_solve(cho_factor(gram, lower=True, check_finite=False), z.T @ stacked,
+                                    check_finite=False)
+    widths = np.cumsum([1 if a.ndim == 1 else a.shape[1] for a in arrays])[:-1]
+    return z.shape[1], [r[:, 0] if a.ndim == 1 else r
+                        for a, r in zip(arrays, np.split(resid, widths, axis=1), strict=True)]
+
+
 def partial_tests(y: np.ndarray, xs: Sequence[np.ndarray], z: np.ndarray | None
                   ) -> tuple[np.ndarray, np.ndarray]:
     """P-values and strengths (partial R's square root) of ``y ~ x | z`` for every ``x`` in ``xs``.
@@ -33,13 +48,8 @@ def partial_tests(y: np.ndarray, xs: Sequence[np.ndarray], z: np.ndarray | None
     """
     n = len(y)
     widths = [x.shape[1] for x in xs]
-    m = np.hstack(list(xs))
-    used = 1
-    if z is not None and z.shape[1]:
-        q = _orthonormal(z)
-        used += q.shape[1]
-        y = y - q @ (q.T @ y)
-        m = m - q @ (q.T @ m)
+    used, (y, m) = _residualise(z, y, np.hstack(list(xs)))
+    used += 1
     yy = float(y @ y)
     pvals = np.zeros(len(xs))
     strength = np.full(len(xs), np.nan)
@@ -88,19 +98,15 @@ def block_tests(y: np.ndarray, blocks: Sequence[np.ndarray], z: np.ndarray | Non
     n = len(y)
     if not blocks:
         return np.zeros(0), np.zeros(0)
-    if z is not None and z.shape[1]:
-        q = _orthonormal(z)
-        y = y - q @ (q.T @ y)
-        blocks = [b - q @ (q.T @ b) for b in blocks]
-        used = 1 + q.shape[1]
-    else:
-        used = 1
-    x = np.hstack(list(blocks))
+    used, (y, x) = _residualise(z, y, np.hstack(list(blocks)))
+    used += 1
     cols = x.shape[1]
     dof = n - used - cols
     if dof < MIN_DOF:
         return np.zeros(len(blocks)), np.full(len(blocks), np.nan)
-    gram_inv = np.linalg.pinv(x.T @ x)
+    gram = x.T @ x
+    gram[np.diag_indices_from(gram)] += 1e-9 * max(1.0, float(np.trace(gram)))
+    gram_inv = np.linalg.inv(gram)
     beta = gram_inv @ (x.T @ y)
     rss = float(np.sum((y - x @ beta) ** 2))
     pvals, strength = np.empty(len(blocks)), np.empty(len(blocks))
@@ -108,7 +114,7 @@ def block_tests(y: np.ndarray, blocks: Sequence[np.ndarray], z: np.ndarray | Non
     for i, b in enumerate(blocks):
         sl = slice(start, start + b.shape[1])
         start += b.shape[1]
-        delta = float(beta[sl] @ np.linalg.pinv(gram_inv[sl, sl]) @ beta[sl])
+        delta = float(beta[sl] @ np.linalg.solve(gram_inv[sl, sl], beta[sl]))
         r2 = min(max(delta / (rss + delta), 0.0), 1.0 - 1e-12) if rss + delta > 0 else 0.0
         fstat = (r2 / b.shape[1]) / ((1.0 - r2) / dof)
         pvals[i] = fdtrc(b.shape[1], dof, fstat)

@@ -126,8 +126,12 @@ def edge_weights(dag: nx.DiGraph, prepared: Prepared) -> dict[tuple[str, str], f
 
 
 def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_parents: int | None,
-             report: dict[str, Any]) -> CausalGraph:
-    """Weights, required edges, parent cap, pruning and orphan parameters; returns the graph."""
+             report: dict[str, Any], prune: bool = True) -> CausalGraph:
+    """Weights, required edges, parent cap, pruning and orphan parameters; returns the graph.
+
+    ``prune=False`` keeps metrics without a directed path to an objective (to study a system's
+    structure; the surrogate has no use for them).
+    """
     roles = {**prepared.roles, **prepared.excluded}
     dag = dag.copy()
     dag.add_nodes_from(roles)
@@ -145,7 +149,7 @@ def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_p
                     dag.remove_edge(p, v)
                     report["edges_capped"].append(f"{p} -> {v}")
 
-    keep = set(objectives) | {n for e in required for n in e}
+    keep = set(objectives) | {n for e in required for n in e} | (set() if prune else set(dag.nodes))
     for o in objectives:
         keep |= nx.ancestors(dag, o)
     for n in list(dag.nodes):

@@ -56,7 +56,10 @@ def tiered_pc(prepared: Prepared, knowledge: Knowledge, *, alpha: float = 0.01, 
     responses = [n for n in nodes if roles[n] != "param"]
     strength: dict[frozenset[str], float] = {}
     adj: dict[str, set[str]] = {n: set() for n in nodes}
-    explained = dict.fromkeys(responses, 0.0)
+    explained = np.zeros(len(responses))
+
+    def is_required(x: str, y: str) -> bool:
+        return (x, y) in required or (y, x) in required
 
     # Level 0, batched: each node against every later response it may be adjacent to.
     ys = np.column_stack([basis[n][:, 0] for n in responses]) if responses else np.empty((prepared.n, 0))
@@ -64,19 +67,18 @@ def tiered_pc(prepared: Prepared, knowledge: Knowledge, *, alpha: float = 0.01, 
     for x in nodes:
         p, s = marginal_tests(ys, basis[x])
         if roles[x] == "param":
-            chance = basis[x].shape[1] / (prepared.n - 1)
-            for j, y in enumerate(responses):
-                explained[y] += max(0.0, float(np.nan_to_num(s[j])) ** 2 - chance)
+            explained += np.maximum(0.0, np.nan_to_num(s) ** 2 - basis[x].shape[1] / (prepared.n - 1))
         for j, y in enumerate(responses):
-            if j <= position.get(x, -1) or not _possible(knowledge, roles, required, x, y):
+            if j <= position.get(x, -1):
                 continue
-            if p[j] <= alpha or (x, y) in required or (y, x) in required:
+            if (p[j] <= alpha or is_required(x, y)) and _possible(knowledge, roles, required, x, y):
                 adj[x].add(y)
                 adj[y].add(x)
                 strength[frozenset((x, y))] = float(s[j]) if np.isfinite(s[j]) else 1.0
 
+    share = dict(zip(responses, explained, strict=True))
     rank = {n: i for i, n in enumerate(sorted(
-        nodes, key=lambda n: (("param", "metric", "objective").index(roles[n]), -explained.get(n, 0.0), n)))}
+        nodes, key=lambda n: (("param", "metric", "objective").index(roles[n]), -share.get(n, 0.0), n)))}
 
     def may_parent(z: str, y: str) -> bool:
         """Whether ``z`` may be a parent of ``y``: allowed, and first in the order if both ways are."""
@@ -85,9 +87,6 @@ def tiered_pc(prepared: Prepared, knowledge: Knowledge, *, alpha: float = 0.01, 
             return forward
         backward = (y, z) in required or knowledge.allows(y, z, roles)
         return not backward or rank[z] < rank[y]
-
-    def is_required(x: str, y: str) -> bool:
-        return (x, y) in required or (y, x) in required
 
     def remove(x: str, y: str, cond: tuple[str, ...]) -> None:
         adj[x].discard(y)
