@@ -17,7 +17,7 @@ from boanon.errors import ConfigError
 from boanon.multiobjective import format_front
 from boanon.multitask import align_to_space, load_related
 from boanon.objectives import Objective
-from boanon.parallel import tune_parallel
+from boanon.parallel import supports_progress, tune_parallel
 from boanon.store import Store, StoredTrial
 from boanon.tuner import STRATEGIES, Tuner, best_trial
 
@@ -63,6 +63,11 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         _check_fresh_or_resume(store_file, trials, resume)
         created = None if resume else store_file
         runner = config.make_runner()
+        stopper = None if early_stopping is None else \
+            parse_stopper(early_stopping, direction=config.objectives[0].direction)
+        if stopper is not None and not supports_progress(runner):
+            raise ConfigError(config_file, "runner", f"the {config.runner} runner does not report "
+                              "progress, so --early-stopping cannot judge its trials")
         related = warm_start or config.warm_start
         related = align_to_space(load_related(related), config.space) if related else None
         tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
@@ -71,8 +76,6 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                       relearn_every=config.relearn_every, store=Store(store_file),
                       output_constraints=config.outputs, warm_start=related,
                       propose_options=config.propose_options())
-        stopper = None if early_stopping is None else \
-            parse_stopper(early_stopping, direction=tuner.objectives[0].direction)
     except (ConfigError, ValueError) as exc:
         if created is not None:  # a run that never started leaves no store to block the next try
             for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):
