@@ -192,3 +192,19 @@ def test_killed_parallel_run_resumes_without_losing_or_repeating_trials(tmp_path
     configs = [json.dumps(t.config, sort_keys=True) for t in after if t.status == "done"]
     assert len(set(configs)) == len(configs)  # no finished configuration ran twice
     assert os.path.isdir(trials / after[-1].name)
+
+
+def test_cli_rejects_early_stopping_without_progress_and_bad_specs(tmp_path: Path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from boanon.cli import main
+
+    monkeypatch.chdir(ROOT)
+    store = tmp_path / "x.db"
+    result = CliRunner().invoke(main, ["tune", str(SYNTHETIC), "--early-stopping", "median",
+                                       "--store", str(store)])
+    assert result.exit_code != 0 and "does not report progress" in result.output
+    assert not store.exists()  # nothing recorded for a run that never started
+    result = CliRunner().invoke(main, ["tune", "examples/sgd.yaml", "--early-stopping",
+                                       "asha:reduction_factor=1", "--store", str(store)])
+    assert result.exit_code != 0 and "reduction_factor >= 2" in result.output
