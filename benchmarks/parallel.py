@@ -98,7 +98,8 @@ def one_run(name: str, workers: int, early_stopping: str, seed: int, budget: int
             pace: float) -> pd.DataFrame:
     config, runner, objective = problem(name, delay, pace)
     tuner = Tuner(config.space, config.objectives, strategy="gp", seed=seed, n_init=6)
-    stopper = SuccessiveHalving(min_resource=5, reduction_factor=3) if early_stopping == "asha" else None
+    # rungs at 8 and 16 of 30 iterations (after the 5 warm-up ones): the better half goes on at each
+    stopper = SuccessiveHalving(min_resource=8, reduction_factor=2) if early_stopping == "asha" else None
     rows, start, best = [], time.monotonic(), float("inf")
 
     def record(trial: StoredTrial) -> None:
