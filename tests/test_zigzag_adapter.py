@@ -128,11 +128,18 @@ def test_missing_layer_is_truncated_output(adapter, tmp_path):
         adapter.parse_trial(trial)
 
 
-def test_non_numeric_energy_names_field(adapter, tmp_path):
+@pytest.mark.parametrize("name, text, message", [
+    ("overall_simple.json", '{"energy": "n/a", "latency": 5}', "'energy' is not a finite number"),
+    ("overall_simple.json", '{"energy": 1e9}', "missing field 'latency'"),
+    ("design.json", "", "empty file"),
+    ("design.json", '{"params": {"pe_rows": 8}}', "missing the 'derived' object"),
+])
+def test_bad_file_names_file_and_problem(adapter, tmp_path, name, text, message):
     trial = copy_of(ONE, tmp_path)
-    (trial / "overall_simple.json").write_text('{"energy": "n/a", "latency": 5}')
-    with pytest.raises(LogParseError, match="'energy' is not a finite number"):
+    (trial / name).write_text(text)
+    with pytest.raises(LogParseError, match=message) as err:
         adapter.parse_trial(trial)
+    assert err.value.path == trial / name
 
 
 def test_missing_field_in_layer_file(adapter, tmp_path):
@@ -144,13 +151,6 @@ def test_missing_field_in_layer_file(adapter, tmp_path):
     with pytest.raises(LogParseError, match="outputs.memory.word_accesses") as err:
         adapter.parse_trial(trial)
     assert err.value.path == path
-
-
-def test_empty_design_file(adapter, tmp_path):
-    trial = copy_of(ONE, tmp_path)
-    (trial / "design.json").write_text("")
-    with pytest.raises(LogParseError, match="empty file"):
-        adapter.parse_trial(trial)
 
 
 def test_plain_zigzag_dump_without_design_file(adapter, tmp_path):
