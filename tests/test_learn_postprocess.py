@@ -84,3 +84,13 @@ def test_bootstrap_stability_is_a_share_of_resamples_kept_on_each_edge():
     from boanon.graph import CausalGraph
     again = CausalGraph.from_dict(result.graph.to_dict())
     assert {(e.source, e.target): e.stability for e in again.edges} == stab
+
+
+def test_a_learned_edge_closing_a_cycle_with_required_edges_goes():
+    # the learner oriented b -> a; the knowledge requires a -> b (e.g. a node model reads a)
+    prep = preprocess(_chain_table())
+    dag = nx.DiGraph([("p", "b"), ("b", "a"), ("a", "o"), ("b", "o")])
+    report = {"dropped": {}, "edges_capped": [], "params_connected": []}
+    graph = finalize(dag, prep, Knowledge().require("a", "b"), max_parents=None, report=report)
+    assert graph.has_edge("a", "b") and not graph.has_edge("b", "a")
+    assert report["edges_capped"] == ["b -> a (cycle with required edges)"]

@@ -137,6 +137,7 @@ def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_p
     dag.add_nodes_from(roles)
     required = [e for e in knowledge.required_edges() if e[0] in roles and e[1] in roles]
     dag.add_edges_from(required)
+    _break_cycles(dag, set(required), report)
     weights = edge_weights(dag, prepared)
     objectives = [n for n, r in roles.items() if r == "objective"]
 
@@ -167,6 +168,24 @@ def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_p
     graph = CausalGraph(roles={n: r for n, r in roles.items() if n in dag},
                         edges=[Edge(a, b, weights.get((a, b))) for a, b in _sorted_edges(dag)])
     return knowledge.apply(graph, strict=False)
+
+
+def _break_cycles(dag: nx.DiGraph, required: set[tuple[str, str]], report: dict[str, Any]) -> None:
+    """Required edges win: a learned edge closing a cycle with them is removed (and reported).
+
+    The learner orients edges before the knowledge's required edges are added, so a learned
+    ``b -> a`` (or a longer path back) can contradict a required ``a -> b``.
+    """
+    while True:
+        try:
+            cycle = nx.find_cycle(dag)
+        except nx.NetworkXNoCycle:
+            return
+        learned = [(a, b) for a, b, *_ in cycle if (a, b) not in required]
+        if not learned:
+            raise ValueError(f"the required edges form a cycle: {[e[:2] for e in cycle]}")
+        dag.remove_edge(*learned[0])
+        report["edges_capped"].append(f"{learned[0][0]} -> {learned[0][1]} (cycle with required edges)")
 
 
 def _sorted_edges(dag: nx.DiGraph) -> list[tuple[str, str]]:
