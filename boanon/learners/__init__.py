@@ -19,11 +19,12 @@ from boanon.learners import causallearn_learners, pgmpy_learners, tiered_pc  # n
 from boanon.learners.base import LEARNERS, PartialGraph, get_learner, register_learner
 from boanon.learners.bootstrap import edge_stability
 from boanon.learners.postprocess import finalize, orient
-from boanon.learners.preprocess import Prepared, preprocess
+from boanon.learners.preprocess import Prepared
+from boanon.learners.preprocess import preprocess as _preprocess
 from boanon.table import ROLES, columns_of, split_column
 
-__all__ = ["DEFAULT_LEARNER", "DEFAULT_MAX_PARENTS", "LEARNERS", "LearnResult", "PartialGraph", "Prepared",
-           "available_learners", "learn", "preprocess", "register_learner"]
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_LEARNER", "DEFAULT_MAX_PARENTS", "LEARNERS", "LearnResult",
+           "PartialGraph", "Prepared", "available_learners", "learn", "register_learner"]
 
 DEFAULT_LEARNER = "tiered-pc"
 DEFAULT_MAX_PARENTS = 8
@@ -57,7 +58,7 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     knowledge = knowledge or Knowledge()
     info = get_learner(learner)
     knowledge.validate({split_column(c)[1]: split_column(c)[0] for r in ROLES for c in columns_of(table, r)})
-    prepared = preprocess(table, max_metrics=max_metrics, protected=knowledge.mentioned())
+    prepared = _preprocess(table, max_metrics=max_metrics, protected=knowledge.mentioned())
     t_pre = perf_counter()
     partial = info.fn(prepared, knowledge, alpha=alpha, seed=seed, **options)
     t_learn = perf_counter()
