@@ -1,6 +1,6 @@
 """Wall-clock time to a given quality with 1, 2 and 4 workers (asynchronous parallel tuning).
 
-    .venv/bin/python -m benchmarks.parallel --seeds 2 --budget 18 --delay 2
+    .venv/bin/python -m benchmarks.parallel --seeds 3 --budget 18 --delay 2    # ~15 min, 2 busy cores
 
 Two problems whose evaluation time is dominated by waiting, as with a real system:
 
@@ -167,6 +167,8 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     runs = [(p, w, "none") for p in args.problems for w in (1, 2, 4)]
     runs += [("sgd", 4, "asha")] if "sgd" in args.problems else []
+    with LocalExecutor(1) as warm:  # start the fork server (imports, once per process) before timing
+        warm.submit(int, 0).result()
     frames = []
     for seed in range(args.seeds):
         for name, workers, es in runs:
