@@ -15,6 +15,7 @@ from boanon.multitask import (
     align_to_space,
     combine_tasks,
     load_related,
+    target_trials,
     task_labels,
     with_task,
     with_task_node,
@@ -138,3 +139,11 @@ def test_warm_start_from_a_dataset_directory(tmp_path):
     assert len(related.table) == 3 and "objective:cost" in related.table
     assert related.graph.has_edge("g0_m2", "cost")
     assert isinstance(related.table, pd.DataFrame)
+
+
+def test_target_trials_leave_the_related_task_out():
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
+    own, other = system.sample_table(3, seed=1), system.sample_table(4, seed=2)
+    assert target_trials(own) is own
+    mine = target_trials(combine_tasks(own, other, label="old"))
+    assert mine["trial"].tolist() == own["trial"].tolist()

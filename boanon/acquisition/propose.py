@@ -27,7 +27,7 @@ from boanon.models.base import param_configs
 from boanon.models.threads import single_blas_thread
 from boanon.multiobjective import OutputConstraint, Scalarization, score_candidates
 from boanon.multiobjective.scalarize import expected_improvement
-from boanon.multitask import TASK_COLUMN, MultiTaskGPSurrogate
+from boanon.multitask import TASK_COLUMN, MultiTaskGPSurrogate, target_trials
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
 
@@ -93,10 +93,11 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     chosen, reason, scores = select_surrogate(candidates, table, rng, n_folds)
     t_cv = time.perf_counter()
     model = chosen.fantasize([dict(c) for c in pending], rng)
-    score, acq_info = _acquisition(model, table, objectives, constraints, rng, ref_point, scalarization)
+    own = target_trials(table)  # with a related task, only the run's own trials set the bar
+    score, acq_info = _acquisition(model, own, objectives, constraints, rng, ref_point, scalarization)
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
         if isinstance(chosen, DAGSurrogate) and graph is not None else []
-    config, value, search = maximize(space, score, rng, starts=_best_observed(table, objectives, space),
+    config, value, search = maximize(space, score, rng, starts=_best_observed(own, objectives, space),
                                      groups=groups, exclude=seen, settings=settings)
     predicted = model.predict([config], n_samples=128, rng=rng)
     t_end = time.perf_counter()

@@ -7,6 +7,7 @@ from boanon.multitask.tasks import (
     TASK,
     TASK_COLUMN,
     combine_tasks,
+    target_trials,
     task_labels,
     task_of,
     with_task,
@@ -16,6 +17,6 @@ from boanon.multitask.warmstart import RelatedTask, align_to_space, load_related
 
 __all__ = [
     "ICMGP", "TARGET", "TASK", "TASK_COLUMN", "MultiTaskGPSurrogate", "RelatedTask", "align_to_space",
-    "combine_tasks", "load_related", "task_labels", "task_of", "with_related", "with_task",
+    "combine_tasks", "load_related", "target_trials", "task_labels", "task_of", "with_related", "with_task",
     "with_task_node",
 ]

@@ -39,6 +39,14 @@ def task_of(table: pd.DataFrame) -> np.ndarray:
     return table[TASK_COLUMN].fillna(TARGET).astype(str).to_numpy(dtype=object)
 
 
+def target_trials(table: pd.DataFrame) -> pd.DataFrame:
+    """The run's own trials of a combined table (all of them without a task column): the
+    incumbent, the Pareto front and feasibility are the target task's, never a related one's."""
+    if TASK_COLUMN not in table.columns:
+        return table
+    return table[task_of(table) == TARGET]
+
+
 def combine_tasks(own: pd.DataFrame, related: pd.DataFrame, label: str = "related") -> pd.DataFrame:
     """The tuner's trials (task ``target``) stacked on a related task's; trial ids of the related
     task are prefixed with its label so they never clash with the tuner's own."""
