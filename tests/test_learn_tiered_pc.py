@@ -51,8 +51,9 @@ def test_two_objectives_and_parent_cap():
                              noise=0.3, seed=4)
     result = learn(system.sample_table(80, seed=4), max_parents=2)
     _check_tiers(result.graph)
-    connected = {tuple(e.split(" -> ")) for e in result.report["params_connected"]}
-    for n in result.graph.roles:  # the fallback edges of parameters without a path are exempt
+    added = result.report["params_connected"] + result.report["params_linked"]
+    connected = {tuple(e.split(" -> ")) for e in added}
+    for n in result.graph.roles:  # edges added for parameters without a path are exempt
         assert len([p for p in result.graph.parents(n) if (p, n) not in connected]) <= 2, n
     assert result.report["edges_capped"]
     assert set(result.graph.nodes("objective")) == {"cost", "cost2"}

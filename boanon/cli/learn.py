@@ -106,6 +106,9 @@ def summary(result: LearnResult, verbose: bool = False) -> str:
     if report["params_connected"]:
         lines.append("parameters without a learned path, connected to the objectives: "
                      + ", ".join(e.split(" -> ")[0] for e in report["params_connected"]))
+    if report.get("params_linked"):
+        lines.append("parameters linked to an objective they predict beyond its parents: "
+                     + ", ".join(report["params_linked"]))
     t = report["timings"]
     lines.append(f"time: {t['total_s']:.2f} s (preprocess {t['preprocess_s']:.2f}, learn {t['learn_s']:.2f}, "
                  f"postprocess {t['postprocess_s']:.2f}, bootstrap {t['bootstrap_s']:.2f})")

@@ -62,10 +62,10 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     t_pre = perf_counter()
     partial = info.fn(prepared, knowledge, alpha=alpha, seed=seed, **options)
     t_learn = perf_counter()
-    report = {**prepared.report, "edges_capped": [], "params_connected": []}
+    report = {**prepared.report, "edges_capped": [], "params_connected": [], "params_linked": []}
     report["dropped"] = dict(report["dropped"])
     graph = finalize(orient(partial, prepared.roles, knowledge), prepared, knowledge,
-                     max_parents=max_parents, report=report, prune=prune)
+                     max_parents=max_parents, report=report, prune=prune, alpha=alpha)
     t_post = perf_counter()
     if bootstrap:
         stability = edge_stability(prepared, knowledge, info, bootstrap, seed=seed, alpha=alpha, **options)
@@ -80,5 +80,6 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
                       "max_metrics": max_metrics, "prune": prune,
                       "bootstrap": bootstrap, "n_trials": prepared.n, "options": dict(options),
                       "merged": report["merged"], "dropped": report["dropped"],
-                      "params_connected": report["params_connected"], "timings": report["timings"]}
+                      "params_connected": report["params_connected"],
+                      "params_linked": report["params_linked"], "timings": report["timings"]}
     return LearnResult(graph, report)

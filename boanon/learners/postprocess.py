@@ -126,7 +126,7 @@ def edge_weights(dag: nx.DiGraph, prepared: Prepared) -> dict[tuple[str, str], f
 
 
 def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_parents: int | None,
-             report: dict[str, Any], prune: bool = True) -> CausalGraph:
+             report: dict[str, Any], prune: bool = True, alpha: float = 0.01) -> CausalGraph:
     """Weights, required edges, parent cap, pruning and orphan parameters; returns the graph.
 
     ``prune=False`` keeps metrics without a directed path to an objective (to study a system's
@@ -164,10 +164,39 @@ def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_p
                 if knowledge.allows(p, o, roles):
                     dag.add_edge(p, o)
                     report["params_connected"].append(f"{p} -> {o}")
+    _link_dependent_params(dag, prepared, knowledge, objectives, alpha, report)
     weights = edge_weights(dag, prepared)
     graph = CausalGraph(roles={n: r for n, r in roles.items() if n in dag},
                         edges=[Edge(a, b, weights.get((a, b))) for a, b in _sorted_edges(dag)])
     return knowledge.apply(graph, strict=False)
+
+
+def _link_dependent_params(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, objectives: list[str],
+                           alpha: float, report: dict[str, Any]) -> None:
+    """Add ``p -> o`` where a parameter without a path to objective ``o`` still predicts ``o``
+    given ``o``'s parents.
+
+    A parameter is a root, so the graph claims ``o`` independent of it given ``Pa(o)`` (local
+    Markov property); a significant partial test shows a missed path, and the direct edge repairs
+    the claim (it matters with several objectives, where a parameter found on the way to one
+    objective can miss its way to another).
+    """
+    roles = {**prepared.roles, **prepared.excluded}
+    for o in objectives:
+        if o not in prepared.basis:
+            continue
+        ancestors = nx.ancestors(dag, o)
+        missing = [p for p, r in prepared.roles.items() if r == "param" and p not in ancestors
+                   and knowledge.allows(p, o, roles)]
+        parents = [q for q in dag.predecessors(o) if q in prepared.basis]
+        if not missing:
+            continue
+        z = np.hstack([prepared.basis[q] for q in parents]) if parents else None
+        pvals, strength = partial_tests(prepared.basis[o][:, 0], [prepared.basis[p] for p in missing], z)
+        for p, pv, s in zip(missing, pvals, strength, strict=True):
+            if pv <= alpha and np.isfinite(s):  # NaN strength: too few trials to test
+                dag.add_edge(p, o)
+                report.setdefault("params_linked", []).append(f"{p} -> {o}")
 
 
 def _break_cycles(dag: nx.DiGraph, required: set[tuple[str, str]], report: dict[str, Any]) -> None:
