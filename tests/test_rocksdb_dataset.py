@@ -1,4 +1,4 @@
-"""The shipped rocksdb-readrandom dataset: it ingests whole and its knobs visibly move their metrics."""
+"""The shipped rocksdb datasets: they ingest whole and their knobs visibly move their metrics."""
 
 from __future__ import annotations
 
@@ -10,14 +10,27 @@ import pytest
 from boanon.adapters import ingest
 from boanon.table import columns_of
 
-DATASET = Path(__file__).parents[1] / "datasets" / "rocksdb-readrandom"
+DATASETS = Path(__file__).parents[1] / "datasets"
 
 
 @pytest.fixture(scope="module")
 def table() -> pd.DataFrame:
-    result = ingest(DATASET)
+    result = ingest(DATASETS / "rocksdb-readrandom")
     assert result.adapter == "rocksdb" and not result.skipped and not result.partially_missing
     return result.table
+
+
+def test_mixgraph_dataset() -> None:
+    result = ingest(DATASETS / "rocksdb-mixgraph")
+    table = result.table
+    assert len(table) >= 40 and not result.skipped
+    assert len(columns_of(table, "metric")) > 500
+    # configurations whose write buffers hold the whole load never flush: no SST, no ratios
+    assert set(result.partially_missing) == {"metric:block_cache_hit_ratio", "metric:sst_compression_ratio"}
+    assert (table.loc[table["metric:flush_count"] == 0, "metric:sst_files_created"] == 0).all()
+    assert _spearman(table, "param:write_buffer_size", "metric:flush_count") < -0.9
+    ratio = table.groupby("param:compression_type")["metric:sst_compression_ratio"].median()
+    assert ratio["zstd"] > ratio["snappy"] > ratio["none"]
 
 
 def _spearman(table: pd.DataFrame, a: str, b: str) -> float:
@@ -40,3 +53,5 @@ def test_knobs_move_their_metrics(table: pd.DataFrame) -> None:
     assert (table.loc[~no_filter, "metric:bloom_filter_useful"] > 0).all()
     data = table.groupby("param:compression_type")["metric:sst_data_bytes"].median()
     assert data["none"] > data["snappy"] > data["zstd"]
+    ratio = table.groupby("param:compression_type")["metric:sst_compression_ratio"].median()
+    assert ratio["zlib"] > ratio["snappy"] > ratio["none"]
