@@ -95,3 +95,14 @@ def test_unknown_learner_is_a_clear_error():
     system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=0, n_duplicates=0, seed=0)
     with pytest.raises(ValueError, match="unknown learner 'nope'; available: .*tiered-pc"):
         learn(system.sample_table(10), learner="nope")
+
+
+def test_tier_only_ordering_orients_colliders_and_still_recovers_the_graph():
+    system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, n_distractors=12, n_duplicates=2,
+                             noise=0.3, nonlinear=True, seed=1)
+    result = learn(system.sample_table(80, seed=1), order="tiers")
+    assert result.graph.metadata["options"] == {"order": "tiers"}
+    _check_tiers(result.graph)
+    assert score(system.true_graph(), result.graph)["anc_recall"] == 1.0
+    with pytest.raises(ValueError, match="order must be"):
+        learn(system.sample_table(20), order="alphabetical")
