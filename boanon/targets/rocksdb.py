@@ -22,6 +22,7 @@ from typing import Any
 
 from boanon.adapters.files import write_config
 from boanon.adapters.rocksdb import LOG_FILE, REFERENCE_DIR, REPEAT_PREFIX, STDOUT_FILE
+from boanon.adapters.rocksdb.options import newest_options_file
 from boanon.errors import ConfigError
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
@@ -190,15 +191,15 @@ class RocksDBRunner(Runner):
 
     def _keep_db_files(self, db: Path, out: Path) -> None:
         log = db / LOG_FILE
-        options = sorted(db.glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[-1]))
-        if not log.is_file() or not options:
+        options = newest_options_file(db)
+        if not log.is_file() or options is None:
             raise TrialFailed(f"db_bench left no LOG or OPTIONS file in {db}")
         if log.stat().st_size > self.gzip_log_over:
             with open(log, "rb") as src, gzip.open(out / f"{LOG_FILE}.gz", "wb", compresslevel=9) as dst:
                 shutil.copyfileobj(src, dst)
         else:
             shutil.copyfile(log, out / LOG_FILE)
-        shutil.copyfile(options[-1], out / options[-1].name)
+        shutil.copyfile(options, out / options.name)
 
 
 def _tail(stderr: bytes | None, n: int = 800) -> str:
