@@ -27,6 +27,7 @@ from boanon.synthetic import SyntheticSystem
 from boanon.table import TrialRecord, Value
 
 Evaluate = Callable[[dict[str, Value]], TrialRecord]
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -36,6 +37,8 @@ class Problem:
     ``evaluate`` raises :class:`boanon.runners.base.TrialFailed` (or a
     :class:`boanon.errors.LogParseError`) when the system fails; the harness counts that as a spent
     evaluation. ``optimum`` is the known best objective value (synthetic problems only).
+    ``knowledge`` names what an expert or an earlier run brings (``annotations``: a BoAnon
+    annotations file; ``warm_start``: a dataset of the same system), for the tuners that use it.
     """
 
     name: str
@@ -46,13 +49,14 @@ class Problem:
     optimum: float | None = None
     description: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    knowledge: dict[str, Path] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         """Plain data for ``problems.json`` (read by the plots and the summary)."""
         return {"name": self.name, "objective": self.objective.name,
                 "direction": self.objective.direction, "n_params": len(self.space),
                 "budget": self.budget, "optimum": self.optimum, "description": self.description,
-                **self.info}
+                **self.info, **{k: str(v) for k, v in self.knowledge.items()}}
 
 
 def runner_evaluator(runner: str, options: dict[str, Any]) -> Evaluate:
@@ -96,7 +100,9 @@ def _sgd() -> Problem:
                    runner_evaluator("sgd", options),
                    description="simulated 10-machine parameter-server SGD cluster (BOAT's case study), "
                                "GoogLeNet, seconds per iteration",
-                   info={"runner_options": options})
+                   info={"runner_options": options},
+                   knowledge={"annotations": ROOT / "examples" / "sgd-annotations.yaml",
+                              "warm_start": ROOT / "datasets" / "sgd-googlenet"})
 
 
 def _zigzag(objective: str) -> Problem:

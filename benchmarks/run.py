@@ -91,7 +91,8 @@ def run_one(problem: Problem, tuner_name: str, seed: int, budget: int, rows: csv
     start = time.perf_counter()
     default = problem.space.default()
     first = default if problem.space.is_feasible(default) else None
-    tuner = make_tuner(tuner_name, problem.space, problem.objective, seed=seed, budget=budget, start=first)
+    tuner = make_tuner(tuner_name, problem.space, problem.objective, seed=seed, budget=budget, start=first,
+                       knowledge=problem.knowledge)
     best: float | None = None
     for evaluation in range(1, budget + 1):
         t0 = time.perf_counter()

@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -28,6 +29,8 @@ class BenchTuner(ABC):
     """A tuner as the harness sees it: one pending configuration at a time."""
 
     name: ClassVar[str]
+    needs: ClassVar[tuple[str, ...]] = ()
+    """Entries of the problem's ``knowledge`` passed to the constructor as keyword arguments."""
 
     def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
                  start: dict[str, Value] | None = None):
@@ -230,13 +233,18 @@ class BoAnon(BenchTuner):
     strategy: ClassVar[str] = "structured"
 
     def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
-                 start: dict[str, Value] | None = None):
+                 start: dict[str, Value] | None = None, annotations: Path | None = None,
+                 warm_start: Path | None = None):
         super().__init__(space, objective, seed, budget, start)
+        from boanon.annotations import Knowledge
+        from boanon.multitask.warmstart import load_related
         from boanon.tuner import Tuner
 
         # The Tuner itself starts from the space's default when it is feasible, as ``start`` is.
-
-        self._tuner = Tuner(space, [objective], strategy=self.strategy, seed=seed)
+        knowledge = Knowledge.from_yaml(annotations) if annotations is not None else None
+        related = load_related(warm_start) if warm_start is not None else None
+        self._tuner = Tuner(space, [objective], knowledge=knowledge, warm_start=related,
+                            strategy=self.strategy, seed=seed)
         self._trial: Any = None
 
     def ask(self) -> dict[str, Value]:
@@ -257,21 +265,44 @@ class BoAnonGP(BoAnon):
     strategy = "gp"
 
 
+class BoAnonExpert(BoAnon):
+    """BoAnon told the problem's annotations (an expert's structure and node models, as in BOAT)."""
+
+    name = "boanon-expert"
+    needs = ("annotations",)
+
+
+class BoAnonExpertWarm(BoAnon):
+    """BoAnon with the annotations, started warm from the problem's dataset of the same system."""
+
+    name = "boanon-expert-warm"
+    needs = ("annotations", "warm_start")
+
+
 def _plain(v: Any) -> Value:
     """numpy scalars to Python scalars (the space checks types strictly)."""
     return v.item() if isinstance(v, np.generic) else v
 
 
 TUNERS: dict[str, type[BenchTuner]] = {t.name: t for t in (
-    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoAnon, BoAnonGP)}
+    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoAnon, BoAnonGP, BoAnonExpert, BoAnonExpertWarm)}
 """Tuner name -> wrapper class, in the order results are shown."""
 
 
 def make_tuner(name: str, space: Space, objective: Objective, seed: int, budget: int,
-               start: dict[str, Value] | None = None) -> BenchTuner:
-    """The tuner called ``name``, seeded; unknown names list the known ones."""
+               start: dict[str, Value] | None = None,
+               knowledge: Mapping[str, Path] | None = None) -> BenchTuner:
+    """The tuner called ``name``, seeded; unknown names list the known ones.
+
+    ``knowledge`` is the problem's (:attr:`Problem.knowledge`); a tuner that ``needs`` an entry
+    the problem lacks cannot run on it.
+    """
     try:
         cls = TUNERS[name]
     except KeyError:
         raise ValueError(f"unknown tuner {name!r}; known: {', '.join(TUNERS)}") from None
-    return cls(space, objective, seed, budget, start)
+    knowledge = knowledge or {}
+    missing = [k for k in cls.needs if k not in knowledge]
+    if missing:
+        raise ValueError(f"tuner {name!r} needs the problem's {', '.join(missing)}; it has none")
+    return cls(space, objective, seed, budget, start, **{k: knowledge[k] for k in cls.needs})

@@ -68,3 +68,21 @@ def test_runs_with_different_budgets_share_a_results_file(tmp_path: Path) -> Non
     assert f"--tuners tpe --seeds 2 --budget 5 --out {tmp_path}`" in rows[1]
     final_tpe = table[(table["tuner"] == "tpe") & (table["evaluation"] == 5)]["best_so_far"].median()
     assert f"| {final_tpe:.3g} [" in rows[1]
+
+
+def test_expert_tuners_get_the_problems_knowledge_or_refuse_to_run(monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))  # benchmarks/ is not an installed package
+    from benchmarks.problems import make_problem
+    from benchmarks.tuners import make_tuner
+
+    sgd = make_problem("sgd")
+    assert {"annotations", "warm_start"} <= set(sgd.knowledge)
+    tuner = make_tuner("boanon-expert-warm", sgd.space, sgd.objective, seed=0, budget=5,
+                       knowledge=sgd.knowledge)
+    assert tuner._tuner.knowledge.node_models["iteration_time"]["function"] == \
+        "worker_busy_max_s + ps_update_max_s"
+    assert len(tuner._tuner.warm_start.table) == 40
+    synthetic = make_problem("synthetic")
+    with pytest.raises(ValueError, match="needs the problem's annotations"):
+        make_tuner("boanon-expert", synthetic.space, synthetic.objective, seed=0, budget=5,
+                   knowledge=synthetic.knowledge)
