@@ -68,19 +68,6 @@ def true_front(system: SyntheticSystem, objectives: list[Objective],
     return pts, pts.max(axis=0) + 0.5 * spread
 
 
-def bo_step(surrogate, table: pd.DataFrame, objectives: list[Objective], space,
-            rng: np.random.Generator, scalarization: Scalarization | None = None) -> dict:
-    surrogate.fit(table)
-
-    def score(configs, n):
-        return score_candidates(surrogate.sample(configs, n, rng), table, objectives,
-                                scalarization=scalarization)[0]
-
-    done = [{n: row[f"param:{n}"] for n in space.names} for _, row in table.iterrows()]
-    config, _, _ = maximize(space, score, rng, starts=done[-4:], exclude=done, settings=SETTINGS)
-    return config
-
-
 def tuner_run(system: SyntheticSystem, objectives: list[Objective], strategy: str, budget: int,
               n_init: int, seed: int, evaluate: Callable[[dict], dict] | None = None,
               **options: Any) -> pd.DataFrame:
@@ -112,8 +99,9 @@ def icm_run(system: SyntheticSystem, objectives: list[Objective], budget: int, n
         table = own if related is None else combine_tasks(own, related, label="related")
         surrogate = MultiTaskGPSurrogate(space, objectives).fit(table)
         done = param_configs(space, table)
-        config, _, _ = maximize(space, _scorer(surrogate, table, objectives, rng, scalarization), rng,
-                                starts=done[-4:], exclude=done, settings=SETTINGS)
+        own_done = done[:len(own)]  # combine_tasks puts the run's own trials first
+        config, _, _ = maximize(space, _scorer(surrogate, own, objectives, rng, scalarization), rng,
+                                starts=own_done[-4:], exclude=done, settings=SETTINGS)
         config = {n: config[n] for n in system.space.names}
         records.append(system.record(f"t{len(records):04d}", config))
     return records_to_table(records)
