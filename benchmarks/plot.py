@@ -22,7 +22,8 @@ import pandas as pd  # noqa: E402
 from benchmarks.tuners import TUNERS  # noqa: E402
 
 COLORS = {"random": "tab:gray", "tpe": "tab:blue", "optuna-gp": "tab:purple", "smac": "tab:green",
-          "boanon": "tab:red", "boanon-gp": "tab:orange"}
+          "boanon": "tab:red", "boanon-gp": "tab:orange", "boanon-expert": "tab:brown",
+          "boanon-expert-warm": "tab:pink"}
 REGRET_FLOOR = 1e-3
 
 

@@ -37,6 +37,9 @@ RESULTS = Path(__file__).parent / "results"
 MAX_INFEASIBLE = 1000
 """Infeasible suggestions in a row before a run is abandoned (they cost no evaluation)."""
 
+DEFAULT_TUNERS = [name for name, cls in TUNERS.items() if not cls.needs]
+"""Tuners run when none are named: those that need nothing beyond the problem itself."""
+
 QUICK = {"problems": ["synthetic", "sgd"], "seeds": 3, "budget": 15, "out": RESULTS / "quick"}
 """The quick suite: every tuner on the two problems that evaluate in well under a second."""
 
@@ -155,7 +158,11 @@ def run_problem(problem: Problem, tuners: list[str], seeds: int, budget: int, ou
     for seed in range(seeds):  # seed-major: a run stopped early has all tuners on its first seeds
         for tuner_name in tuners:
             key = (tuner_name, seed)
-            if key in done:
+            lacking = [k for k in TUNERS[tuner_name].needs if k not in problem.knowledge]
+            if key in done or lacking:
+                if lacking and seed == 0:
+                    print(f"{problem.name:15s} {tuner_name:10s} skipped: the problem has no "
+                          f"{', '.join(lacking)}")
                 continue
             drop_runs(path, lambda k, key=key: k != key)
             new = not path.is_file()
@@ -194,7 +201,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help=f"the quick suite: {QUICK['problems']}, {QUICK['seeds']} seeds, "
                              f"budget {QUICK['budget']}, into {QUICK['out']}")
     parser.add_argument("--problems", nargs="+", choices=list(PROBLEMS), help="default: all")
-    parser.add_argument("--tuners", nargs="+", choices=list(TUNERS), help="default: all")
+    parser.add_argument("--tuners", nargs="+", choices=list(TUNERS),
+                        help=f"default: {' '.join(DEFAULT_TUNERS)}")
     parser.add_argument("--seeds", type=int, help="seeds 0..N-1 per tuner (default 5)")
     parser.add_argument("--budget", type=int, help="evaluations per run (default: the problem's)")
     parser.add_argument("--out", type=Path, help=f"results folder (default {RESULTS})")
@@ -205,7 +213,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             if getattr(args, key) is None:
                 setattr(args, key, value)
     args.problems = args.problems or list(PROBLEMS)
-    args.tuners = args.tuners or list(TUNERS)
+    args.tuners = args.tuners or DEFAULT_TUNERS
     args.seeds = args.seeds or 5
     args.out = args.out or RESULTS
     return args
