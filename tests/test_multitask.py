@@ -14,6 +14,7 @@ from boanon.multitask import (
     MultiTaskGPSurrogate,
     align_to_space,
     combine_tasks,
+    joint_candidate,
     load_related,
     target_trials,
     task_labels,
@@ -147,3 +148,13 @@ def test_target_trials_leave_the_related_task_out():
     assert target_trials(own) is own
     mine = target_trials(combine_tasks(own, other, label="old"))
     assert mine["trial"].tolist() == own["trial"].tolist()
+
+
+def test_joint_candidate_only_where_it_can_help_and_stays_cheap():
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, n_objectives=2, seed=0)
+    table = system.sample_table(20, seed=0)
+    cost, cost2 = Objective("cost"), Objective("cost2")
+    assert joint_candidate(system.space, table, [cost]) is None              # one output, one task
+    assert isinstance(joint_candidate(system.space, table, [cost], ["g0_load"]), MultiTaskGPSurrogate)
+    assert joint_candidate(system.space, combine_tasks(table, table), [cost]) is not None  # a related task
+    assert joint_candidate(system.space, system.sample_table(200, seed=1), [cost, cost2]) is None  # too big

@@ -27,7 +27,7 @@ from boanon.models.base import param_configs
 from boanon.models.threads import single_blas_thread
 from boanon.multiobjective import OutputConstraint, Scalarization, score_candidates
 from boanon.multiobjective.scalarize import expected_improvement
-from boanon.multitask import TASK_COLUMN, MultiTaskGPSurrogate, target_trials
+from boanon.multitask import joint_candidate, target_trials
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
 
@@ -84,9 +84,9 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     elif strategy == "structured":
         note = "no graph given: "
     candidates.append(PlainGPSurrogate(space, objectives, outputs))
-    if strategy == "structured" and (len(objectives) + len(outputs) > 1 or TASK_COLUMN in table.columns):
-        # related outputs or workloads: the coregionalised GP models them jointly; CV decides
-        candidates.append(MultiTaskGPSurrogate(space, objectives, outputs))
+    joint = joint_candidate(space, table, objectives, outputs) if strategy == "structured" else None
+    if joint is not None:  # related outputs or workloads modelled jointly; CV decides
+        candidates.append(joint)
     for s in candidates:
         s.fit(table)
     t_fit = time.perf_counter()

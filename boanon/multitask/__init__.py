@@ -1,7 +1,7 @@
 """Several tasks: related outputs modelled jointly, related workloads as warm starts."""
 
 from boanon.multitask.icm import ICMGP
-from boanon.multitask.surrogate import MultiTaskGPSurrogate
+from boanon.multitask.surrogate import MultiTaskGPSurrogate, joint_candidate
 from boanon.multitask.tasks import (
     TARGET,
     TASK,
@@ -17,6 +17,6 @@ from boanon.multitask.warmstart import RelatedTask, align_to_space, load_related
 
 __all__ = [
     "ICMGP", "TARGET", "TASK", "TASK_COLUMN", "MultiTaskGPSurrogate", "RelatedTask", "align_to_space",
-    "combine_tasks", "load_related", "target_trials", "task_labels", "task_of", "with_related", "with_task",
-    "with_task_node",
+    "combine_tasks", "joint_candidate", "load_related", "target_trials", "task_labels", "task_of",
+    "with_related", "with_task", "with_task_node",
 ]

@@ -16,7 +16,7 @@ import pandas as pd
 
 from boanon.models.base import Config, Surrogate, param_configs
 from boanon.multitask.icm import ICMGP
-from boanon.multitask.tasks import TARGET, TASK, task_labels, task_of
+from boanon.multitask.tasks import TARGET, TASK, TASK_COLUMN, task_labels, task_of
 from boanon.objectives import Objective
 from boanon.space import Space
 
@@ -97,3 +97,20 @@ class MultiTaskGPSurrogate(Surrogate):
         return {**super().describe(), "tasks": len(self.outputs) * len(self.workloads),
                 "workloads": list(self.workloads),
                 "output_correlation": self.output_correlation().round(3).to_dict()}
+
+
+#: Above this many (output, trial) rows the coregionalised GP costs seconds per proposal.
+MAX_JOINT_ROWS = 300
+
+
+def joint_candidate(space: Space, table: pd.DataFrame, objectives: Sequence[Objective],
+                    outputs: Sequence[str] = ()) -> MultiTaskGPSurrogate | None:
+    """The coregionalised GP as a candidate surrogate where it can help and stays cheap: several
+    outputs (objectives plus constrained outputs) or a related task, and at most
+    :data:`MAX_JOINT_ROWS` rows to fit; else None."""
+    n_outputs = len({o.name for o in objectives} | set(outputs))
+    if n_outputs < 2 and TASK_COLUMN not in table.columns:
+        return None
+    if n_outputs * len(table) > MAX_JOINT_ROWS:
+        return None
+    return MultiTaskGPSurrogate(space, objectives, outputs)
