@@ -112,13 +112,33 @@ def test_cross_validation_picks_the_structured_model_when_the_true_graph_is_give
     assert "chose structured" in reason and scores["gp"]["n_folds"] == 5
 
 
-def test_cross_validation_prefers_the_plain_gp_over_a_wrong_graph():
-    system = SyntheticSystem(n_params=6, n_groups=2, chain_length=2, n_distractors=2, seed=3)
-    table = system.sample_table(30, seed=3)
+def _wrong_graph(system: SyntheticSystem):
+    """The true graph with the first chain metric of group 0 driven by a parameter of group 1."""
     wrong = system.true_graph()
     grp = system.groups[0]
     wrong.edges = [e for e in wrong.edges if not (e.source in grp.params and e.target == grp.chain[0])]
     wrong.edges.append(Edge(system.groups[1].params[0], grp.chain[0]))  # the wrong parameter
+    return wrong
+
+
+def test_a_wrong_learned_edge_is_repaired_by_the_node_safety_net():
+    system = SyntheticSystem(n_params=6, n_groups=2, chain_length=2, n_distractors=2, seed=3)
+    table = system.sample_table(30, seed=3)
+    objectives = [Objective("cost")]
+    dag = DAGSurrogate(system.space, _wrong_graph(system), objectives).fit(table)
+    replaced = dag.report["safety_net"]
+    assert set(replaced[system.groups[0].chain[0]]["parents"]) >= set(system.groups[0].params)
+    chosen, reason, _ = select_surrogate([dag, PlainGPSurrogate(system.space, objectives).fit(table)],
+                                         table, np.random.default_rng(0))
+    assert chosen.name == "structured", reason
+
+
+def test_cross_validation_prefers_the_plain_gp_over_a_wrong_annotation():
+    """An annotated function is the user's word (never replaced); when it is wrong the GP wins."""
+    system = SyntheticSystem(n_params=6, n_groups=2, chain_length=2, n_distractors=2, seed=3)
+    table = system.sample_table(30, seed=3)
+    wrong = _wrong_graph(system)
+    wrong.node_models["cost"] = {"function": system.groups[0].chain[-1]}  # group 1 left out
     objectives = [Objective("cost")]
     models = [DAGSurrogate(system.space, wrong, objectives).fit(table),
               PlainGPSurrogate(system.space, objectives).fit(table)]

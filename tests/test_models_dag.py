@@ -164,3 +164,12 @@ def test_logged_parameters_outside_the_search_space_are_dropped():
     model = DAGSurrogate(SPACE, graph, COST).fit(table)
     assert model.report["dropped_untuned_params"] == ["arena"]
     assert model.models["m"].parents == ["x"]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_node_safety_net_keeps_the_parents_of_the_true_graph(seed):
+    system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, seed=seed)
+    table = system.sample_table(30, seed)
+    model = DAGSurrogate(system.space, system.true_graph(), [Objective("cost")]).fit(table)
+    assert model.report["safety_net"] == {}
+    assert model.order and model.report["unused_after_safety_net"] == []

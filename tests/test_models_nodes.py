@@ -3,13 +3,15 @@ import pytest
 
 from boanon.errors import ConfigError
 from boanon.models.gp import GP
-from boanon.models.inputs import ConfigBatch
+from boanon.models.inputs import ConfigBatch, NodeInputs
 from boanon.models.nodes import (
     FormulaNode,
     FunctionNode,
     GPNode,
     MarginalNode,
     build_node_model,
+    cross_validate_node,
+    heavy_tailed,
 )
 from boanon.space import Bool, Categorical, Float, Int, Space
 
@@ -139,3 +141,28 @@ def test_marginal_node_without_parents():
 def test_bad_node_model_specs_name_the_node(spec, match):
     with pytest.raises(ConfigError, match=rf"node_models\.lat: .*{match}"):
         build_node_model("lat", spec, ["load"], set())
+
+
+def test_heavy_tailed_detects_skewed_positive_values_only():
+    rng = np.random.default_rng(0)
+    assert heavy_tailed(np.exp(2 * rng.standard_normal(60)))  # log-normal: throughput-like
+    assert not heavy_tailed(rng.standard_normal(60))  # symmetric, negative values
+    assert not heavy_tailed(1 + rng.random(60))  # positive but not skewed
+    assert not heavy_tailed(np.array([1.0, 2.0, 300.0]))  # too few values to tell
+
+
+def test_log_scale_gp_node_samples_positive_values_and_predicts_held_out_trials():
+    rng = np.random.default_rng(1)
+    configs = SPACE.sample(60, rng)
+    y = np.array([np.exp(4 * c["x0"] + 0.1 * rng.standard_normal()) for c in configs])
+    inputs = _inputs(configs, ["x0", "x1"])
+    node = GPNode(["x0", "x1"], [], log_target=True).fit(inputs, y)
+    test = _inputs(SPACE.sample(20, rng), ["x0", "x1"])
+    samples = node.sample(NodeInputs(test.encoded, {}, 200), rng)
+    assert samples.shape == (200, 20) and samples.min() > 0
+    scores = cross_validate_node(node, inputs, y, np.random.default_rng(0))
+    assert scores["rank_correlation"] > 0.95
+    raw = cross_validate_node(GPNode(["x0", "x1"], []).fit(inputs, y), inputs, y, np.random.default_rng(0))
+    assert scores["log_predictive_density"] > raw["log_predictive_density"]
+    with pytest.raises(ValueError, match="positive"):
+        GPNode(["x0"], [], log_target=True).fit(_inputs(configs, ["x0"]), y - y.max())

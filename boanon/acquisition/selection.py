@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
 
-from boanon.models.base import Surrogate, param_configs
+from boanon.models.base import Surrogate, heldout_scores, param_configs
 from boanon.models.threads import single_blas_thread
 
 MIN_TRIALS = 5
@@ -42,16 +41,7 @@ def cross_validate(surrogate: Surrogate, table: pd.DataFrame, rng: np.random.Gen
             means[fold, j] = samples[o.name].mean(axis=0)
             sds[fold, j] = samples[o.name].std(axis=0)
     y = table[cols].to_numpy(dtype=float)[complete]
-    mu, sd = means[complete], sds[complete]
-    scale = np.where(y.std(axis=0) > 0, y.std(axis=0), 1.0)
-    z_sd = np.maximum(sd / scale, 1e-3)  # a floor keeps one overconfident miss finite, not decisive
-    lpd = -0.5 * ((y - mu) / scale / z_sd) ** 2 - np.log(z_sd) - 0.5 * np.log(2 * np.pi)
-    rank = [float(spearmanr(mu[:, j], y[:, j]).statistic) if np.ptp(mu[:, j]) > 0 else 0.0
-            for j in range(y.shape[1])]
-    return {"log_predictive_density": float(lpd.sum(axis=1).mean()),
-            "rank_correlation": float(np.nanmean(rank)),
-            "rmse_standardised": float(np.sqrt(np.mean(((y - mu) / scale) ** 2))),
-            "n_folds": k, "n_trials": len(complete)}
+    return {**heldout_scores(y, means[complete], sds[complete]), "n_folds": k, "n_trials": len(complete)}
 
 
 def select_surrogate(surrogates: Sequence[Surrogate], table: pd.DataFrame, rng: np.random.Generator,

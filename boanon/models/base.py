@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 
 from boanon.objectives import Objective
 from boanon.space import Space
@@ -86,6 +87,20 @@ class Surrogate(ABC):
         samples = self.sample(configs, n_samples, rng)
         return {o.name: (samples[o.name].mean(axis=0), samples[o.name].std(axis=0))
                 for o in self.objectives}
+
+
+def heldout_scores(y: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> dict[str, float]:
+    """Scores of held-out predictions (arrays (n, outputs)): mean log predictive density of the
+    standardised values (summed over outputs), mean Spearman rank correlation, standardised RMSE."""
+    y, mu, sd = (np.asarray(a, dtype=float).reshape(len(y), -1) for a in (y, mu, sd))
+    scale = np.where(y.std(axis=0) > 0, y.std(axis=0), 1.0)
+    z_sd = np.maximum(sd / scale, 1e-3)  # a floor keeps one overconfident miss finite, not decisive
+    lpd = -0.5 * ((y - mu) / scale / z_sd) ** 2 - np.log(z_sd) - 0.5 * np.log(2 * np.pi)
+    rank = [float(spearmanr(mu[:, j], y[:, j]).statistic) if np.ptp(mu[:, j]) > 0 else 0.0
+            for j in range(y.shape[1])]
+    return {"log_predictive_density": float(lpd.sum(axis=1).mean()),
+            "rank_correlation": float(np.nanmean(rank)),
+            "rmse_standardised": float(np.sqrt(np.mean(((y - mu) / scale) ** 2)))}
 
 
 def param_configs(space: Space, table: pd.DataFrame, check: bool = True) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from itertools import product
 from typing import Any
 
 import networkx as nx
@@ -23,12 +24,26 @@ import pandas as pd
 
 from boanon.expressions import Expression
 from boanon.graph import CausalGraph
-from boanon.models.base import Config, Surrogate, param_configs
-from boanon.models.inputs import ConfigBatch
-from boanon.models.nodes import FormulaNode, FunctionNode, NodeModel, build_node_model
+from boanon.models.base import Config, Surrogate, heldout_scores, param_configs
+from boanon.models.inputs import ConfigBatch, NodeInputs
+from boanon.models.nodes import (
+    FormulaNode,
+    FunctionNode,
+    GPNode,
+    MarginalNode,
+    NodeModel,
+    build_node_model,
+    cross_validate_node,
+    heavy_tailed,
+)
 from boanon.models.threads import single_blas_thread
 from boanon.objectives import Objective
 from boanon.space import Categorical, Space
+
+MIN_SAFETY_NET_TRIALS = 10  # fewer trials: the graph's parents are kept without cross-validation
+SAFETY_NET_FOLDS = 5
+SAFETY_NET_SAMPLES = 32
+SAFETY_NET_MARGIN = 0.25  # held-out log density per trial by which an alternative must beat the graph
 
 
 class DAGSurrogate(Surrogate):
@@ -96,6 +111,7 @@ class DAGSurrogate(Surrogate):
             self.models[node] = model
         self.order = list(parents)
         self._fit_nodes(table, refit=False)
+        self._safety_net(table)
         return self
 
     @single_blas_thread
@@ -110,15 +126,117 @@ class DAGSurrogate(Surrogate):
         batch = ConfigBatch.of(self.space, param_configs(self.space, table, check=not refit))
         for node in self.order:
             model = self.models[node]
-            cols = [self.node_column(node)] + [self.node_column(p) for p in model.metric_parents]
-            rows = table[cols].notna().all(axis=1).to_numpy()
-            y = table[cols[0]].to_numpy(dtype=float)[rows]
-            if len(y) == 0:
-                raise ValueError(f"no trial has values for node {node!r} and all its parents")
-            metrics = {p: table[self.node_column(p)].to_numpy(dtype=float)[rows][None, :]
-                       for p in model.metric_parents}
-            inputs = batch.rows(rows).inputs(model.param_parents, 1, metrics)
+            inputs, y = self._node_data(table, batch, node, model)
             self.models[node] = model.refit(inputs, y) if refit else model.fit(inputs, y)
+
+    def _node_data(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
+                   model: NodeModel) -> tuple[NodeInputs, np.ndarray]:
+        """A node's training rows: trials that logged it and all its metric parents."""
+        cols = [self.node_column(node)] + [self.node_column(p) for p in model.metric_parents]
+        rows = table[cols].notna().all(axis=1).to_numpy()
+        y = table[cols[0]].to_numpy(dtype=float)[rows]
+        if len(y) == 0:
+            raise ValueError(f"no trial has values for node {node!r} and all its parents")
+        metrics = {p: table[self.node_column(p)].to_numpy(dtype=float)[rows][None, :]
+                   for p in model.metric_parents}
+        return batch.rows(rows).inputs(model.param_parents, 1, metrics), y
+
+    def _safety_net(self, table: pd.DataFrame) -> None:
+        """Per learned node, its graph parents or all parameters, whichever predicts it better.
+
+        A learned graph can give a node the wrong parents, or parents whose own models are poor;
+        conditioning on their *samples* then passes the error down the chain (on the real
+        datasets an objective predicted well from its observed parents was predicted badly from
+        sampled ones). So each node fitted from the learned graph (not an annotated formula or
+        function) is cross-validated the way the surrogate is used: held-out trials are pushed
+        through the already chosen upstream models, in topological order, and the node keeps its
+        graph parents unless an alternative (:meth:`_alternatives`: all parameters, a log scale)
+        has a held-out log predictive density higher by :data:`SAFETY_NET_MARGIN` per trial.
+        With the right graph the parents win and the structure is kept.
+        """
+        n = len(table)
+        self.report["safety_net"] = {}
+        if n < MIN_SAFETY_NET_TRIALS:
+            return
+        rng = np.random.default_rng(n)
+        folds = np.array_split(rng.permutation(n), min(SAFETY_NET_FOLDS, n))
+        batch = ConfigBatch.of(self.space, param_configs(self.space, table, check=False))
+        held: dict[str, np.ndarray] = {}  # node -> (S, n): each trial sampled by models blind to its fold
+        for node in self.order:
+            graph_model = self.models[node]
+            candidates = [graph_model]
+            if isinstance(graph_model, (GPNode, MarginalNode)):
+                candidates += self._alternatives(table, batch, node, graph_model)
+            scored = [self._chain_cv(table, batch, node, m, folds, held, rng) for m in candidates]
+            best = max(range(len(scored)), key=lambda i: scored[i][0] - (SAFETY_NET_MARGIN if i else 0.0))
+            if scored[best][1] is None:  # no candidate can be cross-validated: keep the graph's
+                break
+            self.models[node], held[node] = candidates[best], scored[best][1]
+            if best:
+                self.report["safety_net"][node] = {"parents": candidates[best].parents,
+                                                   "log_scale": candidates[best].log_target}
+        needed = set(self.outputs)
+        for node in reversed(self.order):  # nodes that no chosen model reads any more are not sampled
+            if node in needed:
+                needed.update(self.models[node].metric_parents)
+        self.report["unused_after_safety_net"] = [n for n in self.order if n not in needed]
+        self.order = [n for n in self.order if n in needed]
+
+    def _alternatives(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
+                      graph_model: NodeModel) -> list[NodeModel]:
+        """Fitted GPs over all parameters (with and without the graph's metric parents) and, for a
+        heavy-tailed node, each of these and the graph's parents on a log scale."""
+        metrics = graph_model.metric_parents
+        inputs = [(graph_model.param_parents, metrics), (self.space.names, []), (self.space.names, metrics)]
+        y = table[self.node_column(node)].to_numpy(dtype=float)
+        logs = (False, True) if heavy_tailed(y) else (False,)
+        seen = {(tuple(graph_model.parents), False)}
+        out = []
+        for (ps, ms), log in product(inputs, logs):
+            key = (tuple(ps) + tuple(ms), log)
+            if key not in seen and (ps or ms):
+                seen.add(key)
+                model = GPNode(list(ps), list(ms), log)
+                out.append(model.fit(*self._node_data(table, batch, node, model)))
+        return out
+
+    def _chain_cv(self, table: pd.DataFrame, batch: ConfigBatch, node: str, model: NodeModel,
+                  folds: list[np.ndarray], held: dict[str, np.ndarray],
+                  rng: np.random.Generator) -> tuple[float, np.ndarray | None]:
+        """Held-out log predictive density of ``node`` under ``model`` given its parents' held-out
+        samples, and its own held-out samples (S, n) for its children (None: a fold has no data)."""
+        samples = np.empty((SAFETY_NET_SAMPLES, len(table)))
+        for fold in folds:
+            train = np.ones(len(table), dtype=bool)
+            train[fold] = False
+            try:
+                inputs, y = self._node_data(table[train], batch.rows(train), node, model)
+            except ValueError:
+                return -np.inf, None
+            fitted = model.refit(inputs, y)
+            test = batch.rows(fold).inputs(model.param_parents, SAFETY_NET_SAMPLES,
+                                           {p: held[p][:, fold] for p in model.metric_parents})
+            samples[:, fold] = fitted.sample(test, rng, noise=True)
+        y = table[self.node_column(node)].to_numpy(dtype=float)
+        seen = np.isfinite(y)
+        if seen.sum() < 2:
+            return -np.inf, samples
+        score = heldout_scores(y[seen, None], samples.mean(axis=0)[seen, None],
+                               samples.std(axis=0)[seen, None])
+        return score["log_predictive_density"], samples
+
+    @single_blas_thread
+    def node_scores(self, rng: np.random.Generator, n_folds: int = 5) -> dict[str, dict[str, Any]]:
+        """Per fitted node: its parents and the held-out scores of its model given *observed* parents."""
+        batch = ConfigBatch.of(self.space, param_configs(self.space, self.table, check=False))
+        out = {}
+        for node in self.order:
+            model = self.models[node]
+            inputs, y = self._node_data(self.table, batch, node, model)
+            out[node] = {"kind": model.kind, "param_parents": len(model.param_parents),
+                         "metric_parents": len(model.metric_parents), "n": len(y),
+                         **cross_validate_node(model, inputs, y, rng, n_folds)}
+        return out
 
     def _check_formula_inputs(self, node: str, model: NodeModel) -> None:
         if isinstance(model, (FormulaNode, FunctionNode)):

@@ -32,6 +32,10 @@ class NodeInputs:
     def n_configs(self) -> int:
         return self.encoded.shape[0]
 
+    def rows(self, index: np.ndarray) -> NodeInputs:
+        """The inputs of a subset of the configurations (e.g. one cross-validation fold)."""
+        return NodeInputs(self.encoded[index], {p: v[:, index] for p, v in self.raw.items()}, self.n_samples)
+
 
 @dataclass
 class ConfigBatch:

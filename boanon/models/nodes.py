@@ -22,9 +22,11 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import least_squares
+from scipy.stats import skew
 
 from boanon.errors import ConfigError
 from boanon.expressions import Expression
+from boanon.models.base import heldout_scores
 from boanon.models.gp import GP
 from boanon.models.inputs import InputEncoder, NodeInputs
 
@@ -95,29 +97,65 @@ class _GPPart:
                 "log_marginal_likelihood": self.gp.log_marginal_likelihood}
 
 
+def heavy_tailed(values: np.ndarray) -> bool:
+    """Whether positive values are right-skewed (skewness > 1) and a log makes them at least twice
+    as symmetric: throughputs, latencies and byte counts spanning orders of magnitude."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) < 5 or v.min() <= 0 or np.ptp(v) == 0:
+        return False
+    raw, logged = skew(v), skew(np.log(v))
+    return bool(raw > 1.0 and abs(logged) < raw / 2)
+
+
 class GPNode(NodeModel):
-    """A GP (Matern-5/2, one lengthscale per input, plus noise) over the node's parents."""
+    """A GP (Matern-5/2, one lengthscale per input, plus noise) over the node's parents.
+
+    With ``log_target`` a positive target is modelled on a log scale and sampled back
+    (log-normal): for heavy-tailed nodes (:func:`heavy_tailed`) a few large values then neither
+    dominate the fit nor give negative samples. The DAG surrogate's safety net decides per node.
+    """
 
     kind = "gp"
 
-    def __init__(self, param_parents: list[str], metric_parents: list[str]):
+    def __init__(self, param_parents: list[str], metric_parents: list[str], log_target: bool = False):
         super().__init__(param_parents, metric_parents)
         self._gp = _GPPart(param_parents, metric_parents)
+        self.log_target = log_target
+        self.floor = 0.0
+
+    def _target(self, y: np.ndarray) -> np.ndarray:
+        """y on the modelled scale (a non-positive value in later data is clipped to a floor)."""
+        return np.log(np.maximum(y, self.floor)) if self.log_target else y
 
     def fit(self, inputs: NodeInputs, y: np.ndarray) -> GPNode:
-        self._gp.fit(inputs, y)
+        if self.log_target and np.min(y) <= 0:
+            raise ValueError("a log-scale GP needs positive values")
+        self.floor = float(np.min(y)) / 2 if self.log_target else 0.0
+        self._gp.fit(inputs, self._target(y))
         return self
 
     def refit(self, inputs: NodeInputs, y: np.ndarray) -> GPNode:
         other = copy.copy(self)
-        other._gp = self._gp.refitted(inputs, y)
+        other._gp = self._gp.refitted(inputs, self._target(y))
         return other
 
     def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        return self._gp.predict(inputs, noise)
+        mean, var = self._gp.predict(inputs, noise)
+        if not self.log_target:
+            return mean, var
+        return np.exp(mean + var / 2), np.expm1(var) * np.exp(2 * mean + var)  # log-normal moments
+
+    def sample(self, inputs: NodeInputs, rng: np.random.Generator, noise: bool = True) -> np.ndarray:
+        if not self.log_target:
+            return super().sample(inputs, rng, noise)
+        mean, var = self._gp.predict(inputs, noise)
+        shape = (inputs.n_samples, inputs.n_configs)
+        z = rng.standard_normal(shape)
+        return np.exp(np.broadcast_to(mean, shape) + np.sqrt(np.maximum(var, 0.0)) * z)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), **self._gp.describe()}
+        return {**super().describe(), **self._gp.describe(), "log_target": self.log_target}
 
 
 @dataclass(frozen=True)
@@ -271,6 +309,24 @@ class MarginalNode(NodeModel):
 
     def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
         return np.full((1, inputs.n_configs), self.mean), np.full((1, inputs.n_configs), self.var)
+
+
+def cross_validate_node(model: NodeModel, inputs: NodeInputs, y: np.ndarray, rng: np.random.Generator,
+                        n_folds: int = 5) -> dict[str, float]:
+    """Held-out scores of a fitted node model given its parents' *observed* values.
+
+    Hyperparameters are kept (one refit per fold), as in the surrogate's cross-validation; unlike
+    it, errors of the parents' own models do not enter, so comparing the two shows where a chain
+    of models loses information.
+    """
+    folds = np.array_split(rng.permutation(len(y)), min(n_folds, len(y)))
+    mu, sd = np.empty(len(y)), np.empty(len(y))
+    for fold in folds:
+        train = np.setdiff1d(np.arange(len(y)), fold)
+        mean, var = model.refit(inputs.rows(train), y[train]).predict(inputs.rows(fold), noise=True)
+        mu[fold] = np.ravel(np.broadcast_to(mean, (1, len(fold))))
+        sd[fold] = np.sqrt(np.maximum(np.ravel(np.broadcast_to(var, (1, len(fold)))), 0.0))
+    return heldout_scores(y[:, None], mu[:, None], sd[:, None])
 
 
 def build_node_model(node: str, spec: Mapping[str, Any] | None, parents: list[str],
