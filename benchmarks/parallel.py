@@ -23,9 +23,7 @@ import argparse
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
@@ -34,6 +32,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
+from benchmarks.paced_sgd import PacedSgdRunner  # noqa: E402
 from boanon.config import TuneConfig, parse_config  # noqa: E402
 from boanon.early_stopping import SuccessiveHalving  # noqa: E402
 from boanon.executors import LocalExecutor  # noqa: E402
@@ -41,33 +40,10 @@ from boanon.parallel import optimize_parallel  # noqa: E402
 from boanon.runners import make_runner  # noqa: E402
 from boanon.runners.base import Runner  # noqa: E402
 from boanon.store import StoredTrial  # noqa: E402
-from boanon.targets.sgd import SgdRunner  # noqa: E402
 from boanon.tuner import Tuner  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = RESULTS.parents[1]
-
-
-class PacedSgdRunner(SgdRunner):
-    """The ``sgd`` runner in scaled real time: every simulated iteration sleeps its simulated
-    duration x ``pace`` before it is reported (the progress hook stays available)."""
-
-    def __init__(self, pace: float = 0.002, **options: Any):
-        self._callback = None
-        super().__init__(**options)
-        self.pace = float(pace)
-
-    @property
-    def progress(self) -> Callable[[int, float], bool | None]:
-        return self._paced
-
-    @progress.setter
-    def progress(self, callback: Callable[[int, float], bool | None] | None) -> None:
-        self._callback = callback
-
-    def _paced(self, iteration: int, seconds: float) -> bool | None:
-        time.sleep(seconds * self.pace)
-        return None if self._callback is None else self._callback(iteration, seconds)
 
 
 NAIVE_DEFAULTS = {"synthetic": lambda name: 0.05,  # a corner, far from every subsystem's optimum

@@ -26,7 +26,7 @@ from boanon.tuner import Tuner
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # benchmarks/ (trial processes inherit the path)
-from benchmarks.parallel import PacedSgdRunner  # noqa: E402
+from benchmarks.paced_sgd import PacedSgdRunner  # noqa: E402
 
 SYNTHETIC = ROOT / "examples" / "synthetic.yaml"
 
