@@ -308,6 +308,7 @@ class LocalExecutor(Executor):
             try:
                 task.process.start()
             except Exception as exc:
+                receiver.close()
                 _settle(task.future, exception=WorkerLost(f"cannot start a worker process: {exc}"))
                 continue
             finally:
