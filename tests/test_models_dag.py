@@ -173,3 +173,25 @@ def test_the_node_safety_net_keeps_the_parents_of_the_true_graph(seed):
     model = DAGSurrogate(system.space, system.true_graph(), [Objective("cost")]).fit(table)
     assert model.report["safety_net"] == {}
     assert model.order and model.report["unused_after_safety_net"] == []
+
+
+@pytest.mark.slow
+def test_on_a_real_dataset_the_learned_graph_predicts_better_than_the_plain_gp():
+    """sgd-googlenet (40 simulated cluster runs), graph learned without annotations: before the
+    safety net the DAG surrogate ranked held-out trials at 0.42 against the plain GP's 0.72."""
+    from pathlib import Path
+
+    from boanon.acquisition.selection import cross_validate
+    from boanon.adapters.ingest import ingest
+    from boanon.learners import learn
+
+    root = Path(__file__).resolve().parents[1] / "datasets" / "sgd-googlenet"
+    space = Space.from_yaml(root / "dataset.yaml")
+    table = ingest(root).table
+    objectives = [Objective("iteration_time")]
+    dag = DAGSurrogate(space, learn(table, seed=0).graph, objectives).fit(table)
+    gp = PlainGPSurrogate(space, objectives).fit(table)
+    scores = {s.name: cross_validate(s, table, np.random.default_rng(0)) for s in (dag, gp)}
+    assert dag.report["safety_net"]  # learned nodes were repaired
+    assert scores["structured"]["log_predictive_density"] > scores["gp"]["log_predictive_density"]
+    assert scores["structured"]["rank_correlation"] > scores["gp"]["rank_correlation"]
