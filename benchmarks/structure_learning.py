@@ -106,10 +106,15 @@ def summarise(rows: pd.DataFrame) -> pd.DataFrame:
     ok = rows[rows["status"] == "ok"]
     cols = ["variables", "wall_s", "cpu_s", "edges", "precision", "precision_learned", "recall",
             "skel_precision", "skel_recall", "anc_precision", "anc_recall"]
-    table = ok.groupby(["case", "learner"], sort=False)[cols].mean().round(3)
-    runs = rows.groupby(["case", "learner"], sort=False)["status"].agg(
-        lambda s: f"{(s == 'ok').sum()}/{len(s)}")
-    return table.join(runs.rename("ok_runs")).reset_index()
+    table = ok.groupby(["case", "learner"])[cols].mean().round(3)
+    def runs_ok(s: pd.Series) -> str:
+        return f"{(s == 'ok').sum()}/{len(s)}" + ("" if (s == "ok").all() else f" ({s[s != 'ok'].iloc[0]})")
+
+    runs = rows.groupby(["case", "learner"])["status"].agg(runs_ok)
+    out = runs.rename("ok_runs").to_frame().join(table).reset_index()
+    order = {c.name: i for i, c in enumerate(CASES)}
+    return out.sort_values(["case", "learner"], key=lambda col: col.map(order) if col.name == "case" else col,
+                           kind="stable")[["case", "learner", *cols, "ok_runs"]]
 
 
 def markdown(frame: pd.DataFrame) -> str:
@@ -127,13 +132,14 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for learner, grp in summary.groupby("learner"):
-        axes[0].scatter(grp["wall_s"], grp["precision"], label=learner)
-        axes[1].scatter(grp["recall"], grp["precision"], label=learner)
+        marker = "s" if learner == DEFAULT_LEARNER else "o"
+        axes[0].scatter(grp["cpu_s"], grp["precision_learned"], label=learner, marker=marker)
+        axes[1].scatter(grp["recall"], grp["precision"], label=learner, marker=marker)
     axes[0].set_xscale("log")
-    axes[0].set_xlabel("wall time per learn() [s]")
-    axes[0].set_ylabel("directed-edge precision")
+    axes[0].set_xlabel("CPU time per learn() [s]")
+    axes[0].set_ylabel("precision of the learned edges")
     axes[1].set_xlabel("directed-edge recall")
-    axes[1].set_ylabel("directed-edge precision")
+    axes[1].set_ylabel("directed-edge precision (all edges)")
     axes[1].legend(fontsize=8)
     fig.suptitle("Structure learning on synthetic systems (one point per case)")
     fig.tight_layout()
@@ -149,7 +155,13 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120.0, help="CPU seconds per learn() call")
     parser.add_argument("--quick", action="store_true", help="one seed, default learner")
     parser.add_argument("--out", default="structure_learning", help="results file stem")
+    parser.add_argument("--combine", nargs="*", default=None, metavar="RUNS.csv",
+                        help="summarise these runs files (of earlier invocations) into one table and plot")
     args = parser.parse_args()
+    if args.combine:
+        runs = pd.concat([pd.read_csv(f) for f in args.combine], ignore_index=True)
+        write_results(runs.drop_duplicates(["case", "seed", "learner"], keep="last"), CASES, args.out)
+        return
     learners = [DEFAULT_LEARNER] if args.quick else (args.learners or available_learners())
     cases = [c for c in CASES if not args.cases or c.name in args.cases]
     seeds = range(1 if args.quick else args.seeds)
@@ -160,14 +172,18 @@ def main() -> None:
                 row = run_one(case, seed, learner, args.timeout)
                 rows.append(row)
                 print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
-    frame = pd.DataFrame(rows)
+    write_results(pd.DataFrame(rows), cases, args.out)
+
+
+def write_results(frame: pd.DataFrame, cases: list[Case], stem: str) -> None:
+    """``<stem>_runs.csv`` (one row per run), ``<stem>.csv``/``.md`` (means) and ``<stem>.png``."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(RESULTS / f"{args.out}_runs.csv", index=False)
+    frame.to_csv(RESULTS / f"{stem}_runs.csv", index=False)
     summary = summarise(frame)
-    summary.to_csv(RESULTS / f"{args.out}.csv", index=False)
-    (RESULTS / f"{args.out}.md").write_text(markdown(summary)
-                                            + "\ncases: " + "; ".join(str(asdict(c)) for c in cases) + "\n")
-    plot(summary, RESULTS / f"{args.out}.png")
+    summary.to_csv(RESULTS / f"{stem}.csv", index=False)
+    (RESULTS / f"{stem}.md").write_text(markdown(summary)
+                                        + "\ncases: " + "; ".join(str(asdict(c)) for c in cases) + "\n")
+    plot(summary, RESULTS / f"{stem}.png")
     print(summary.to_string(index=False))
 
 
