@@ -82,8 +82,7 @@ def plot_problem(csv_path: Path, png_path: Path, info: dict | None = None) -> Pa
 def plot_all(out: Path, problems: Iterable[str] | None = None) -> list[Path]:
     """A plot per problem with results in ``out`` (all of them, or those named)."""
     info = problem_info(out)
-    names = list(problems) if problems is not None else sorted(p.stem for p in out.glob("*.csv")
-                                                               if p.stem != "runs")
+    names = list(problems) if problems is not None else sorted(info)  # other CSVs may share the folder
     return [plot_problem(out / f"{name}.csv", out / f"{name}.png", info.get(name))
             for name in names if (out / f"{name}.csv").is_file()]
 
