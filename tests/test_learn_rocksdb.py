@@ -15,10 +15,7 @@ from boanon.learners import learn
 
 DATASET = Path(__file__).resolve().parent.parent / "datasets" / "rocksdb-readrandom"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not DATASET.is_dir(), reason=f"{DATASET} is absent"),
-]
+pytestmark = pytest.mark.skipif(not DATASET.is_dir(), reason=f"{DATASET} is absent")
 
 DESIGN = {
     # parameter: the metrics (anchored patterns) it must reach, by RocksDB's design

@@ -105,7 +105,7 @@ def summary(result: LearnResult, verbose: bool = False) -> str:
                      "(metadata.merged in the JSON: representative -> members)")
     if report["params_connected"]:
         lines.append("parameters without a learned path, connected to the objectives: "
-                     + ", ".join(e.split(" -> ")[0] for e in report["params_connected"]))
+                     + ", ".join(dict.fromkeys(e.split(" -> ")[0] for e in report["params_connected"])))
     if report.get("params_linked"):
         lines.append("parameters linked to an objective they predict beyond its parents: "
                      + ", ".join(report["params_linked"]))

@@ -111,7 +111,10 @@ def _distance_from_params(roles: dict[str, str], directed: set[tuple[str, str]],
 
 
 def edge_weights(dag: nx.DiGraph, prepared: Prepared) -> dict[tuple[str, str], float]:
-    """Each edge's strength: sqrt of the partial R^2 of the parent given the other parents."""
+    """Each edge's strength: sqrt of the partial R^2 of the parent given the other parents.
+
+    Edges whose node has too many parents for the trials to test are left out (weight None).
+    """
     out: dict[tuple[str, str], float] = {}
     for v in dag.nodes:
         parents = [p for p in dag.predecessors(v) if p in prepared.basis]
@@ -121,7 +124,8 @@ def edge_weights(dag: nx.DiGraph, prepared: Prepared) -> dict[tuple[str, str], f
         for p in parents:
             others = [prepared.basis[o] for o in parents if o != p]
             _, s = partial_tests(y, [prepared.basis[p]], np.hstack(others) if others else None)
-            out[(p, v)] = round(float(s[0]), 4) if np.isfinite(s[0]) else 0.0
+            if np.isfinite(s[0]):  # else too few trials for this many parents: weight unknown
+                out[(p, v)] = round(float(s[0]), 4)
     return out
 
 
