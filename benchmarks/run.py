@@ -62,18 +62,27 @@ class RunStats:
     finished_at: str = ""
 
 
-def ask_feasible(tuner: BenchTuner, problem: Problem, stats: RunStats) -> dict[str, Value]:
-    """The tuner's next feasible suggestion; infeasible ones are told as failures and cost nothing.
+def ask_feasible(tuner: BenchTuner, problem: Problem, stats: RunStats, rejected: set[str],
+                 worst: float | None) -> dict[str, Value]:
+    """The tuner's next feasible suggestion; infeasible ones are told to the tuner and cost nothing.
 
     Only BoAnon and random search know the space's constraints; the generic tuners learn them
-    from failures, as they would in a user's hands, but are not charged an evaluation for them.
+    from feedback, as they would in a user's hands, but are not charged an evaluation for them.
+    A first infeasible suggestion is told as a failure; one the tuner makes again (a deterministic
+    sampler such as Optuna's GP ignores failures and would propose it forever) is told the worst
+    value seen so far, the penalty a user would return. ``rejected`` remembers them for the run.
     """
     for _ in range(MAX_INFEASIBLE):
         config = tuner.ask()
         if problem.space.is_feasible(config):
             return config
         stats.infeasible += 1
-        tuner.tell(None)
+        key = json.dumps(config, sort_keys=True, default=str)
+        if key in rejected and worst is not None:
+            tuner.tell(TrialRecord("infeasible", config, {}, {problem.objective.name: worst}))
+        else:
+            tuner.tell(None)
+        rejected.add(key)
     raise RuntimeError(f"{tuner.name} made {MAX_INFEASIBLE} infeasible suggestions in a row")
 
 
@@ -96,10 +105,11 @@ def run_one(problem: Problem, tuner_name: str, seed: int, budget: int, rows: csv
     first = default if problem.space.is_feasible(default) else None
     tuner = make_tuner(tuner_name, problem.space, problem.objective, seed=seed, budget=budget, start=first,
                        knowledge=problem.knowledge)
-    best: float | None = None
+    best = worst = None
+    rejected: set[str] = set()
     for evaluation in range(1, budget + 1):
         t0 = time.perf_counter()
-        config = ask_feasible(tuner, problem, stats)
+        config = ask_feasible(tuner, problem, stats, rejected, worst)
         t1 = time.perf_counter()
         record = evaluate(problem, config)
         t2 = time.perf_counter()
@@ -109,8 +119,9 @@ def run_one(problem: Problem, tuner_name: str, seed: int, budget: int, rows: csv
         value = tuner.value(record)
         if value is None:
             stats.failures += 1
-        elif best is None or problem.objective.better(value, best):
-            best = value
+        else:
+            best = value if best is None or problem.objective.better(value, best) else best
+            worst = value if worst is None or problem.objective.better(worst, value) else worst
         rows.writerow([problem.name, tuner_name, seed, evaluation, "" if best is None else repr(best)])
         flush()
     stats.best = best
