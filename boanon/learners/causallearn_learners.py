@@ -103,17 +103,6 @@ def read_endpoints(matrix: np.ndarray, columns: list[str], owner: dict[str, str]
     return out
 
 
-def _correlations(x: np.ndarray, columns: list[str], owner: dict[str, str]) -> dict[frozenset[str], float]:
-    corr = np.abs(np.corrcoef(x, rowvar=False))
-    out: dict[frozenset[str], float] = {}
-    for i, a in enumerate(columns):
-        for j, b in enumerate(columns):
-            pair = frozenset((owner[a], owner[b]))
-            if len(pair) == 2:
-                out[pair] = max(out.get(pair, 0.0), float(corr[i, j]))
-    return out
-
-
 @register_learner("pc", "causal-learn PC (Fisher-z, stable=False) with tiers as background knowledge")
 def causallearn_pc(prepared: Prepared, knowledge: Knowledge, *, alpha: float = 0.01, seed: int = 0,
                    stable: bool = False, max_depth: int | None = None) -> PartialGraph:
@@ -124,7 +113,7 @@ def causallearn_pc(prepared: Prepared, knowledge: Knowledge, *, alpha: float = 0
     bk = background_knowledge(columns, owner, prepared.roles, knowledge)
     cg = pc(x, alpha, "fisherz", stable=stable, background_knowledge=bk, node_names=columns,
             show_progress=False, max_k=max_depth)
-    return read_endpoints(cg.G.graph, columns, owner, _correlations(x, columns, owner))
+    return read_endpoints(cg.G.graph, columns, owner, prepared.pair_correlations())
 
 
 @register_learner("fci", "causal-learn FCI (Fisher-z) with tiers as background knowledge")
@@ -137,7 +126,7 @@ def causallearn_fci(prepared: Prepared, knowledge: Knowledge, *, alpha: float = 
     with contextlib.redirect_stdout(io.StringIO()):  # FCI prints every knowledge-based orientation
         g, _ = fci(x, "fisherz", alpha, depth=max_depth, background_knowledge=bk, node_names=columns,
                    show_progress=False, verbose=False)
-    return read_endpoints(g.graph, columns, owner, _correlations(x, columns, owner))
+    return read_endpoints(g.graph, columns, owner, prepared.pair_correlations())
 
 
 def _permutation(method: str, prepared: Prepared, seed: int) -> PartialGraph:
@@ -151,7 +140,7 @@ def _permutation(method: str, prepared: Prepared, seed: int) -> PartialGraph:
         g = (boss if method == "boss" else grasp)(x, node_names=columns, verbose=False)
     finally:
         np.random.set_state(state)
-    return read_endpoints(g.graph, columns, owner, _correlations(x, columns, owner))
+    return read_endpoints(g.graph, columns, owner, prepared.pair_correlations())
 
 
 @register_learner("boss", "causal-learn BOSS (BIC score); tier-breaking arrows reversed or removed after")

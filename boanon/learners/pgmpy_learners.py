@@ -14,7 +14,6 @@ import pandas as pd
 
 from boanon.annotations import Knowledge
 from boanon.learners.base import PartialGraph, register_learner
-from boanon.learners.causallearn_learners import _correlations
 from boanon.learners.preprocess import Prepared
 
 
@@ -56,7 +55,7 @@ def _read_pdag(pdag, owner: dict[str, str], strength: dict[frozenset[str], float
 
 def _frame(prepared: Prepared) -> tuple[pd.DataFrame, dict[str, str], dict[frozenset[str], float]]:
     x, columns, owner = prepared.matrix()
-    return pd.DataFrame(x, columns=columns), owner, _correlations(x, columns, owner)
+    return pd.DataFrame(x, columns=columns), owner, prepared.pair_correlations()
 
 
 @register_learner("pgmpy-pc", "pgmpy PC (Pearson partial correlation) with ExpertKnowledge temporal order")

@@ -62,6 +62,19 @@ class Prepared:
                     owner[names[-1]] = node
         return np.hstack(cols), names, owner
 
+    def pair_correlations(self) -> dict[frozenset[str], float]:
+        """Largest absolute correlation between any columns of two nodes (a strength for learners
+        that report none, used to order their edges)."""
+        x, names, owner = self.matrix()
+        corr = np.abs(np.corrcoef(x, rowvar=False))
+        out: dict[frozenset[str], float] = {}
+        for i, a in enumerate(names):
+            for j in range(i + 1, len(names)):
+                pair = frozenset((owner[a], owner[names[j]]))
+                if len(pair) == 2:
+                    out[pair] = max(out.get(pair, 0.0), float(corr[i, j]))
+        return out
+
     def resample(self, rows: np.ndarray) -> Prepared:
         """The same nodes on a bootstrap resample of the trials (transforms are recomputed)."""
         raw = self.raw.iloc[rows].reset_index(drop=True)
