@@ -97,7 +97,8 @@ class Tuner:
         self.strategy = strategy
         self.seed = int(seed)
         self.output_constraints = list(output_constraints)
-        self.warm_start = align_to_space(warm_start, space) if warm_start is not None else None
+        self.warm_start = None if warm_start is None else \
+            align_to_space(warm_start, space, [o.name for o in self.objectives])
         if n_init is None:  # a warm start already knows the landscape: the default and two more
             n_init = default_n_init(space) if warm_start is None else min(3, default_n_init(space))
         self.n_init = int(n_init)

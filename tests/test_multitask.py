@@ -113,6 +113,21 @@ def test_warm_start_from_a_csv_table_aligns_to_the_new_space(tmp_path):
         load_related(tmp_path / "missing.db")
 
 
+def test_warm_start_from_an_unrelated_task_is_refused(tmp_path):
+    from boanon.tuner import Tuner
+
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
+    table = system.sample_table(3, seed=0)
+    write_table(table.rename(columns=lambda c: c.replace("param:x", "param:knob")), tmp_path / "other.csv")
+    with pytest.raises(ConfigError, match="other.csv: warm_start: its trials share no parameter"):
+        align_to_space(load_related(tmp_path / "other.csv"), system.space)
+    write_table(table.drop(columns=["objective:cost"]), tmp_path / "blind.csv")
+    blind = load_related(tmp_path / "blind.csv")
+    assert len(align_to_space(blind, system.space).table) == 3  # the objectives are the Tuner's check
+    with pytest.raises(ConfigError, match=r"measured none of the objectives \(cost\)"):
+        Tuner(system.space, ["cost"], warm_start=blind)
+
+
 def test_warm_start_from_a_store_brings_its_graph(tmp_path):
     system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
     graph = CausalGraph(roles={"x0": "param", "cost": "objective"}, edges=[Edge("x0", "cost")])

@@ -9,6 +9,7 @@ new run's own; the graph it learned becomes the new run's starting structure.
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,14 +84,23 @@ def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
     return RelatedTask(label or path.stem, str(path), table, graph)
 
 
-def align_to_space(task: RelatedTask, space: Space) -> RelatedTask:
+def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = ()) -> RelatedTask:
     """Keep the related trials the new search space can describe.
 
     Parameters the space does not have are dropped; a parameter the related run did not vary is
     taken at the space's default (the related run presumably ran with it); a trial whose value
     falls outside the space (or breaks its constraints) is left out and listed in ``dropped``.
+    A task that shares no parameter with the space, or measured none of ``objectives``, is
+    refused: its trials would all sit at the default and teach the models nothing.
     """
     table = task.table
+    if not any(column("param", name) in table.columns for name in space.names):
+        raise ConfigError(task.source, "warm_start", "its trials share no parameter with the search "
+                          f"space ({', '.join(space.names)})")
+    if objectives and not any(column(role, name) in table.columns
+                              for name in objectives for role in ("objective", "metric")):
+        raise ConfigError(task.source, "warm_start", "its trials measured none of the objectives "
+                          f"({', '.join(objectives)})")
     defaults = space.default()
     keep, dropped = [], list(task.dropped)
     for i, row in table.iterrows():
