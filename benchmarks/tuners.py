@@ -162,6 +162,7 @@ class SMAC(BenchTuner):
                             output_directory=self._outdir.name)
         self._smac = Facade(scenario, _never_called, overwrite=True, logging_level=40)
         self._info: Any = None
+        self._worst: float | None = None
 
     def ask(self) -> dict[str, Value]:
         if self.start is not None:
@@ -183,9 +184,14 @@ class SMAC(BenchTuner):
 
         value = self.value(record)
         if value is None:
-            self._smac.tell(self._info, TrialValue(cost=math.inf, status=StatusType.CRASHED))
+            # An infinite crash cost turns into NaN in SMAC's random-forest targets ("Input y
+            # contains NaN"): a failure costs the worst value seen so far, SMAC's crash-cost idea.
+            cost = math.inf if self._worst is None else self._worst
+            self._smac.tell(self._info, TrialValue(cost=cost, status=StatusType.CRASHED))
         else:
-            self._smac.tell(self._info, TrialValue(cost=self.objective.to_minimize(value)))
+            cost = self.objective.to_minimize(value)
+            self._worst = cost if self._worst is None else max(self._worst, cost)
+            self._smac.tell(self._info, TrialValue(cost=cost))
 
 
 def _never_called(config: Any, seed: int = 0) -> float:
