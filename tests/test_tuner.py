@@ -217,10 +217,14 @@ def _regret(strategy: str, seed: int, budget: int) -> float:
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_structured_strategy_beats_random_search_at_the_same_budget() -> None:
+def test_structured_strategy_beats_random_search_and_the_plain_gp_at_the_same_budget() -> None:
     # Below ~25 trials the structured strategy is still learning the graph (see the regret curves
-    # in benchmarks/README.md); at 30 its regret is several times lower than random search's.
+    # in benchmarks/README.md); at 30 its regret is several times lower than random search's and
+    # lower than the plain GP's (measured 0.23 vs 0.60 in the mean, better on 2 of 3 seeds).
     structured = [_regret("structured", seed, budget=30) for seed in range(3)]
     random = [_regret("random", seed, budget=30) for seed in range(3)]
+    gp = [_regret("gp", seed, budget=30) for seed in range(3)]
     assert sum(s < r for s, r in zip(structured, random, strict=True)) >= 2, (structured, random)
     assert np.mean(structured) < 0.5 * np.mean(random), (structured, random)
+    assert sum(s < g for s, g in zip(structured, gp, strict=True)) >= 2, (structured, gp)
+    assert np.mean(structured) < np.mean(gp), (structured, gp)
