@@ -69,6 +69,9 @@ def test_table_file_errors_name_the_line(tmp_path):
     csv.write_text("trial,param:x,objective:y\na,1,2\nb,2,fast\n")
     with pytest.raises(LogParseError, match=r"runs.csv:3: objective 'y' is not a number"):
         ingest(csv)
+    csv.write_text("trial,param:x,objective:y\na,1,2\nb,2\n")  # last line cut short
+    with pytest.raises(LogParseError, match=r"runs.csv:3: fewer fields than the header"):
+        ingest(csv)
     unprefixed = tmp_path / "plain.csv"
     unprefixed.write_text("x,y\n1,2\n")
     with pytest.raises(LogParseError, match=r"plain.csv:1: column 'x' has no role"):

@@ -102,12 +102,15 @@ def read_table_file(path: Path) -> list[TrialRecord]:
         rows = list(json_lines(path))
     else:
         reader = csv.DictReader(io.StringIO(read_text(path)))
-        rows = [(i + 2, {k: _number_or_text(v) for k, v in r.items()}) for i, r in enumerate(reader)]
+        raw = list(enumerate(reader, start=2))
         if reader.fieldnames is None:
             raise LogParseError(path, "empty file: no header line", 1)
-        for lineno, row in rows:
+        for lineno, row in raw:
             if None in row:
                 raise LogParseError(path, "more fields than the header", lineno)
+            if None in row.values():  # csv fills the fields a short line lacks with None
+                raise LogParseError(path, "fewer fields than the header: truncated line?", lineno)
+        rows = [(lineno, {k: _number_or_text(v) for k, v in r.items()}) for lineno, r in raw]
     if not rows:
         raise LogParseError(path, "no trials (no data rows)")
     columns = sorted({c for _, r in rows for c in r})
