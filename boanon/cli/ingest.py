@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from boanon.adapters import available_adapters, ingest
@@ -21,7 +23,9 @@ def ingest_command(logdir: str, adapter: str | None, output: str | None, skip_ba
     try:
         result = ingest(logdir, adapter=adapter, skip_bad=skip_bad)
     except LogParseError as exc:
-        raise click.ClickException(f"{exc}\n(use --skip-bad to ingest the other trials)") from exc
+        several = Path(logdir).is_dir() and not skip_bad  # a single table file has no other trials
+        hint = "\n(use --skip-bad to ingest the other trials)" if several else ""
+        raise click.ClickException(f"{exc}{hint}") from exc
     click.echo(result.summary())
     if output:
         write_table(result.table, output)
