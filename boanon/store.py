@@ -153,7 +153,13 @@ class Store:
                                      check_same_thread=False)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
+        try:
+            self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as exc:  # e.g. a CSV table given where a run's store belongs
+            self._conn.close()
+            raise ConfigError(self.path, "store", f"not a BoAnon run store ({exc})") from None
         self._write(self._migrate)  # before foreign keys are on: a migration rebuilds tables
         self._conn.execute("PRAGMA foreign_keys = ON")
 

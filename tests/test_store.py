@@ -132,3 +132,18 @@ def test_export_matches_ingest_of_the_same_records(tmp_path: Path) -> None:
         out = store.to_table()
     assert list(out.columns) == list(table.columns)
     assert (out.drop(columns="trial").to_numpy() == table.drop(columns="trial").to_numpy()).all()
+
+
+def test_a_file_that_is_not_a_store_is_named(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from boanon.cli import main
+
+    table = tmp_path / "trials.csv"
+    table.write_text("trial,param:x,objective:y\nt0,1,2\n")
+    with pytest.raises(ConfigError, match="trials.csv: store: not a BoAnon run store"):
+        Store(table)
+    for command in ("status", "export"):
+        result = CliRunner().invoke(main, [command, str(table)])
+        assert result.exit_code == 1 and "not a BoAnon run store" in result.output, result.output
+    assert table.read_text() == "trial,param:x,objective:y\nt0,1,2\n"

@@ -6,9 +6,9 @@ import sys
 
 import click
 
+from boanon.cli.status import open_store
 from boanon.multiobjective import PARETO, pareto_flags, parse_output_constraints
 from boanon.objectives import parse_objectives
-from boanon.store import Store
 from boanon.table import write_table
 
 
@@ -21,7 +21,7 @@ from boanon.table import write_table
                    "with several objectives or output constraints.")
 def export_command(store_file: str, output: str, pareto: bool | None) -> None:
     """Write the finished trials of a run as CSV, one row per trial (failed trials left out)."""
-    with Store(store_file) as store:
+    with open_store(store_file) as store:
         table = store.to_table()
         study = store.study() or {}
     objectives = parse_objectives(study["objectives"], source=store_file) if study.get("objectives") else []

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import click
 
+from boanon.errors import ConfigError
 from boanon.multiobjective import format_front, parse_output_constraints, table_hypervolume
 from boanon.objectives import parse_objectives
 from boanon.store import Store
@@ -21,7 +22,7 @@ from boanon.tuner import best_trial
               help="Also draw the Pareto front (runs with several objectives) into this PNG file.")
 def status_command(store_file: str, n_failures: int, plot_file: str | None) -> None:
     """Summarise a tuning run: trials by status, surrogates used, best trial, failures."""
-    with Store(store_file) as store:
+    with open_store(store_file) as store:
         click.echo(summary(store, n_failures))
         if plot_file is not None:
             from boanon.multiobjective.plot import plot_pareto  # matplotlib only when asked
@@ -34,6 +35,14 @@ def status_command(store_file: str, n_failures: int, plot_file: str | None) -> N
             except ValueError as exc:
                 raise click.ClickException(f"{plot_file}: {exc}") from None
             click.echo(f"Pareto front drawn in {plot_file}")
+
+
+def open_store(store_file: str) -> Store:
+    """The run's store, or a one-line error (not a traceback) when the file is not one."""
+    try:
+        return Store(store_file)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def summary(store: Store, n_failures: int = 10) -> str:
