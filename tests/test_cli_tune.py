@@ -64,6 +64,20 @@ def test_tune_then_status_and_export(tmp_path: Path) -> None:
     assert missing.exit_code != 0 and "no store to resume" in missing.output
 
 
+def test_seed_and_strategy_options_override_the_yaml(tmp_path: Path) -> None:
+    config = _yaml(tmp_path, n_init=2)  # the YAML says structured, seed 0
+    args = ["tune", str(config), "--budget", "4", "--strategy", "random", "--seed", "3"]
+    runs = [CliRunner().invoke(main, [*args, "--store", str(tmp_path / f"run{i}.db")]) for i in (0, 1)]
+    assert all(r.exit_code == 0 for r in runs), runs[0].output
+    lines = [ln for ln in runs[0].output.splitlines() if ln.startswith("t000")]
+    assert [ln.rsplit(" ", 1)[1] for ln in lines] == ["[init]"] * 2 + ["[random]"] * 2
+    with Store(tmp_path / "run0.db") as store:
+        assert (store.study()["seed"], store.study()["strategy"]) == (3, "random")
+        configs = [t.config for t in store.trials()]
+    with Store(tmp_path / "run1.db") as store:
+        assert [t.config for t in store.trials()] == configs  # same seed, same proposals
+
+
 def test_failing_command_trials_are_reported(tmp_path: Path) -> None:
     script = "import sys, time; x = float(sys.argv[1]); time.sleep(5 if x > 0.5 else 0); sys.exit(1)"
     config = _yaml(tmp_path, n_init=3, runner={
