@@ -152,11 +152,12 @@ class Tuner:
         return self.store.to_table()
 
     def best(self, objective: str | None = None) -> StoredTrial | None:
-        """The finished trial with the best value of ``objective`` (default: the first one)."""
+        """The feasible finished trial with the best value of ``objective`` (default: the first)."""
         by_name = {o.name: o for o in self.objectives}
         if objective is not None and objective not in by_name:
             raise KeyError(f"unknown objective {objective!r}; objectives: {list(by_name)}")
-        return best_trial(self.store.trials("done"), by_name[objective or self.objectives[0].name])
+        return best_trial(self.store.trials("done"), by_name[objective or self.objectives[0].name],
+                          self.output_constraints)
 
     def _initial_design(self) -> list[dict[str, Value]]:
         """The default configuration (when feasible) then scrambled Sobol points."""
@@ -311,12 +312,17 @@ class Tuner:
         return self.store.path.with_suffix(".trials")
 
 
-def best_trial(trials: Sequence[StoredTrial], objective: Objective) -> StoredTrial | None:
-    """The trial with the best value of ``objective`` among those that have one."""
+def best_trial(trials: Sequence[StoredTrial], objective: Objective,
+               constraints: Sequence[OutputConstraint] = ()) -> StoredTrial | None:
+    """The trial with the best value of ``objective`` among those that have one and meet every
+    output constraint (an infeasible trial is no recommendation, however good its value)."""
     best: StoredTrial | None = None
     for t in trials:
         value = t.objectives.get(objective.name)
-        if value is not None and (best is None or objective.better(value, best.objectives[objective.name])):
+        if value is None or not all(c.holds(t.objectives.get(c.name, t.metrics.get(c.name)))
+                                    for c in constraints):
+            continue
+        if best is None or objective.better(value, best.objectives[objective.name]):
             best = t
     return best
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from boanon.errors import ConfigError
+from boanon.multiobjective import OutputConstraint
 from boanon.runners import make_runner
 from boanon.space import Float, Int, Space
 from boanon.store import INTERRUPTED, Store
@@ -64,6 +65,21 @@ def test_maximised_objective_and_best() -> None:
     assert tuner.best().objectives == {"score": 5.0}
     with pytest.raises(KeyError, match="unknown objective"):
         tuner.best("cost")
+
+
+def test_the_best_trial_meets_the_output_constraints(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from boanon.cli import main
+
+    tuner = Tuner(SYSTEM.space, ["cost"], n_init=4, store=tmp_path / "run.db",
+                  output_constraints=[OutputConstraint("load", max=2.0)])
+    for cost, load in ((1.0, 3.0), (4.0, 1.0), (2.0, None), (3.0, 2.0)):  # unmeasured: infeasible
+        tuner.tell(tuner.ask().id, {"cost": cost} | ({} if load is None else {"load": load}))
+    assert tuner.best().name == "t0003"  # t0000 and t0002 are better but infeasible
+    tuner.store.close()
+    status = CliRunner().invoke(main, ["status", str(tmp_path / "run.db")])
+    assert "best cost: 3 in t0003" in status.output, status.output
 
 
 def _run(tmp_path: Path, function, budget: int, seed: int = 0, store: str = "run.db", **kw) -> Tuner:

@@ -69,13 +69,13 @@ def summary(store: Store, n_failures: int = 10) -> str:
         if last is not None:
             elapsed = datetime.fromisoformat(last) - datetime.fromisoformat(trials[0].started)
             lines.append(f"time:       {trials[0].started} .. {last} ({elapsed.total_seconds():.0f} s)")
+    constraints = parse_output_constraints(study.get("outputs"), source=str(store.path))
     for o in objectives:
-        best = best_trial(done, o)
+        best = best_trial(done, o, constraints)
         if best is not None:
             lines.append(f"best {o.name}: {best.objectives[o.name]:.6g} in {best.name} "
                          f"[{best.surrogate}]")
             lines.append("  " + " ".join(f"{k}={v}" for k, v in best.config.items()))
-    constraints = parse_output_constraints(study.get("outputs"), source=str(store.path))
     if done and (len(objectives) > 1 or constraints):
         table = store.to_table()
         lines.append(format_front(table, objectives, constraints))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -14,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 from boanon.config import load_config
 from boanon.early_stopping import parse_stopper
 from boanon.errors import ConfigError
-from boanon.multiobjective import format_front
+from boanon.multiobjective import OutputConstraint, format_front
 from boanon.multitask import align_to_space, load_related
 from boanon.objectives import Objective
 from boanon.parallel import supports_progress, tune_parallel
@@ -96,7 +97,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         prefix = "\r\033[K" if err.isatty() else ""
 
         def report(trial: StoredTrial) -> None:
-            click.echo(prefix + trial_line(trial, tuner.store.trials("done"), tuner.objectives))
+            click.echo(prefix + trial_line(trial, tuner.store.trials("done"), tuner.objectives,
+                                           tuner.output_constraints))
             bar.update(0 if trial.status == "failed" and trial.error == "interrupted" else 1)
 
         try:
@@ -119,11 +121,13 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     click.echo(f"summary: boanon status {store_file}; table: boanon export {store_file} -o trials.csv")
 
 
-def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Objective]) -> str:
-    """``t0007  cost=1.234  best=1.1  [structured]`` (or the failure's reason)."""
+def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Objective],
+               constraints: Sequence[OutputConstraint] = ()) -> str:
+    """``t0007  cost=1.234  best=1.1  [structured]`` (or the failure's reason); the bests are
+    among the feasible trials."""
     bests = []
     for o in objectives:
-        b = best_trial(done, o)
+        b = best_trial(done, o, constraints)
         bests.append(f"best {o.name}={b.objectives[o.name]:.6g}" if b else f"best {o.name}=-")
     if trial.status == "failed":
         outcome = f"FAILED ({trial.error})"
