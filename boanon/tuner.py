@@ -312,6 +312,11 @@ class Tuner:
         return self.store.path.with_suffix(".trials")
 
 
+def is_feasible(trial: StoredTrial, constraints: Sequence[OutputConstraint]) -> bool:
+    """Every output constraint holds on what the trial measured (an unmeasured output fails)."""
+    return all(c.holds(trial.objectives.get(c.name, trial.metrics.get(c.name))) for c in constraints)
+
+
 def best_trial(trials: Sequence[StoredTrial], objective: Objective,
                constraints: Sequence[OutputConstraint] = ()) -> StoredTrial | None:
     """The trial with the best value of ``objective`` among those that have one and meet every
@@ -319,8 +324,7 @@ def best_trial(trials: Sequence[StoredTrial], objective: Objective,
     best: StoredTrial | None = None
     for t in trials:
         value = t.objectives.get(objective.name)
-        if value is None or not all(c.holds(t.objectives.get(c.name, t.metrics.get(c.name)))
-                                    for c in constraints):
+        if value is None or not is_feasible(t, constraints):
             continue
         if best is None or objective.better(value, best.objectives[objective.name]):
             best = t

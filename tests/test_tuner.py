@@ -71,12 +71,16 @@ def test_the_best_trial_meets_the_output_constraints(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from boanon.cli import main
+    from boanon.cli.tune import trial_line
 
     tuner = Tuner(SYSTEM.space, ["cost"], n_init=4, store=tmp_path / "run.db",
                   output_constraints=[OutputConstraint("load", max=2.0)])
     for cost, load in ((1.0, 3.0), (4.0, 1.0), (2.0, None), (3.0, 2.0)):  # unmeasured: infeasible
         tuner.tell(tuner.ask().id, {"cost": cost} | ({} if load is None else {"load": load}))
     assert tuner.best().name == "t0003"  # t0000 and t0002 are better but infeasible
+    done = tuner.store.trials("done")
+    line = trial_line(done[0], done[:1], tuner.objectives, tuner.output_constraints)
+    assert line.startswith("t0000  cost=1  (infeasible)  best cost=-"), line
     tuner.store.close()
     status = CliRunner().invoke(main, ["status", str(tmp_path / "run.db")])
     assert "best cost: 3 in t0003" in status.output, status.output

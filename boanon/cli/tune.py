@@ -20,7 +20,7 @@ from boanon.multitask import align_to_space, load_related
 from boanon.objectives import Objective
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.store import Store, StoredTrial
-from boanon.tuner import STRATEGIES, Tuner, best_trial
+from boanon.tuner import STRATEGIES, Tuner, best_trial, is_feasible
 
 
 @click.command("tune")
@@ -132,7 +132,8 @@ def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Obj
     if trial.status == "failed":
         outcome = f"FAILED ({trial.error})"
     else:
-        outcome = _values(trial, objectives) + ("  (stopped early)" if trial.status == "stopped" else "")
+        outcome = _values(trial, objectives) + ("  (stopped early)" if trial.status == "stopped" else "") \
+            + ("" if is_feasible(trial, constraints) else "  (infeasible)")
     return f"{trial.name}  {outcome}  {'  '.join(bests)}  [{trial.surrogate}]"
 
 
