@@ -6,28 +6,45 @@ RocksDB ``LOG`` (gzipped when large) and the newest ``OPTIONS-*`` file, which th
 adapter parses back. The default sizes (1M keys, small LSM ranges in :func:`default_space`)
 make flushes and compactions matter on a small machine in 10-40 s per run.
 
+With a ``progress`` callback (set by the parallel tuning loop for early stopping), the first
+run also writes db_bench's per-interval report (``report.csv``) and each interval of the
+measured benchmark is reported as ``progress(k, ops_per_sec)``; when the callback returns False
+db_bench is interrupted and the run keeps what it measured (``stopped.json``, see the adapter).
+
 Build a dataset of random trials with ``boanon generate rocksdb --help``.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from boanon.adapters.files import write_config
-from boanon.adapters.rocksdb import LOG_FILE, REFERENCE_DIR, REPEAT_PREFIX, STDOUT_FILE
+from boanon.adapters.rocksdb import LOG_FILE, REFERENCE_DIR, REPEAT_PREFIX, STDOUT_FILE, STOPPED_FILE
 from boanon.adapters.rocksdb.options import newest_options_file
+from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report_lines
 from boanon.errors import ConfigError
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 
 STDERR_FILE = "stderr.txt"
+POLL_S = 0.1
+"""How often a reporting run looks at db_bench's report file and stdout."""
+SETTLE_S = 0.5
+"""After the stdout summary of the last load benchmark, how long before the report file is
+taken to be the measured benchmark's: db_bench rewrites it within milliseconds."""
+
+Progress = Callable[[int, float], "bool | None"]
+"""Called with (interval number, ops/sec of that interval); returning False stops the run."""
 
 MIXGRAPH_FAST20 = {
     "keyrange_dist_a": 14.18, "keyrange_dist_b": -2.917, "keyrange_dist_c": 0.0164,
@@ -112,7 +129,8 @@ class RocksDBRunner(Runner):
     adapter can report noise-normalised ``*_rel`` objectives), ``seed`` (db_bench's key
     sequence; fixed so trials differ only by configuration), ``flags`` (extra fixed db_bench
     flags), ``stats_dump_period_sec`` (LOG stats dumps), ``db_root`` (where temporary DBs go),
-    ``gzip_log_over`` (bytes) and ``db_bench`` (the executable).
+    ``gzip_log_over`` (bytes), ``db_bench`` (the executable) and ``report_interval`` (seconds
+    between progress reports when ``progress`` is set).
     """
 
     name = "rocksdb"
@@ -121,12 +139,14 @@ class RocksDBRunner(Runner):
     def __init__(self, workload: str = "readrandom", num: int = 1_000_000, reads: int | None = None,
                  timeout: float = 180.0, repeats: int = 1, reference: str | Mapping[str, Value] | None = None,
                  seed: int = 1, flags: Mapping[str, Value] | None = None, stats_dump_period_sec: int = 5,
-                 db_root: str | None = None, gzip_log_over: int = 64 * 1024, db_bench: str = "db_bench"):
+                 db_root: str | None = None, gzip_log_over: int = 64 * 1024, db_bench: str = "db_bench",
+                 report_interval: int = 1, progress: Progress | None = None):
         source = "runner.options"
         if workload not in WORKLOADS:
             raise ConfigError(source, "workload",
                               f"unknown {workload!r}; expected one of {sorted(WORKLOADS)}")
-        for field, value in (("num", num), ("repeats", repeats), ("timeout", timeout)):
+        for field, value in (("num", num), ("repeats", repeats), ("timeout", timeout),
+                             ("report_interval", report_interval)):
             if value <= 0:
                 raise ConfigError(source, field, f"must be positive, got {value!r}")
         executable = shutil.which(db_bench)
@@ -149,13 +169,22 @@ class RocksDBRunner(Runner):
         self.db_root = db_root
         self.gzip_log_over = int(gzip_log_over)
         self.db_bench = executable
+        self.report_interval = int(report_interval)
+        self.progress = progress
 
-    def command(self, config: Mapping[str, Value], db: Path) -> list[str]:
-        """The db_bench argument list for ``config`` on database directory ``db``."""
+    def benchmarks(self) -> list[str]:
+        """db_bench's benchmarks in order; the last is the measured one, the others load the DB."""
+        return str(self.flags.get("benchmarks", WORKLOADS[self.workload][0])).split(",")
+
+    def command(self, config: Mapping[str, Value], db: Path, report: Path | None = None) -> list[str]:
+        """The db_bench argument list for ``config`` on database directory ``db``, writing the
+        per-interval report to ``report`` when given."""
         benchmarks, workload_flags = WORKLOADS[self.workload]
+        reporting = {"report_interval_seconds": self.report_interval, "report_file": str(report)}
         fixed = {"benchmarks": benchmarks, "db": str(db), "num": self.num, "reads": self.reads,
                  "seed": self.seed, "statistics": 1, "histogram": 1, "progress_reports": False,
-                 "stats_dump_period_sec": self.stats_dump_period_sec, **workload_flags, **self.flags}
+                 "stats_dump_period_sec": self.stats_dump_period_sec,
+                 **(reporting if report is not None else {}), **workload_flags, **self.flags}
         clash = sorted((set(fixed) - set(self.flags)) & set(config))  # `flags` may be tuned over
         if clash:
             raise ConfigError("configuration", clash[0], "is set by the runner and cannot be tuned")
@@ -163,7 +192,9 @@ class RocksDBRunner(Runner):
 
     def run(self, config: dict[str, Value], trial_dir: Path) -> None:
         write_config(trial_dir, config)
-        for k in range(self.repeats):
+        if self.progress is not None and self.run_reporting(config, trial_dir):
+            return  # stopped early: repeats and the reference would only hold the worker longer
+        for k in range(1 if self.progress is not None else 0, self.repeats):
             self.run_once(config, trial_dir if k == 0 else trial_dir / f"{REPEAT_PREFIX}{k}")
         if self.reference is not None:
             self.run_once(self.reference, trial_dir / REFERENCE_DIR)
@@ -189,6 +220,52 @@ class RocksDBRunner(Runner):
         finally:
             shutil.rmtree(db, ignore_errors=True)
 
+    def run_reporting(self, config: Mapping[str, Value], out: Path) -> bool:
+        """:meth:`run_once`, calling ``progress`` per report interval of the measured benchmark;
+        returns whether ``progress`` stopped it (db_bench interrupted, ``stopped.json`` written)."""
+        db = Path(tempfile.mkdtemp(prefix="boanon-rocksdb-", dir=self.db_root))
+        report = out / REPORT_FILE
+        follower = _ReportFollower(report, out / STDOUT_FILE, len(self.benchmarks()) - 1)
+        try:
+            args = self.command(config, db, report)
+            with open(out / STDOUT_FILE, "wb") as stdout, open(out / STDERR_FILE, "wb") as stderr:
+                proc = subprocess.Popen(args, stdout=stdout, stderr=stderr)
+                deadline = time.monotonic() + self.timeout
+                stopped = False
+                try:
+                    while proc.poll() is None and not stopped:
+                        if time.monotonic() > deadline:
+                            raise TrialFailed(f"db_bench timed out after {self.timeout:g} s; stderr: "
+                                              f"{_tail((out / STDERR_FILE).read_bytes())}")
+                        time.sleep(POLL_S)
+                        stopped = self._report(follower.new_rows())
+                    if stopped:
+                        proc.send_signal(signal.SIGINT)  # no handler: it dies; what it wrote stays
+                        proc.wait(timeout=30)
+                    else:
+                        self._report(follower.new_rows(final=True))
+                finally:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
+            stderr_text = (out / STDERR_FILE).read_bytes()
+            if not stderr_text:
+                (out / STDERR_FILE).unlink()
+            if not stopped and proc.returncode != 0:
+                raise TrialFailed(f"db_bench exited with status {proc.returncode}: {_tail(stderr_text)}")
+            self._keep_db_files(db, out)
+        finally:
+            shutil.rmtree(db, ignore_errors=True)
+        if stopped:
+            (out / STOPPED_FILE).write_text(json.dumps(
+                {"benchmark": self.benchmarks()[-1], "intervals": follower.reported}) + "\n")
+        return stopped
+
+    def _report(self, intervals: list[tuple[int, float]]) -> bool:
+        """Hand each new interval to ``progress``; True when it asks to stop."""
+        return any(self.progress(step, qps) is False  # type: ignore[misc]
+                   for step, qps in intervals)
+
     def _keep_db_files(self, db: Path, out: Path) -> None:
         log = db / LOG_FILE
         options = newest_options_file(db)
@@ -200,6 +277,39 @@ class RocksDBRunner(Runner):
         else:
             shutil.copyfile(log, out / LOG_FILE)
         shutil.copyfile(options, out / options.name)
+
+
+class _ReportFollower:
+    """The measured benchmark's new report intervals, numbered from 1, as db_bench writes them.
+
+    db_bench rewrites its report file at the start of every benchmark; the measured (last)
+    benchmark's intervals are those found once stdout holds the summaries of the ``loads``
+    benchmarks before it and :data:`SETTLE_S` has passed.
+    """
+
+    def __init__(self, report: Path, stdout: Path, loads: int):
+        self.report, self.stdout, self.loads = report, stdout, loads
+        self.measured_since: float | None = None if loads else float("-inf")
+        self.reported = 0
+
+    def new_rows(self, final: bool = False) -> list[tuple[int, float]]:
+        """Intervals not returned before; ``final`` once db_bench has exited (no settling)."""
+        if self.measured_since is None and _summaries(self.stdout) >= self.loads:
+            self.measured_since = time.monotonic()
+        if self.measured_since is None or (not final and time.monotonic() < self.measured_since + SETTLE_S):
+            return []
+        text = self.report.read_text(encoding="utf-8") if self.report.is_file() else ""
+        lines = text[:text.rfind("\n") + 1].splitlines()  # a line being written is left for later
+        rows = parse_report_lines(list(enumerate(lines, start=1)), self.report)
+        new = [(step, qps) for step, (_, qps) in enumerate(rows, start=1) if step > self.reported]
+        self.reported = max(self.reported, len(rows))
+        return new
+
+
+def _summaries(stdout: Path) -> int:
+    """How many benchmark summary lines db_bench has written (it flushes each at once)."""
+    with open(stdout, encoding="utf-8", errors="replace") as lines:
+        return sum("micros/op" in line for line in lines)
 
 
 def _tail(stderr: bytes | None, n: int = 800) -> str:

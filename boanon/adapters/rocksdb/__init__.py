@@ -5,19 +5,23 @@ A trial directory holds db_bench's ``stdout.txt``, the RocksDB ``LOG`` (or ``LOG
 ``rocksdb`` runner live in ``repeat-<k>/`` sub-directories: their objectives and metrics are
 averaged, and each repeat's objectives are kept as ``<objective>_repeat<k>`` metrics. A
 ``reference/`` run (a fixed configuration run in the same trial) adds ``reference_<objective>``
-metrics and noise-normalised ``<objective>_rel`` objectives (trial / reference).
+metrics and noise-normalised ``<objective>_rel`` objectives (trial / reference). A run the
+runner stopped early (``stopped.json`` names the benchmark it cut) takes that benchmark's
+objectives from db_bench's ``report.csv`` (see :mod:`.report`).
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from boanon.adapters.base import Adapter, register_adapter
-from boanon.adapters.files import find_file, head, read_config, require_file
+from boanon.adapters.files import find_file, head, read_config, read_text, require_file
 from boanon.adapters.rocksdb.log import parse_log
 from boanon.adapters.rocksdb.options import newest_options_file, parse_options
+from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report, report_objectives
 from boanon.adapters.rocksdb.stdout import parse_stdout
 from boanon.errors import LogParseError
 from boanon.table import TrialRecord, Value
@@ -26,6 +30,8 @@ STDOUT_FILE = "stdout.txt"
 LOG_FILE = "LOG"
 REPEAT_PREFIX = "repeat-"
 REFERENCE_DIR = "reference"
+STOPPED_FILE = "stopped.json"
+"""Written by the runner in a run it stopped early: ``{"benchmark": <the one cut short>, ...}``."""
 
 CONFIG_ALIASES: dict[str, tuple[str, ...]] = {
     "compression_type": ("compression",),
@@ -78,9 +84,25 @@ def parse_run(run_dir: Path) -> Run:
     if options is None:
         raise LogParseError(run_dir / "OPTIONS-*", "file not found (no RocksDB OPTIONS file)")
     params = parse_options(options)
-    log = parse_log(require_file(run_dir, LOG_FILE), _num_levels(params))
+    stopped = (run_dir / STOPPED_FILE).is_file()
+    log = parse_log(require_file(run_dir, LOG_FILE), _num_levels(params), complete=not stopped)
     stdout = parse_stdout(require_file(run_dir, STDOUT_FILE))
+    if stopped:
+        objectives, metrics = report_objectives(_stopped_benchmark(run_dir / STOPPED_FILE),
+                                                parse_report(require_file(run_dir, REPORT_FILE)))
+        stdout.objectives.update(objectives)
+        stdout.metrics.update(metrics)
     return Run({**params, **log.params}, {**stdout.metrics, **log.metrics}, stdout.objectives)
+
+
+def _stopped_benchmark(path: Path) -> str:
+    try:
+        bench = json.loads(read_text(path)).get("benchmark")
+    except (json.JSONDecodeError, AttributeError):
+        bench = None
+    if not isinstance(bench, str) or not bench.isidentifier():
+        raise LogParseError(path, 'expected {"benchmark": "<db_bench benchmark name>", ...}', 1)
+    return bench
 
 
 def average_runs(runs: list[tuple[dict[str, float], dict[str, float]]]) -> tuple[dict[str, float],

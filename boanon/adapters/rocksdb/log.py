@@ -60,8 +60,9 @@ class LogResult:
     params: dict[str, float] = field(default_factory=dict)
 
 
-def parse_log(path: Path, num_levels: int = 7) -> LogResult:
-    """Parse a RocksDB LOG (plain or gzipped)."""
+def parse_log(path: Path, num_levels: int = 7, complete: bool = True) -> LogResult:
+    """Parse a RocksDB LOG (plain or gzipped); ``complete=False`` accepts the LOG of a run
+    interrupted on purpose (stopped early), which has no shutdown lines."""
     lines = list(numbered_lines(path))
     if not any("RocksDB version" in line for _, line in lines[:20]):
         raise LogParseError(path, "not a RocksDB LOG (no 'RocksDB version' in its first lines)",
@@ -92,7 +93,7 @@ def parse_log(path: Path, num_levels: int = 7) -> LogResult:
             if key.strip() == "capacity":
                 out.params["block_cache_capacity"] = _number(path, lines[i + 1][0], value.strip())
         i += 1
-    if not any("Shutdown complete" in line for _, line in lines[-5:]):
+    if complete and not any("Shutdown complete" in line for _, line in lines[-5:]):
         raise LogParseError(path, "does not end with RocksDB's 'Shutdown complete': truncated, or "
                             "copied from a database still open", lines[-1][0])
     if table is not None:
