@@ -193,10 +193,13 @@ class Store:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
                     out = fn(self._conn)
+                    # a COMMIT that fails (locked under a rollback journal) leaves the transaction
+                    # open: roll it back too, or the retry's BEGIN fails for good
+                    self._conn.execute("COMMIT")
                 except BaseException:
-                    self._conn.execute("ROLLBACK")
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
                     raise
-                self._conn.execute("COMMIT")
                 return out
         return self._retry(attempt)
 

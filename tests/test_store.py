@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import multiprocessing as mp
+import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,23 @@ def test_a_file_that_is_not_a_store_is_named(tmp_path: Path) -> None:
         result = CliRunner().invoke(main, [command, str(table)])
         assert result.exit_code == 1 and "not a BoAnon run store" in result.output, result.output
     assert table.read_text() == "trial,param:x,objective:y\nt0,1,2\n"
+
+
+def test_a_commit_that_finds_the_database_locked_is_retried(tmp_path: Path) -> None:
+    """Under a rollback journal, COMMIT waits for readers to leave and may fail "locked" itself;
+    the write is then rolled back and retried (not stuck in an open transaction) and lands once."""
+    with Store(tmp_path / "run.db", timeout=0.05) as store:
+        store._conn.execute("PRAGMA journal_mode = DELETE")
+        store.start_trial({"x": 0.0})
+        reader = sqlite3.connect(tmp_path / "run.db", isolation_level=None, check_same_thread=False)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM trials").fetchone()  # holds a shared lock
+        release = threading.Timer(0.3, reader.execute, ("COMMIT",))
+        release.start()
+        try:
+            trial = store.start_trial({"x": 0.5})  # its COMMIT is refused until the reader ends
+        finally:
+            release.join()
+            reader.close()
+        assert [t.config for t in store.trials()] == [{"x": 0.0}, {"x": 0.5}]
+        assert trial.name == "t0001" and not store._conn.in_transaction
