@@ -16,7 +16,7 @@ from boanon.config import load_config
 from boanon.early_stopping import parse_stopper
 from boanon.errors import ConfigError
 from boanon.multiobjective import OutputConstraint, format_front
-from boanon.multitask import align_to_space, load_related
+from boanon.multitask import load_related
 from boanon.objectives import Objective
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.store import Store, StoredTrial
@@ -70,7 +70,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             raise ConfigError(config_file, "runner", f"the {config.runner} runner does not report "
                               "progress, so --early-stopping cannot judge its trials")
         related = warm_start or config.warm_start
-        related = align_to_space(load_related(related), config.space) if related else None
+        related = load_related(related) if related else None  # the Tuner aligns it to the space
         tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
                       knowledge=config.load_knowledge(), strategy=strategy or config.strategy,
                       seed=config.seed if seed is None else seed, n_init=config.n_init,
@@ -85,6 +85,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     signal.signal(signal.SIGTERM, _interrupt)  # a polite kill stops as cleanly as Ctrl-C
     warnings.filterwarnings("ignore", category=ConvergenceWarning)  # GP fits: noise, not news
     start = tuner.n_trials()
+    related = tuner.warm_start
     if related is not None:
         click.echo(f"warm start: {len(related.table)} trials of {related.label!r} from {related.source}"
                    + (f" ({len(related.dropped)} outside this space left out)" if related.dropped else "")
