@@ -79,7 +79,7 @@ def test_protected_metrics_are_never_merged_or_capped_away():
 
 def test_encoding_categorical_boolean_and_standardised_columns():
     prep = preprocess(_table())
-    assert prep.report["encodings"]["compression"] == ["snappy", "zlib"]
+    assert prep.encodings["compression"] == ["snappy", "zlib"]
     assert prep.basis["compression"].shape[1] == 2
     assert prep.basis["flag"].shape[1] == 1
     assert prep.basis["x"].shape[1] == 2  # linear + quadratic

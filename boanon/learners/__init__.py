@@ -75,7 +75,6 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     report["timings"] = {"preprocess_s": round(t_pre - start, 3), "learn_s": round(t_learn - t_pre, 3),
                          "postprocess_s": round(t_post - t_learn, 3), "bootstrap_s": round(end - t_post, 3),
                          "total_s": round(end - start, 3)}
-    report.pop("encodings", None)
     graph.metadata = {"learner": learner, "alpha": alpha, "max_parents": max_parents,
                       "max_metrics": max_metrics, "prune": prune,
                       "bootstrap": bootstrap, "n_trials": prepared.n, "options": dict(options),

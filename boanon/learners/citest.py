@@ -21,7 +21,7 @@ MIN_DOF = 3
 
 def _orthonormal(m: np.ndarray) -> np.ndarray:
     q, r = np.linalg.qr(m)
-    keep = np.abs(np.diag(r)) > 1e-8 * max(1.0, float(np.abs(r).max()))
+    keep = np.abs(np.diag(r)) > 1e-8 * max(1.0, float(np.abs(r).max(initial=0.0)))
     return q[:, keep]
 
 
@@ -44,7 +44,8 @@ def partial_tests(y: np.ndarray, xs: Sequence[np.ndarray], z: np.ndarray | None
     """P-values and strengths (partial R's square root) of ``y ~ x | z`` for every ``x`` in ``xs``.
 
     All columns are assumed centred (the intercept is implicit). Tests with too few residual
-    degrees of freedom return p = 0 (dependence kept) and strength NaN.
+    degrees of freedom return p = 0 (dependence kept) and strength NaN; a candidate with no
+    columns (a categorical with one level in these rows) explains nothing: p = 1, strength 0.
     """
     n = len(y)
     widths = [x.shape[1] for x in xs]
@@ -55,17 +56,19 @@ def partial_tests(y: np.ndarray, xs: Sequence[np.ndarray], z: np.ndarray | None
     strength = np.full(len(xs), np.nan)
     if yy <= 1e-12 * n:
         return np.ones(len(xs)), np.zeros(len(xs))
-    r2 = np.empty(len(xs))
+    r2 = np.zeros(len(xs))
     k_arr = np.asarray(widths)
     offsets = np.concatenate([[0], np.cumsum(k_arr)[:-1]])
-    for k in np.unique(k_arr):  # every candidate of one width at once: r2 = v' G^-1 v / y'y
+    for k in np.unique(k_arr[k_arr > 0]):  # every candidate of one width at once: r2 = v' G^-1 v / y'y
         idx = np.flatnonzero(k_arr == k)
         blocks = m[:, (offsets[idx][:, None] + np.arange(k)).ravel()].reshape(n, len(idx), k)
         gram = np.einsum("nmi,nmj->mij", blocks, blocks) + 1e-10 * n * np.eye(k)
         v = np.einsum("nmi,n->mi", blocks, y)
         r2[idx] = np.einsum("mi,mi->m", v, np.linalg.solve(gram, v[..., None])[..., 0]) / yy
     dof = n - used - k_arr
-    ok = dof >= MIN_DOF
+    empty = k_arr == 0
+    pvals[empty], strength[empty] = 1.0, 0.0
+    ok = (dof >= MIN_DOF) & ~empty
     r2 = np.clip(r2, 0.0, 1.0 - 1e-12)
     fstat = (r2[ok] / k_arr[ok]) / ((1.0 - r2[ok]) / dof[ok])
     pvals[ok] = fdtrc(k_arr[ok], dof[ok], fstat)
@@ -78,6 +81,8 @@ def marginal_tests(ys: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarra
     n = ys.shape[0]
     q = _orthonormal(x)
     k = q.shape[1]
+    if k == 0:  # no columns (or only constant ones): nothing to explain with
+        return np.ones(ys.shape[1]), np.zeros(ys.shape[1])
     proj = q.T @ ys
     yy = np.einsum("ij,ij->j", ys, ys)
     r2 = np.clip(np.einsum("ij,ij->j", proj, proj) / np.where(yy > 0, yy, 1.0), 0.0, 1.0 - 1e-12)
@@ -114,6 +119,9 @@ def block_tests(y: np.ndarray, blocks: Sequence[np.ndarray], z: np.ndarray | Non
     for i, b in enumerate(blocks):
         sl = slice(start, start + b.shape[1])
         start += b.shape[1]
+        if not b.shape[1]:
+            pvals[i], strength[i] = 1.0, 0.0
+            continue
         delta = float(beta[sl] @ np.linalg.solve(gram_inv[sl, sl], beta[sl]))
         r2 = min(max(delta / (rss + delta), 0.0), 1.0 - 1e-12) if rss + delta > 0 else 0.0
         fstat = (r2 / b.shape[1]) / ((1.0 - r2) / dof)

@@ -27,6 +27,8 @@ class Prepared:
     objectives, booleans and constant-free numeric parameters' linear term, a second (quadratic,
     orthogonalised) column for numeric parameters, and k-1 one-hot columns for categoricals.
     ``raw`` keeps the original values of the learnt nodes (for weights and reports).
+    ``encodings[node]`` names a categorical's one-hot columns; it belongs to these rows (a
+    resample that misses a level has one column fewer, a single level leaves none).
     """
 
     roles: dict[str, Role]
@@ -34,6 +36,7 @@ class Prepared:
     raw: pd.DataFrame
     excluded: dict[str, Role] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)
+    encodings: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -50,7 +53,7 @@ class Prepared:
         """
         cols, names, owner = [], [], {}
         for node, b in self.basis.items():
-            labels = self.report["encodings"].get(node)
+            labels = self.encodings.get(node)
             if labels is None:
                 cols.append(b[:, :1])
                 names.append(node)
@@ -78,8 +81,8 @@ class Prepared:
     def resample(self, rows: np.ndarray) -> Prepared:
         """The same nodes on a bootstrap resample of the trials (transforms are recomputed)."""
         raw = self.raw.iloc[rows].reset_index(drop=True)
-        basis, _ = _bases(raw, self.roles)
-        return Prepared(dict(self.roles), basis, raw, dict(self.excluded), self.report)
+        basis, encodings = _bases(raw, self.roles)
+        return Prepared(dict(self.roles), basis, raw, dict(self.excluded), self.report, encodings)
 
 
 def preprocess(table: pd.DataFrame, *, near_constant: float = 0.95, duplicate_threshold: float = 0.99,
@@ -97,7 +100,7 @@ def preprocess(table: pd.DataFrame, *, near_constant: float = 0.95, duplicate_th
     objectives = columns_of(table, "objective")
     if not objectives:
         raise ValueError("the table has no objective:<name> column: nothing to learn a graph towards")
-    report: dict[str, Any] = {"dropped": {}, "merged": {}, "rows_dropped": [], "encodings": {}}
+    report: dict[str, Any] = {"dropped": {}, "merged": {}, "rows_dropped": []}
     bad_rows = table[objectives].isna().any(axis=1)
     if bad_rows.any():
         report["rows_dropped"] = [str(t) for t in table.loc[bad_rows, "trial"]] if "trial" in table else []
@@ -133,9 +136,9 @@ def preprocess(table: pd.DataFrame, *, near_constant: float = 0.95, duplicate_th
     order = [n for role in ("param", "metric", "objective") for n in roles if roles[n] == role]
     roles = {n: roles[n] for n in order}
     frame = frame[order]
-    basis, report["encodings"] = _bases(frame, roles)
+    basis, encodings = _bases(frame, roles)
     report["kept"] = {r: sum(1 for v in roles.values() if v == r) for r in ("param", "metric", "objective")}
-    return Prepared(roles, basis, frame, excluded, report)
+    return Prepared(roles, basis, frame, excluded, report, encodings)
 
 
 def _is_categorical(values: pd.Series) -> bool:
@@ -199,8 +202,10 @@ def _standardise(m: np.ndarray) -> np.ndarray:
 def _param_basis(values: pd.Series) -> tuple[np.ndarray, list[str] | None]:
     """A parameter's standardised design columns (and the one-hot level labels for categoricals)."""
     if _is_categorical(values):
-        levels = sorted(values.astype(str).unique())
-        onehot = np.stack([(values.astype(str) == lv).to_numpy(float) for lv in levels[1:]], axis=1)
+        text = values.astype(str)
+        levels = sorted(text.unique())
+        onehot = np.column_stack([(text == lv).to_numpy(float) for lv in levels[1:]] or
+                                 [np.empty((len(text), 0))])
         return _standardise(onehot), levels[1:]
     x = values.astype(float).to_numpy()
     u = _standardise(rankdata(x)[:, None])
