@@ -100,7 +100,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         def report(trial: StoredTrial) -> None:
             click.echo(prefix + trial_line(trial, tuner.store.trials("done"), tuner.objectives,
                                            tuner.output_constraints))
-            bar.update(0 if trial.status == "failed" and trial.error == "interrupted" else 1)
+            bar.update(0 if trial.interrupted else 1)
 
         try:
             if workers or dask or stopper or trial_timeout:
