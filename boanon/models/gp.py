@@ -101,8 +101,7 @@ def _map_optimizer(X: np.ndarray, y: np.ndarray) -> Callable:
     (standardised) data instead, which is why it closes over ``X`` and ``y``.
     """
     sq = _pairwise_sq(X)
-    spread = np.std(y)
-    ys = (y - np.mean(y)) / (spread if spread > 0 else 1.0)
+    ys = _standardise(y)[0]
 
     def optimizer(obj_func: Callable, initial_theta: np.ndarray, bounds: np.ndarray):
         res = minimize(neg_log_posterior, initial_theta, args=(sq, ys), method="L-BFGS-B", jac=True,
