@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import pandas as pd
 
@@ -81,7 +81,10 @@ def validate_table(table: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     for col in table.columns:
         if col == TRIAL:
             continue
-        role, _ = split_column(col)
+        try:
+            role, _ = split_column(col)
+        except ValueError as err:
+            raise ValueError(f"{source}: {err}") from None
         if role != "param" and not pd.api.types.is_numeric_dtype(table[col]):
             bad = table[col][pd.to_numeric(table[col], errors="coerce").isna() & table[col].notna()]
             if not bad.empty:
@@ -93,13 +96,13 @@ def validate_table(table: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     return table
 
 
-def read_table(path: str) -> pd.DataFrame:
-    """Read a table written by :func:`write_table` (CSV), restoring numeric metric columns."""
-    table = pd.read_csv(path)
-    for col in table.columns:
-        if col != TRIAL and not col.startswith("param:"):
-            table[col] = pd.to_numeric(table[col], errors="coerce")
-    return validate_table(table, source=str(path))
+def read_table(path: str | IO[str], source: str | None = None) -> pd.DataFrame:
+    """Read a table written by :func:`write_table` (CSV) and validate it.
+
+    Numbers parse as numbers; a metric cell that does not ("12ms") is an error naming ``source``
+    (default: ``path``), the column and the row, never a silent NaN.
+    """
+    return validate_table(pd.read_csv(path), source=str(path) if source is None else source)
 
 
 def write_table(table: pd.DataFrame, path: str) -> None:

@@ -65,7 +65,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
     buffer = io.StringIO()
     pd.read_csv(path).drop(columns=[PARETO]).to_csv(buffer, index=False)
     buffer.seek(0)
-    return read_table(buffer)
+    return read_table(buffer, source=str(path))
 
 
 def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
