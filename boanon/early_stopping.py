@@ -98,9 +98,11 @@ class EarlyStopper(ABC):
         steps = [s for s, _ in curve]
         return curve[int(np.searchsorted(steps, step, side="right")) - 1][1]
 
-    def others_at(self, trial: int, step: int) -> list[float]:
-        """The intermediate values at ``step`` of every other trial that reached it."""
-        values = (self.score(t, step) for t in self._curves if t != trial)
+    def others_at(self, trial: int, step: int, ended_only: bool = False) -> list[float]:
+        """The intermediate values at ``step`` of every other trial that reached it (of the
+        ended ones only, if ``ended_only``)."""
+        values = (self.score(t, step) for t in self._curves
+                  if t != trial and (t in self.ended or not ended_only))
         return [v for v in values if v is not None]
 
     @abstractmethod
@@ -126,9 +128,7 @@ class MedianStopping(EarlyStopper):
         self.min_trials, self.ended_only = int(min_trials), bool(ended_only)
 
     def _should_stop(self, trial: int, step: int, score: float) -> bool:
-        others = [self.score(t, step) for t in self._curves
-                  if t != trial and (t in self.ended or not self.ended_only)]
-        values = [v for v in others if v is not None]
+        values = self.others_at(trial, step, self.ended_only)
         return len(values) >= self.min_trials and score > float(np.median(values))
 
 

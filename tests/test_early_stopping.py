@@ -107,3 +107,15 @@ def test_parse_stopper_and_errors() -> None:
         parse_stopper("asha:eta=3")
     with pytest.raises(ValueError, match="reduction_factor >= 2"):
         SuccessiveHalving(reduction_factor=1)
+
+
+def test_median_with_ended_only_compares_with_finished_trials_alone() -> None:
+    stopper = MedianStopping(min_trials=2, ended_only=True)
+    for trial, value in enumerate([1.0, 2.0, 3.0]):
+        assert not stopper.report(trial, 1, value)
+    stopper.end(0)
+    stopper.end(1)
+    assert stopper.others_at(3, 1, ended_only=True) == [1.0, 2.0]
+    assert stopper.others_at(3, 1) == [1.0, 2.0, 3.0]
+    # the running trial 2 (3.0) does not count: 1.6 is above the median of the ended 1.0 and 2.0
+    assert stopper.report(3, 1, 1.6)
