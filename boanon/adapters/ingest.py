@@ -11,7 +11,7 @@ import pandas as pd
 from boanon.adapters.base import Adapter, available_adapters, get_adapter
 from boanon.adapters.files import read_config
 from boanon.errors import LogParseError
-from boanon.table import TRIAL, TrialRecord, columns_of, records_to_table
+from boanon.table import TRIAL, TrialRecord, columns_of, records_to_table, validate_table
 
 
 @dataclass
@@ -82,14 +82,17 @@ def ingest(logdir: str | Path, adapter: str | None = None, skip_bad: bool = Fals
 
     Without ``skip_bad`` the first bad trial raises its :class:`LogParseError` (which names the
     file and line); with it, bad trials are listed in ``skipped`` and the rest still ingest.
-    A single CSV/JSONL file is read by the ``table`` adapter.
+    A single CSV/JSONL file is read by the ``table`` adapter. A table that is not well formed
+    (e.g. a trial id twice) raises a ValueError naming ``logdir``.
     """
     logdir = Path(logdir)
     if logdir.is_file():
         from boanon.adapters.table import read_table_file
 
-        records = read_table_file(logdir)
-        return _result(records, "table", [])
+        if adapter not in (None, "table"):
+            raise ValueError(f"{logdir}: a single file is read by the 'table' adapter, not {adapter!r}; "
+                             f"the {adapter!r} adapter reads a directory of trial sub-directories")
+        return _result(read_table_file(logdir), "table", [], logdir)
     dirs = trial_dirs(logdir)
     chosen = get_adapter(adapter) if adapter else detect_adapter(dirs)
     records: list[TrialRecord] = []
@@ -103,11 +106,12 @@ def ingest(logdir: str | Path, adapter: str | None = None, skip_bad: bool = Fals
             skipped.append((d.name, str(exc)))
     if not records:
         raise LogParseError(logdir, f"no trial could be parsed by the {chosen.name!r} adapter")
-    return _result(records, chosen.name, skipped)
+    return _result(records, chosen.name, skipped, logdir)
 
 
-def _result(records: list[TrialRecord], adapter: str, skipped: list[tuple[str, str]]) -> IngestResult:
-    table = records_to_table(records)
+def _result(records: list[TrialRecord], adapter: str, skipped: list[tuple[str, str]],
+            source: Path) -> IngestResult:
+    table = validate_table(records_to_table(records), str(source))
     missing = {
         col: table.loc[table[col].isna(), TRIAL].astype(str).tolist()
         for col in table.columns

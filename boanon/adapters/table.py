@@ -110,14 +110,16 @@ def read_table_file(path: Path) -> list[TrialRecord]:
                 raise LogParseError(path, "more fields than the header", lineno)
             if None in row.values():  # csv fills the fields a short line lacks with None
                 raise LogParseError(path, "fewer fields than the header: truncated line?", lineno)
-        rows = [(lineno, {k: _number_or_text(v) for k, v in r.items()}) for lineno, r in raw]
+        rows = [(lineno, {k: v if k == TRIAL else _number_or_text(v) for k, v in r.items()})
+                for lineno, r in raw]  # a trial id is a name: "007" stays "007"
     if not rows:
         raise LogParseError(path, "no trials (no data rows)")
     columns = sorted({c for _, r in rows for c in r})
     roles = _roles(path, columns)
     records = []
     for i, (lineno, row) in enumerate(rows):
-        record = TrialRecord(trial=str(row.get(TRIAL, f"row-{i:04d}")))
+        name = row.get(TRIAL)
+        record = TrialRecord(trial=f"row-{i:04d}" if name is None or name == "" else str(name))
         for col, value in row.items():
             if col in roles:
                 role, name = roles[col]
