@@ -30,7 +30,7 @@ from boanon.adapters.files import json_lines
 from boanon.early_stopping import EarlyStopper
 from boanon.executors import Executor, ProgressChannel, make_executor
 from boanon.runners.base import Runner
-from boanon.runners.trial import run_trial
+from boanon.runners.trial import run_trial_stopping
 from boanon.store import INTERRUPTED, MEASURED, StoredTrial
 from boanon.table import TrialRecord, Value
 
@@ -50,18 +50,11 @@ def supports_progress(runner: Runner) -> bool:
 def run_trial_task(runner: Runner, config: dict[str, Value], trial_dir: str, adapter: str | None,
                    reporter: Callable[[int, float], bool] | None = None) -> tuple[TrialRecord, bool]:
     """One trial on a worker: :func:`~boanon.runners.run_trial`, reporting progress through
-    ``reporter`` when given. Returns the parsed trial and whether it was stopped early."""
-    stopped = False
+    ``reporter`` when given. Returns the parsed trial and whether the runner stopped it early."""
     if reporter is not None:
-        def progress(step: int, value: float) -> bool:
-            nonlocal stopped
-            stopped = stopped or not reporter(step, value)
-            return not stopped
-
         runner = copy.copy(runner)
-        runner.progress = progress  # type: ignore[attr-defined]
-    record = run_trial(runner, config, Path(trial_dir), adapter)
-    return record, stopped
+        runner.progress = reporter  # type: ignore[attr-defined]
+    return run_trial_stopping(runner, config, Path(trial_dir), adapter)
 
 
 def optimize_parallel(tuner: Tuner, runner: Runner, budget: int, executor: Executor,
@@ -88,8 +81,13 @@ def optimize_parallel(tuner: Tuner, runner: Runner, budget: int, executor: Execu
             while len(running) < executor.max_workers and tuner.n_trials() < budget:
                 trial = tuner.ask()
                 reporter = channel.reporter(trial.id) if channel is not None else None
-                future = executor.submit(run_trial_task, runner, trial.config, str(root / trial.name),
-                                         adapter, reporter, timeout=trial_timeout)
+                try:
+                    future = executor.submit(run_trial_task, runner, trial.config,
+                                             str(root / trial.name), adapter, reporter,
+                                             timeout=trial_timeout)
+                except BaseException:
+                    tuner.tell(trial.id, INTERRUPTED)  # asked for but never started
+                    raise
                 running[future] = trial
             if not running:
                 return ended

@@ -100,11 +100,9 @@ def test_early_stopping_sgd_trials_are_stored_stopped_and_feed_the_table(executo
     assert stopped and len(stopped) + len(done) == 6
     for t in stopped:
         assert "iteration_time" in t.objectives and t.metrics  # what it measured until stopped
-        # a stop that reaches the worker with the trial's last report (a loaded machine) ends nothing
-        assert 3 <= log_iterations(trials_dir / t.name) <= 12
+        assert 3 <= log_iterations(trials_dir / t.name) < 12
         progress = (trials_dir / t.name / PROGRESS_FILE).read_text().splitlines()
         assert len(progress) >= 3 and json.loads(progress[0])["step"] == 0
-    assert any(log_iterations(trials_dir / t.name) < 12 for t in stopped)
     assert all(log_iterations(trials_dir / t.name) == 12 for t in done)
     assert set(tuner.table()["trial"]) == {t.name for t in stopped + done}
     # a resumed run replays the finished curves into a fresh stopper

@@ -140,3 +140,17 @@ def test_trial_directory_must_be_empty(tmp_path: Path) -> None:
     (tmp_path / "t0000" / "old.txt").write_text("left over")
     with pytest.raises(FileExistsError, match="not empty"):
         run_trial(make_runner("callable", function=evaluate), {}, tmp_path / "t0000")
+
+
+def test_a_stop_answered_to_the_last_report_is_not_an_early_stop(tmp_path):
+    """Only the runner knows whether anything was left to cut: the trial then counts as done."""
+    from boanon.runners.trial import run_trial_stopping
+    from boanon.targets.sgd.runner import default_config
+
+    runner = make_runner("sgd", network="googlenet", iterations=4, warmup=1, noise_seed=1)
+    runner.progress = lambda step, value: step < 3  # says stop at the last iteration only
+    record, stopped = run_trial_stopping(runner, default_config(), tmp_path / "last")
+    assert not stopped and "iteration_time" in record.objectives
+    runner.progress = lambda step, value: step < 1  # says stop after the second of four
+    record, stopped = run_trial_stopping(runner, default_config(), tmp_path / "early")
+    assert stopped and "iteration_time" in record.objectives

@@ -28,10 +28,13 @@ class Runner(ABC):
     adapter: ClassVar[str]
 
     @abstractmethod
-    def run(self, config: dict[str, Value], trial_dir: Path) -> None:
+    def run(self, config: dict[str, Value], trial_dir: Path) -> bool | None:
         """Run ``config``, leaving the system's logs in ``trial_dir`` (which exists and is empty).
 
         Raise :class:`TrialFailed` when the system fails; the trial is then stored as failed.
+        A runner with a ``progress`` callback returns True when the callback cut the run short
+        (the trial is then stored as stopped); only the runner knows whether anything was left
+        to cut, so a False answer to its last report is not a stop.
         """
 
 

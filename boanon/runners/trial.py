@@ -17,8 +17,14 @@ def run_trial(runner: Runner, config: dict[str, Value], trial_dir: Path,
     ``adapter`` overrides the runner's own. Errors propagate: :class:`TrialFailed` from the
     runner, :class:`LogParseError` from the adapter, or whatever the runner raised.
     """
+    return run_trial_stopping(runner, config, trial_dir, adapter)[0]
+
+
+def run_trial_stopping(runner: Runner, config: dict[str, Value], trial_dir: Path,
+                       adapter: str | None = None) -> tuple[TrialRecord, bool]:
+    """:func:`run_trial`, also saying whether the runner's progress callback cut the run short."""
     trial_dir.mkdir(parents=True, exist_ok=True)
     if any(trial_dir.iterdir()):
         raise FileExistsError(f"{trial_dir}: trial directory is not empty")
-    runner.run(dict(config), trial_dir)
-    return parse_trial_dir(get_adapter(adapter or runner.adapter), trial_dir)
+    stopped = bool(runner.run(dict(config), trial_dir))
+    return parse_trial_dir(get_adapter(adapter or runner.adapter), trial_dir), stopped

@@ -190,14 +190,15 @@ class RocksDBRunner(Runner):
             raise ConfigError("configuration", clash[0], "is set by the runner and cannot be tuned")
         return [self.db_bench] + [flag(k, v) for k, v in {**fixed, **config}.items()]
 
-    def run(self, config: dict[str, Value], trial_dir: Path) -> None:
+    def run(self, config: dict[str, Value], trial_dir: Path) -> bool:
         write_config(trial_dir, config)
         if self.progress is not None and self.run_reporting(config, trial_dir):
-            return  # stopped early: repeats and the reference would only hold the worker longer
+            return True  # stopped early: repeats and the reference would only hold the worker longer
         for k in range(1 if self.progress is not None else 0, self.repeats):
             self.run_once(config, trial_dir if k == 0 else trial_dir / f"{REPEAT_PREFIX}{k}")
         if self.reference is not None:
             self.run_once(self.reference, trial_dir / REFERENCE_DIR)
+        return False
 
     def run_once(self, config: Mapping[str, Value], out: Path) -> None:
         """One db_bench run on a fresh temporary DB; leaves stdout, LOG and OPTIONS in ``out``."""
@@ -239,10 +240,11 @@ class RocksDBRunner(Runner):
                                               f"{_tail((out / STDERR_FILE).read_bytes())}")
                         time.sleep(POLL_S)
                         stopped = self._report(follower.new_rows())
-                    if stopped:
+                    if stopped and proc.poll() is None:
                         proc.send_signal(signal.SIGINT)  # no handler: it dies; what it wrote stays
                         proc.wait(timeout=30)
                     else:
+                        stopped = False  # it had finished before the stop could cut it short
                         self._report(follower.new_rows(final=True))
                 finally:
                     if proc.poll() is None:

@@ -99,7 +99,7 @@ class SgdRunner(Runner):
         self.noise, self.straggler_prob = noise, straggler_prob
         self.compress, self.progress = compress, progress
 
-    def run(self, config: dict[str, Value], trial_dir: Path) -> None:
+    def run(self, config: dict[str, Value], trial_dir: Path) -> bool:
         unknown = sorted(set(config) - set(default_space()))
         if unknown:
             raise ConfigError("sgd trial config", unknown[0], "not a parameter of the sgd space")
@@ -117,9 +117,10 @@ class SgdRunner(Runner):
             for rows in iterations:
                 log.writelines(json.dumps(_rounded(r)) + "\n" for r in rows)
                 log.flush()
-                if self.progress and self.progress(rows[0]["iteration"],
-                                                   rows[0]["iteration_s"]) is False:
-                    break
+                iteration = rows[0]["iteration"]
+                if self.progress and self.progress(iteration, rows[0]["iteration_s"]) is False:
+                    return iteration + 1 < self.iterations  # a stop at the last one ends nothing
+        return False
 
     def _seed(self, config: dict[str, Value]) -> int:
         if self.noise_seed is None:
