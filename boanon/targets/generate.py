@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import yaml
 
-from boanon.errors import ConfigError
+from boanon.adapters.files import json_lines
+from boanon.errors import ConfigError, LogParseError
 from boanon.runners.base import Runner, TrialFailed
 from boanon.space import Space
 
@@ -74,7 +75,12 @@ def _failed_trials(out: Path) -> set[str]:
     path = out / FAILED_FILE
     if not path.is_file():
         return set()
-    return {json.loads(line)["trial"] for line in path.read_text().splitlines() if line.strip()}
+    names = set()
+    for lineno, entry in json_lines(path):  # a line cut by a killed run names the file and line
+        if not isinstance(entry.get("trial"), str):
+            raise LogParseError(path, "a failed-trial entry needs a string 'trial'", lineno)
+        names.add(entry["trial"])
+    return names
 
 
 def write_recipe(out: Path, runner_name: str, options: Mapping[str, Any], space: Mapping[str, Any],

@@ -1,0 +1,21 @@
+"""Dataset generation resumes from failed.jsonl; a damaged one names its file and line."""
+
+import pytest
+
+from boanon.errors import LogParseError
+from boanon.space import Space
+from boanon.targets.generate import FAILED_FILE, generate_dataset
+
+SPACE = Space.from_dict({"x": {"type": "int", "low": 1, "high": 10, "default": 5}})
+
+
+def test_a_cut_failed_line_names_the_file_and_line(tmp_path):
+    (tmp_path / FAILED_FILE).write_text('{"trial": "trial-000", "reason": "crash"}\n{"trial": "trial-0')
+    with pytest.raises(LogParseError, match=r"failed\.jsonl:2: invalid JSON"):
+        generate_dataset(None, SPACE, trials=2, seed=0, out=tmp_path, log=lambda _: None)
+
+
+def test_an_entry_without_a_trial_name_names_the_file_and_line(tmp_path):
+    (tmp_path / FAILED_FILE).write_text('{"trial": "trial-000"}\n\n{"reason": "crash"}\n')
+    with pytest.raises(LogParseError, match=r"failed\.jsonl:3: .*'trial'"):
+        generate_dataset(None, SPACE, trials=2, seed=0, out=tmp_path, log=lambda _: None)
