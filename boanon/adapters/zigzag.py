@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from boanon.adapters.base import Adapter, register_adapter
-from boanon.adapters.files import find_file, read_json, require_file
+from boanon.adapters.files import find_file, read_json, read_json_object, require_file
 from boanon.errors import LogParseError
 from boanon.table import TrialRecord
 
@@ -62,7 +62,7 @@ class ZigZagAdapter(Adapter):
         design_path = find_file(trial_dir, DESIGN)
         expected = None
         if design_path is not None:
-            design = read_json(design_path)
+            design = read_json_object(design_path, "describing the design")
             record.params.update(_params(design, design_path))
             derived = design.get("derived")
             if not isinstance(derived, dict):
@@ -124,9 +124,16 @@ def _memory_names(layer: dict, path: Path) -> dict[str, list[str]]:
     """Layer operand (W, I, O) -> its memory names, innermost first."""
     links = _get(layer, ("inputs", "layer", "memory_operand_links"), path)
     levels = _get(layer, ("inputs", "accelerator", "mem_hierarchy_dict"), path)
+    for field_name, value in (("inputs.layer.memory_operand_links", links),
+                              ("inputs.accelerator.mem_hierarchy_dict", levels)):
+        if not isinstance(value, dict):
+            raise LogParseError(path, f"{field_name!r} must be an object, not {type(value).__name__}")
     names: dict[str, list[str]] = {}
     for layer_op, mem_op in links.items():
-        found = [_INSTANCE.search(str(level)) for level in levels.get(mem_op, [])]
+        mem_levels = levels.get(mem_op, [])
+        if not isinstance(mem_levels, list):
+            raise LogParseError(path, f"the memory levels of operand {mem_op!r} must be a list")
+        found = [_INSTANCE.search(str(level)) for level in mem_levels]
         if not found or not all(found):
             raise LogParseError(path, f"cannot read the memory levels of operand {mem_op!r}")
         names[layer_op] = [m.group(1) for m in found]
