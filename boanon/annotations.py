@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-import yaml
 
 from boanon.errors import ConfigError
 from boanon.expressions import Expression
 from boanon.graph import CausalGraph, Edge
+from boanon.yamlfile import load_yaml
 
 _ROLE_ORDER = {"param": 0, "metric": 1, "objective": 2}
 _FREE_KEYS = {"init", "low", "high", "mean", "sd"}
@@ -142,15 +142,7 @@ class Knowledge:
     @classmethod
     def from_yaml(cls, path: str | Path) -> Knowledge:
         """Read an annotations file; errors name the file and the field."""
-        try:
-            data = yaml.safe_load(Path(path).read_text())
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}" if mark is not None else "<file>"
-            raise ConfigError(path, where, f"invalid YAML: {exc}") from exc
-        except OSError as exc:
-            raise ConfigError(path, "<file>", str(exc)) from exc
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(load_yaml(path), source=str(path))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -32,13 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from boanon.errors import ConfigError
 from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
 from boanon.tuner import STRATEGIES
+from boanon.yamlfile import load_yaml
 
 KEYS = {"space", "constraints", "objectives", "runner", "adapter", "graph", "annotations", "budget",
         "seed", "strategy", "n_init", "relearn_every", "outputs", "ref_point", "scalarization", "warm_start"}
@@ -104,14 +103,7 @@ class TuneConfig:
 def load_config(path: str | Path) -> TuneConfig:
     """Read and validate a tuning YAML file."""
     source = str(path)
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise ConfigError(source, "file", f"cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "YAML"
-        raise ConfigError(source, where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    data = load_yaml(path)
     if not isinstance(data, Mapping):
         raise ConfigError(source, "file", "expected a mapping with space, objectives and runner")
     return parse_config(data, source)

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from scipy.stats import qmc
 
 from boanon.errors import ConfigError
 from boanon.table import Value
+from boanon.yamlfile import load_yaml
 
 
 @dataclass(frozen=True)
@@ -274,8 +274,8 @@ class Space:
     @classmethod
     def from_yaml(cls, path: str | Path) -> Space:
         """Read a YAML file holding ``space:`` (and optionally ``constraints:``)."""
-        data = yaml.safe_load(Path(path).read_text()) or {}
-        return cls.from_dict(data.get("space", {}), data.get("constraints", []), source=str(path))
+        spec, constraints = read_space_file(path)
+        return cls.from_dict(spec, constraints, source=str(path))
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -378,3 +378,16 @@ class Space:
                     out[:, j] = (x - p.low) / (p.high - p.low)
             j += p.width
         return out
+
+
+def read_space_file(path: str | Path) -> tuple[dict[str, Any], list[str]]:
+    """The ``space:`` mapping and ``constraints:`` list of a YAML file, unvalidated."""
+    data = load_yaml(path) or {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(path, "file", "expected a mapping with space: and constraints:")
+    spec, constraints = data.get("space") or {}, data.get("constraints") or []
+    if not isinstance(spec, Mapping):
+        raise ConfigError(path, "space", "expected a mapping of parameter name -> spec")
+    if not isinstance(constraints, list):
+        raise ConfigError(path, "constraints", "expected a list of predicates")
+    return dict(spec), list(constraints)

@@ -96,3 +96,20 @@ def test_numpy_scalars_are_accepted_as_numbers():
     assert s.validate({"r": np.int64(1), "n": np.float64(3.0)}) == {"r": 1.0, "n": 3}
     with pytest.raises(ConfigError, match="r"):
         s.validate({"r": np.bool_(True), "n": 3})
+
+
+def test_space_files_with_bad_yaml_or_shape_name_the_file_and_line(tmp_path):
+    broken = tmp_path / "space.yaml"
+    broken.write_text("space:\n  a: {type: int, low: 1\n")
+    with pytest.raises(ConfigError, match=r"space.yaml: line \d+: invalid YAML"):
+        Space.from_yaml(broken)
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- a\n- b\n")
+    with pytest.raises(ConfigError, match="list.yaml: file: expected a mapping"):
+        Space.from_yaml(listed)
+    with pytest.raises(ConfigError, match="missing.yaml: file: cannot read"):
+        Space.from_yaml(tmp_path / "missing.yaml")
+    good = tmp_path / "good.yaml"
+    good.write_text("space:\n  a: {type: int, low: 1, high: 4}\n  b: {type: int, low: 1, high: 4}\n"
+                    "constraints: ['a < b']\n")
+    assert Space.from_yaml(good).constraints[0].expression == "a < b"

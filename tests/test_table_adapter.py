@@ -108,3 +108,15 @@ def test_cli_ingest_prints_summary_and_writes_csv(tmp_path):
     assert res.exit_code != 0 and "expected a JSON object" in res.output and "--skip-bad" in res.output
     res = CliRunner().invoke(main, ["ingest", str(tmp_path / "logs"), "--skip-bad"])
     assert res.exit_code == 0 and "skipped:    1" in res.output
+
+
+def test_roles_sidecar_with_bad_yaml_or_shape_names_the_file(tmp_path):
+    jsonl = tmp_path / "runs.jsonl"
+    jsonl.write_text('{"x": 1, "thr": 10}\n')
+    sidecar = tmp_path / "runs.jsonl.roles.yaml"
+    sidecar.write_text("params: [x\n")
+    with pytest.raises(ValueError, match=r"runs.jsonl.roles.yaml: line \d+: invalid YAML"):
+        ingest(jsonl)
+    sidecar.write_text("- x\n")
+    with pytest.raises(LogParseError, match="runs.jsonl.roles.yaml: expected a mapping"):
+        ingest(jsonl)

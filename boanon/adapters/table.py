@@ -17,12 +17,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from boanon.adapters.base import Adapter, register_adapter
 from boanon.adapters.files import find_file, json_lines, read_json_object, read_text
 from boanon.errors import LogParseError
 from boanon.table import ROLES, TRIAL, TrialRecord, split_column
+from boanon.yamlfile import load_yaml
 
 RESULT_FILE = "result.json"
 _SECTION_OF_ROLE = {"param": "params", "metric": "metrics", "objective": "objectives"}
@@ -76,7 +75,9 @@ def _roles(path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
     sidecar = path.with_name(path.name + ".roles.yaml")
     declared: dict[str, tuple[str, str]] = {}
     if sidecar.is_file():
-        spec = yaml.safe_load(read_text(sidecar)) or {}
+        spec = load_yaml(sidecar) or {}
+        if not isinstance(spec, dict):
+            raise LogParseError(sidecar, "expected a mapping with params, metrics and objectives")
         for role in ROLES:
             for col in spec.get(_SECTION_OF_ROLE[role], []) or []:
                 if col not in columns:

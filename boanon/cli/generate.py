@@ -11,7 +11,7 @@ import yaml
 
 from boanon.errors import ConfigError
 from boanon.runners.base import available_runners, make_runner
-from boanon.space import Space
+from boanon.space import Space, read_space_file
 from boanon.targets.generate import generate_dataset, target_space, write_recipe
 
 
@@ -48,8 +48,7 @@ def generate_command(ctx: click.Context, runner: str, trials: int, seed: int, ou
     try:
         instance = make_runner(runner, **options)
         if space_file:
-            data = yaml.safe_load(Path(space_file).read_text()) or {}
-            spec, constraints = data.get("space", {}), list(data.get("constraints", []))
+            spec, constraints = read_space_file(space_file)
         else:
             spec, constraints = target_space(type(instance))
         space = Space.from_dict(spec, constraints, source=space_file or runner)
