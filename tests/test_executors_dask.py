@@ -13,6 +13,8 @@ import pytest
 
 pytest.importorskip("distributed")
 
+from test_executors import count_with  # noqa: E402  (workers import it by module)
+
 from boanon.config import load_config  # noqa: E402
 from boanon.executors import DaskExecutor, TrialTimeout, WorkerLost  # noqa: E402
 from boanon.parallel import optimize_parallel  # noqa: E402
@@ -21,15 +23,6 @@ from boanon.tuner import Tuner  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a cluster of two worker processes takes 5-20 s to start
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def count_with(reporter, steps: int) -> int:
-    """Report steps until told to stop, as a runner's progress hook does; the last step run."""
-    for step in range(1, steps + 1):
-        if not reporter(step, float(step)):
-            return step
-        time.sleep(0.05)
-    return steps
 
 
 @pytest.fixture(scope="module")
