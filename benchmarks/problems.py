@@ -12,6 +12,8 @@ Problems are built lazily by name (:func:`make_problem`): building one may need 
 
 from __future__ import annotations
 
+import copy
+import json
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,6 +76,24 @@ def runner_evaluator(runner: str, options: dict[str, Any]) -> Evaluate:
     return evaluate
 
 
+def memoized(evaluate: Evaluate) -> Evaluate:
+    """Evaluate each configuration once per process: for deterministic systems (ZigZag).
+
+    A repeated configuration still costs the tuner an evaluation; only the wall time is saved
+    (every run starts at the default, and model-based tuners re-propose their incumbents).
+    Failures are not remembered: a timeout depends on the machine's load, not the design.
+    """
+    seen: dict[str, TrialRecord] = {}
+
+    def cached(config: dict[str, Value]) -> TrialRecord:
+        key = json.dumps(config, sort_keys=True, default=lambda v: v.item() if hasattr(v, "item") else str(v))
+        if key not in seen:
+            seen[key] = evaluate(config)
+        return copy.deepcopy(seen[key])
+
+    return cached
+
+
 def _synthetic(name: str, **kwargs: Any) -> Problem:
     system = SyntheticSystem(**kwargs)
     counter = iter(range(1 << 62))
@@ -114,7 +134,7 @@ def _zigzag(objective: str) -> Problem:
     options = {"model": "resnet18", "layers": [11], "lpf_limit": 2,
                "opt": {"edp": "EDP"}.get(objective, objective), "timeout": 300}
     return Problem(f"zigzag-{objective}", space, Objective(objective, "minimize"),
-                   runner_evaluator("zigzag", options),
+                   memoized(runner_evaluator("zigzag", options)),
                    description=f"ZigZag accelerator design, ResNet-18 conv layer 11 (14x14x256), {objective}",
                    info={"runner_options": options})
 

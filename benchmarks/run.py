@@ -62,27 +62,23 @@ class RunStats:
     finished_at: str = ""
 
 
-def ask_feasible(tuner: BenchTuner, problem: Problem, stats: RunStats, rejected: set[str],
+def ask_feasible(tuner: BenchTuner, problem: Problem, stats: RunStats,
                  worst: float | None) -> dict[str, Value]:
     """The tuner's next feasible suggestion; infeasible ones are told to the tuner and cost nothing.
 
     Only BoAnon and random search know the space's constraints; the generic tuners learn them
     from feedback, as they would in a user's hands, but are not charged an evaluation for them.
-    A first infeasible suggestion is told as a failure; one the tuner makes again (a deterministic
-    sampler such as Optuna's GP ignores failures and would propose it forever) is told the worst
-    value seen so far, the penalty a user would return. ``rejected`` remembers them for the run.
+    An infeasible suggestion is told as the worst value seen so far, the penalty a user would
+    return (a failure while nothing has been seen): a sampler that ignores failed trials, such as
+    Optuna's GP, would otherwise propose the same region forever.
     """
     for _ in range(MAX_INFEASIBLE):
         config = tuner.ask()
         if problem.space.is_feasible(config):
             return config
         stats.infeasible += 1
-        key = json.dumps(config, sort_keys=True, default=str)
-        if key in rejected and worst is not None:
-            tuner.tell(TrialRecord("infeasible", config, {}, {problem.objective.name: worst}))
-        else:
-            tuner.tell(None)
-        rejected.add(key)
+        tuner.tell(None if worst is None else
+                   TrialRecord("infeasible", config, {}, {problem.objective.name: worst}))
     raise RuntimeError(f"{tuner.name} made {MAX_INFEASIBLE} infeasible suggestions in a row")
 
 
@@ -106,10 +102,9 @@ def run_one(problem: Problem, tuner_name: str, seed: int, budget: int, rows: csv
     tuner = make_tuner(tuner_name, problem.space, problem.objective, seed=seed, budget=budget, start=first,
                        knowledge=problem.knowledge)
     best = worst = None
-    rejected: set[str] = set()
     for evaluation in range(1, budget + 1):
         t0 = time.perf_counter()
-        config = ask_feasible(tuner, problem, stats, rejected, worst)
+        config = ask_feasible(tuner, problem, stats, worst)
         t1 = time.perf_counter()
         record = evaluate(problem, config)
         t2 = time.perf_counter()

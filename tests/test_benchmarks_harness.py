@@ -86,3 +86,60 @@ def test_expert_tuners_get_the_problems_knowledge_or_refuse_to_run(monkeypatch) 
     with pytest.raises(ValueError, match="needs the problem's annotations"):
         make_tuner("boanon-expert", synthetic.space, synthetic.objective, seed=0, budget=5,
                    knowledge=synthetic.knowledge)
+
+
+class _Scripted:
+    """A tuner that proposes a fixed list of configurations and records what it is told."""
+
+    name = "scripted"
+
+    def __init__(self, configs: list[dict]) -> None:
+        self.configs, self.told = list(configs), []
+
+    def ask(self) -> dict:
+        return self.configs.pop(0)
+
+    def tell(self, record) -> None:
+        self.told.append(record)
+
+
+def test_infeasible_suggestions_are_told_the_worst_value_and_cost_no_evaluation() -> None:
+    from benchmarks.problems import Problem
+    from benchmarks.run import RunStats, ask_feasible
+    from boanon.objectives import Objective
+    from boanon.space import Space
+
+    space = Space.from_dict({"x": {"type": "float", "low": 0, "high": 1, "default": 0.5}}, ["x <= 0.8"])
+    problem = Problem("p", space, Objective("cost"), evaluate=lambda c: None)
+    stats = RunStats("p", "scripted", 0, 5)
+    # Nothing seen yet: an infeasible suggestion is told as a failure.
+    tuner = _Scripted([{"x": 0.9}, {"x": 0.3}])
+    assert ask_feasible(tuner, problem, stats, worst=None) == {"x": 0.3}
+    assert tuner.told == [None]
+    # Once a worst value is known, every infeasible suggestion is told it, new or repeated.
+    tuner = _Scripted([{"x": 0.9}, {"x": 0.95}, {"x": 0.9}, {"x": 0.1}])
+    stats = RunStats("p", "scripted", 0, 5)
+    assert ask_feasible(tuner, problem, stats, worst=7.0) == {"x": 0.1}
+    assert [r.objectives for r in tuner.told] == [{"cost": 7.0}] * 3
+    assert stats.infeasible == 3
+
+
+def test_memoized_evaluates_a_repeated_configuration_once() -> None:
+    import numpy as np
+
+    from benchmarks.problems import memoized
+    from boanon.table import TrialRecord
+
+    calls = []
+
+    def evaluate(config):
+        calls.append(config)
+        return TrialRecord(f"t{len(calls)}", dict(config), {"m": 1.0}, {"cost": config["x"] * 2})
+
+    cached = memoized(evaluate)
+    first = cached({"x": 3})
+    first.metrics["m"] = 99.0  # a caller's change must not leak into the next answer
+    again = cached({"x": np.int64(3)})
+    assert len(calls) == 1 and again.objectives == {"cost": 6} and again.metrics == {"m": 1.0}
+    cached({"x": 4})
+    assert len(calls) == 2
