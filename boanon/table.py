@@ -100,9 +100,11 @@ def read_table(path: str | IO[str], source: str | None = None) -> pd.DataFrame:
     """Read a table written by :func:`write_table` (CSV) and validate it.
 
     Numbers parse as numbers; a metric cell that does not ("12ms") is an error naming ``source``
-    (default: ``path``), the column and the row, never a silent NaN.
+    (default: ``path``), the column and the row, never a silent NaN. Trial ids stay text: "007"
+    is not trial 7.
     """
-    return validate_table(pd.read_csv(path), source=str(path) if source is None else source)
+    return validate_table(pd.read_csv(path, dtype={TRIAL: str}),
+                          source=str(path) if source is None else source)
 
 
 def write_table(table: pd.DataFrame, path: str) -> None:

@@ -53,3 +53,11 @@ def test_validate_table_names_the_bad_column_and_row():
         validate_table(pd.DataFrame({"trial": ["a", "a"], "metric:m": [1.0, 2.0]}))
     with pytest.raises(ValueError, match="missing the 'trial' column"):
         validate_table(pd.DataFrame({"metric:m": [1.0]}))
+
+
+def test_read_table_keeps_trial_ids_as_text(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("trial,param:x,metric:m\n007,1,\n7,2,0.5\n")
+    table = read_table(str(path))
+    assert table["trial"].tolist() == ["007", "7"]  # two trials, not a duplicate of trial 7
+    assert pd.isna(table.loc[0, "metric:m"]) and table.loc[1, "metric:m"] == 0.5
