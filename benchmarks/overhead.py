@@ -1,6 +1,7 @@
 """BoAnon's own overhead: structure learning and one suggestion, as trials and variables grow.
 
-    python -m benchmarks.overhead [--out benchmarks/results/overhead] [--limit 300] [--readme FILE]
+    python -m benchmarks.overhead [--out benchmarks/results/overhead] [--limit 300] [--repeats 3]
+                                  [--readme FILE]
 
 Two sweeps over synthetic systems (known structure, realistic shape: parameter groups driving
 metric chains, distractor and duplicate metrics): the number of finished trials at about 100
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import matplotlib
@@ -93,22 +95,39 @@ def measure_limited(n_trials: int, n_variables: int, seed: int, limit: float) ->
     return result
 
 
-def sweep(limit: float, seed: int = 0) -> pd.DataFrame:
-    """Both sweeps; once a point fails or runs over the limit, larger points of its sweep are skipped."""
+def sweep(limit: float, seed: int = 0, repeats: int = 1) -> pd.DataFrame:
+    """Both sweeps, each point on ``repeats`` systems and tables (seeds ``seed`` on), as medians.
+
+    Once a point fails or runs over the limit, larger points of its sweep are skipped.
+    """
     points = [("trials", n, TRIALS_AT_VARIABLES) for n in TRIALS] + \
              [("variables", VARIABLES_AT_TRIALS, d) for d in VARIABLES]
     rows, stopped = [], set()
     for sweep_name, n, d in points:
-        row = {"sweep": sweep_name, "trials": n, "target_variables": d}
+        row = {"sweep": sweep_name, "trials": n, "target_variables": d, "repeats": repeats}
         if sweep_name in stopped:
             row["error"] = "skipped: a smaller point failed or ran over the limit"
         else:
-            row.update(measure_limited(n, d, seed, limit))
+            row.update(_median(measure_limited(n, d, s, limit) for s in range(seed, seed + repeats)))
             if "error" in row:
                 stopped.add(sweep_name)
         print(row, flush=True)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _median(results: Iterable[dict]) -> dict:
+    """Medians of the repeats' numbers (max of the CPU seconds beside them), the most frequent
+    surrogate; the first error if any repeat failed."""
+    results = list(results)
+    errors = [r["error"] for r in results if "error" in r]
+    if errors:
+        return {"error": errors[0]}
+    frame = pd.DataFrame(results)
+    out = frame.select_dtypes("number").median().to_dict()
+    out["suggest_cpu_max_s"] = float(frame["suggest_cpu_s"].max())
+    out["surrogate"] = frame["surrogate"].mode().iloc[0]
+    return out
 
 
 def plot(table: pd.DataFrame, path: Path) -> Path:
@@ -136,12 +155,13 @@ def plot(table: pd.DataFrame, path: Path) -> Path:
 
 def markdown(table: pd.DataFrame) -> str:
     """The sweeps as a Markdown table (seconds: wall on the shared machine, and CPU)."""
-    lines = ["| sweep | trials | variables | learn wall s | learn CPU s | suggest wall s | suggest CPU s "
-             "| edges | surrogate chosen | note |", "|" + "---|" * 10]
+    lines = ["| sweep | trials | variables | repeats | learn wall s | learn CPU s | suggest wall s "
+             "| suggest CPU s | suggest CPU s, worst repeat | edges | surrogate chosen | note |",
+             "|" + "---|" * 12]
     for r in table.to_dict("records"):
-        cells = [r["sweep"], r["trials"], r["target_variables"]] + \
+        cells = [r["sweep"], r["trials"], r["target_variables"], r.get("repeats", 1)] + \
                 [f"{r[c]:.2f}" if pd.notna(r.get(c)) else "-"
-                 for c in ("learn_s", "learn_cpu_s", "suggest_s", "suggest_cpu_s")] + \
+                 for c in ("learn_s", "learn_cpu_s", "suggest_s", "suggest_cpu_s", "suggest_cpu_max_s")] + \
                 [int(r["edges"]) if pd.notna(r.get("edges")) else "-", r.get("surrogate") or "-",
                  r["error"] if isinstance(r.get("error"), str) else ""]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
@@ -153,6 +173,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "overhead")
     parser.add_argument("--limit", type=float, default=300.0, help="seconds per point")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=3, help="systems per point (medians reported)")
     parser.add_argument("--readme", type=Path, help="fill this file's <!-- overhead --> block")
     parser.add_argument("--from-csv", action="store_true",
                         help="redraw the plot and table from an existing overhead.csv, measure nothing")
@@ -161,8 +182,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.from_csv:
         table = pd.read_csv(args.out / "overhead.csv")
     else:
-        table = sweep(args.limit, args.seed)
-        for column in ("learn_s", "suggest_s", "learn_cpu_s", "suggest_cpu_s", "wall_s", "error"):
+        table = sweep(args.limit, args.seed, args.repeats)
+        for column in ("learn_s", "suggest_s", "learn_cpu_s", "suggest_cpu_s", "suggest_cpu_max_s",
+                       "wall_s", "error"):
             if column not in table:
                 table[column] = np.nan
         table.to_csv(args.out / "overhead.csv", index=False)

@@ -69,18 +69,24 @@ class Knowledge:
     node_models: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: str = "knowledge"
     _memo: dict[tuple[str, str, str, str], bool] = field(default_factory=dict, repr=False, compare=False)
+    _required: set[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
+
+    def _changed(self) -> None:
+        """Forget the answers of :meth:`allows`: the knowledge they came from has changed."""
+        self._memo.clear()
+        self._required = None
 
     # --- Python API -----------------------------------------------------------------------
     def require(self, source: str, target: str) -> Knowledge:
         """Require the edge ``source -> target``."""
         self.required.append((source, target))
-        self._memo.clear()
+        self._changed()
         return self
 
     def forbid(self, source: str, target: str) -> Knowledge:
         """Forbid the edge ``source -> target``."""
         self.forbidden.append((source, target))
-        self._memo.clear()
+        self._changed()
         return self
 
     def forbid_pattern(self, source: str, target: str) -> Knowledge:
@@ -92,13 +98,13 @@ class Knowledge:
                 raise ConfigError(self.source, field_name,
                                   f"invalid regular expression {pattern!r}: {exc}") from None
         self.forbidden_patterns.append(ForbidPattern(source, target))
-        self._memo.clear()
+        self._changed()
         return self
 
     def add_tier(self, metrics: Iterable[str]) -> Knowledge:
         """Append a tier: metrics (names or anchored patterns) that no earlier-tier metric depends on."""
         self.tiers.append(list(metrics))
-        self._memo.clear()
+        self._changed()
         return self
 
     def node_model(self, node: str, *, formula: str | None = None, free: Mapping[str, Any] | None = None,
@@ -107,6 +113,7 @@ class Knowledge:
         spec: dict[str, Any] = ({"function": function} if function is not None else
                                 {"formula": formula, "free": dict(free or {}), "residual": residual})
         self.node_models[node] = _check_node_model(self.source, node, spec)
+        self._changed()
         return self
 
     # --- YAML -----------------------------------------------------------------------------
@@ -174,7 +181,9 @@ class Knowledge:
         return None
 
     def allows(self, source: str, target: str, roles: Mapping[str, str]) -> bool:
-        """Whether ``source -> target`` respects the role tiers, the metric tiers and the forbids."""
+        """Whether ``source -> target`` may be an edge: a required edge (or a node model's parent
+        edge) always may, within the role tiers; any other must respect the role tiers, the
+        metric tiers and the forbids."""
         key = (source, target, roles[source], roles[target])
         if key not in self._memo:
             self._memo[key] = self._allows(*key)
@@ -183,16 +192,19 @@ class Knowledge:
     def _allows(self, source: str, target: str, rs: str, rt: str) -> bool:
         if source == target or rt == "param" or rs == "objective":
             return False
+        if self._required is None:
+            self._required = set(self.required_edges())
+        if (source, target) in self._required:
+            return True
         if rs == rt == "metric":
             ts, tt = self.metric_tier(source), self.metric_tier(target)
             if ts is not None and tt is not None and ts > tt:
                 return False
         elif _ROLE_ORDER[rs] > _ROLE_ORDER[rt]:
             return False
-        if (source, target) in self.forbidden and (source, target) not in self.required:
+        if (source, target) in self.forbidden:
             return False
-        return not any(p.matches(source, target) for p in self.forbidden_patterns) \
-            or (source, target) in self.required
+        return not any(p.matches(source, target) for p in self.forbidden_patterns)
 
     def validate(self, roles: Mapping[str, str]) -> None:
         """Raise ConfigError when the knowledge names unknown nodes or contradicts itself."""
@@ -237,7 +249,7 @@ class Knowledge:
             kept.validate(graph.roles)
         required = self.required_edges()
         edges = [Edge(e.source, e.target, e.weight, e.stability) for e in graph.edges
-                 if (e.source, e.target) in required or self.allows(e.source, e.target, graph.roles)]
+                 if self.allows(e.source, e.target, graph.roles)]
         present = {(e.source, e.target) for e in edges}
         edges += [Edge(s, t) for s, t in required if (s, t) not in present]
         g = nx.DiGraph([(e.source, e.target) for e in edges])

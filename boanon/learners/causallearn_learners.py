@@ -63,8 +63,7 @@ def background_knowledge(columns: list[str], owner: dict[str, str], roles: dict[
                     and roles[owner[b]] != "param" and roles[owner[a]] != "objective"
                     and not knowledge.allows(owner[a], owner[b], roles)]
     for a, b in explicit:
-        if (a, b) not in required:
-            bk.add_forbidden_by_node(_node(a, known), _node(b, known))
+        bk.add_forbidden_by_node(_node(a, known), _node(b, known))
     for a, b in required:
         bk.add_required_by_node(_node(a, known), _node(b, known))
     return bk

@@ -25,10 +25,9 @@ from boanon.learners.preprocess import Prepared
 
 def orient(partial: PartialGraph, roles: dict[str, str], knowledge: Knowledge) -> nx.DiGraph:
     """A DAG over ``roles`` from the learner's output; every arrow respects the knowledge."""
-    required = set(knowledge.required_edges())
 
     def ok(a: str, b: str) -> bool:
-        return (a, b) in required or knowledge.allows(a, b, roles)
+        return knowledge.allows(a, b, roles)
 
     directed: set[tuple[str, str]] = set()
     undirected: set[frozenset[str]] = set()

@@ -31,10 +31,8 @@ from boanon.learners.citest import block_tests, marginal_tests, partial_tests
 from boanon.learners.preprocess import Prepared
 
 
-def _possible(knowledge: Knowledge, roles: dict[str, str], required: set[tuple[str, str]],
-              a: str, b: str) -> bool:
-    return ((a, b) in required or (b, a) in required
-            or knowledge.allows(a, b, roles) or knowledge.allows(b, a, roles))
+def _possible(knowledge: Knowledge, roles: dict[str, str], a: str, b: str) -> bool:
+    return knowledge.allows(a, b, roles) or knowledge.allows(b, a, roles)
 
 
 @register_learner("tiered-pc", "BoAnon's tier-aware PC: parents-only separating sets, batched mixed "
@@ -71,7 +69,7 @@ def tiered_pc(prepared: Prepared, knowledge: Knowledge, *, alpha: float = 0.01, 
         for j, y in enumerate(responses):
             if j <= position.get(x, -1):
                 continue
-            if (p[j] <= alpha or is_required(x, y)) and _possible(knowledge, roles, required, x, y):
+            if (p[j] <= alpha or is_required(x, y)) and _possible(knowledge, roles, x, y):
                 adj[x].add(y)
                 adj[y].add(x)
                 strength[frozenset((x, y))] = float(s[j]) if np.isfinite(s[j]) else 1.0
@@ -82,10 +80,10 @@ def tiered_pc(prepared: Prepared, knowledge: Knowledge, *, alpha: float = 0.01, 
 
     def may_parent(z: str, y: str) -> bool:
         """Whether ``z`` may be a parent of ``y``: allowed, and first in the order if both ways are."""
-        forward = (z, y) in required or knowledge.allows(z, y, roles)
+        forward = knowledge.allows(z, y, roles)
         if order == "tiers" or not forward:
             return forward
-        backward = (y, z) in required or knowledge.allows(y, z, roles)
+        backward = knowledge.allows(y, z, roles)
         return not backward or rank[z] < rank[y]
 
     def remove(x: str, y: str, cond: tuple[str, ...]) -> None:
@@ -154,7 +152,7 @@ def tiered_pc(prepared: Prepared, knowledge: Knowledge, *, alpha: float = 0.01, 
             elif a < b and order == "tiers":
                 out.undirected.add(frozenset((a, b)))
     if order == "tiers":
-        _orient_colliders(out, adj, sepset, roles, knowledge, required)
+        _orient_colliders(out, adj, sepset, roles, knowledge)
     return out
 
 
@@ -169,7 +167,7 @@ def _room(prepared: Prepared) -> int:
 
 def _orient_colliders(g: PartialGraph, adj: dict[str, set[str]],
                       sepset: dict[frozenset[str], tuple[str, ...]],
-                      roles: dict[str, str], knowledge: Knowledge, required: set[tuple[str, str]]) -> None:
+                      roles: dict[str, str], knowledge: Knowledge) -> None:
     """Orient ``a -> c <- b`` for unshielded triples whose separating set lacks ``c``.
 
     Only pairs that were actually separated by a test count (never-tested pairs such as two
@@ -181,7 +179,7 @@ def _orient_colliders(g: PartialGraph, adj: dict[str, set[str]],
             if c in cond or roles[c] == "param":
                 continue
             arrows = [(a, c), (b, c)]
-            if not all(e in required or knowledge.allows(*e, roles) for e in arrows):
+            if not all(knowledge.allows(*e, roles) for e in arrows):
                 continue
             if any((c, s) in g.directed for s, _ in arrows):
                 continue
