@@ -358,11 +358,12 @@ class Store:
         out["interrupted"] = int(interrupted)
         return out
 
-    def to_table(self) -> pd.DataFrame:
+    def to_table(self, statuses: tuple[Status, ...] = MEASURED) -> pd.DataFrame:
         """The measured (done or stopped) trials as the tidy table (the shape ``boanon ingest``
         gives); failed trials are left out (``trials(status="failed")`` lists them with their
-        errors)."""
-        return records_to_table(t.record() for t in self.trials(MEASURED))
+        errors). The models learn from stopped trials too; the best trial and the Pareto front
+        are read from ``statuses=("done",)``: a run cut short measured only part of itself."""
+        return records_to_table(t.record() for t in self.trials(statuses))
 
 
 def _decode(row: sqlite3.Row) -> StoredTrial:

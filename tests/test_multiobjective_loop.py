@@ -153,3 +153,27 @@ def test_a_product_objective_as_a_deterministic_node_of_the_graph():
     proposal = propose(system.space, table, objective, graph=graph, rng=np.random.default_rng(2),
                        settings=FAST["settings"])
     assert proposal.surrogate in ("structured", "gp") and set(proposal.config) == set(system.space.names)
+
+
+def test_a_trial_stopped_early_is_never_on_the_front_nor_the_best(tmp_path):
+    """Its objectives are what it measured before it was cut short: not a finished result."""
+    import pandas as pd
+
+    from boanon.space import Space
+    from boanon.table import TrialRecord
+
+    path = tmp_path / "run.db"
+    space = Space.from_dict({"x": {"type": "float", "low": 0.0, "high": 5.0, "default": 1.0}})
+    store = Tuner(space, [Objective("a"), Objective("b")], store=path).store
+    for values, stopped in (((1.0, 3.0), False), ((3.0, 1.0), False), ((0.1, 0.1), True)):
+        t = store.start_trial({"x": values[0]})
+        store.finish_trial(t.id, TrialRecord(t.name, {"x": values[0]}, {},
+                                             dict(zip("ab", values, strict=True))), stopped=stopped)
+    store.close()
+    status = CliRunner().invoke(main, ["status", str(path)])
+    assert status.exit_code == 0, status.output
+    assert "best a: 1 in t0000" in status.output and "0.1" not in status.output
+    out = tmp_path / "run.csv"
+    assert CliRunner().invoke(main, ["export", str(path), "-o", str(out)]).exit_code == 0
+    exported = pd.read_csv(out)
+    assert exported.set_index("trial")[PARETO].to_dict() == {"t0000": True, "t0001": True, "t0002": False}

@@ -5,11 +5,12 @@ from __future__ import annotations
 import sys
 
 import click
+import numpy as np
 
 from boanon.cli.status import open_store
 from boanon.multiobjective import PARETO, pareto_flags, parse_output_constraints
 from boanon.objectives import parse_objectives
-from boanon.table import write_table
+from boanon.table import TRIAL, write_table
 
 
 @click.command("export")
@@ -17,19 +18,25 @@ from boanon.table import write_table
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
               show_default=True, help="CSV file to write ('-' for standard output).")
 @click.option("--pareto/--no-pareto", default=None,
-              help="Add a 'pareto' column (on the front of the feasible trials); default: on for runs "
+              help="Add a 'pareto' column (on the front of the feasible trials that ran to the end, "
+                   "not stopped early); default: on for runs "
                    "with several objectives or output constraints.")
 def export_command(store_file: str, output: str, pareto: bool | None) -> None:
     """Write the finished trials of a run as CSV, one row per trial (failed trials left out)."""
     with open_store(store_file) as store:
         table = store.to_table()
+        done = store.trials("done")
         study = store.study() or {}
     objectives = parse_objectives(study["objectives"], source=store_file) if study.get("objectives") else []
     constraints = parse_output_constraints(study.get("outputs"), source=store_file)
     if pareto is None:
         pareto = len(objectives) > 1 or bool(constraints)
     if pareto and objectives and len(table):
-        table.insert(1, PARETO, pareto_flags(table, objectives, constraints).to_numpy())
+        # the front of the trials that ran to the end, as `boanon status` shows it
+        finished = table[TRIAL].isin([t.name for t in done]).to_numpy()
+        flags = np.zeros(len(table), dtype=bool)
+        flags[finished] = pareto_flags(table[finished], objectives, constraints).to_numpy()
+        table.insert(1, PARETO, flags)
     write_table(table, sys.stdout if output == "-" else output)
     if output != "-":
         click.echo(f"wrote {len(table)} trials to {output}", err=True)

@@ -31,7 +31,7 @@ def status_command(store_file: str, n_failures: int, plot_file: str | None) -> N
             try:
                 objectives = parse_objectives(study.get("objectives") or [], source=store_file)
                 constraints = parse_output_constraints(study.get("outputs"), source=store_file)
-                plot_pareto(store.to_table(), objectives, plot_file, constraints)
+                plot_pareto(store.to_table(("done",)), objectives, plot_file, constraints)
             except ValueError as exc:
                 raise click.ClickException(f"{plot_file}: {exc}") from None
             click.echo(f"Pareto front drawn in {plot_file}")
@@ -77,7 +77,7 @@ def summary(store: Store, n_failures: int = 10) -> str:
                          f"[{best.surrogate}]")
             lines.append("  " + " ".join(f"{k}={v}" for k, v in best.config.items()))
     if done and (len(objectives) > 1 or constraints):
-        table = store.to_table()
+        table = store.to_table(("done",))  # as the best trials above: runs cut short are left out
         lines.append(format_front(table, objectives, constraints))
         if len(objectives) > 1:
             lines.append(f"hypervolume: {table_hypervolume(table, objectives, constraints):.6g} "
