@@ -133,10 +133,14 @@ def _zigzag(objective: str) -> Problem:
     # own mapper minimises the same objective for each design.
     options = {"model": "resnet18", "layers": [11], "lpf_limit": 2,
                "opt": {"edp": "EDP"}.get(objective, objective), "timeout": 300}
+    # What an architect knows of the energy-delay product; datasets/zigzag-resnet18 is a related
+    # task (other layers, a wider mapping search).
+    knowledge = {"annotations": ROOT / "examples" / "zigzag-edp-annotations.yaml",
+                 "warm_start": ROOT / "datasets" / "zigzag-resnet18"} if objective == "edp" else {}
     return Problem(f"zigzag-{objective}", space, Objective(objective, "minimize"),
                    memoized(runner_evaluator("zigzag", options)),
                    description=f"ZigZag accelerator design, ResNet-18 conv layer 11 (14x14x256), {objective}",
-                   info={"runner_options": options})
+                   info={"runner_options": options}, knowledge=knowledge)
 
 
 def _rocksdb() -> Problem:

@@ -13,7 +13,9 @@ Node ids are the table's column names without the role prefix.
 
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +65,15 @@ class CausalGraph:
     def column(self, node: str) -> str:
         """The table column of ``node``."""
         return column(self.roles[node], node)
+
+    def with_objectives(self, objectives: Iterable[str]) -> CausalGraph:
+        """A copy in which objective nodes other than ``objectives`` are metrics, as in
+        :func:`boanon.table.with_objectives` (an objective has no children, so a graph stays valid)."""
+        wanted = set(objectives)
+        out = copy.deepcopy(self)
+        out.roles = {n: "metric" if r == "objective" and n not in wanted else r
+                     for n, r in self.roles.items()}
+        return out
 
     def to_networkx(self) -> nx.DiGraph:
         g = nx.DiGraph()

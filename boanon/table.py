@@ -74,6 +74,34 @@ def records_to_table(records: Iterable[TrialRecord]) -> pd.DataFrame:
     return table[ordered].reset_index(drop=True)
 
 
+def with_objectives(table: pd.DataFrame, objectives: Iterable[str]) -> pd.DataFrame:
+    """The table as a run towards ``objectives`` sees it: exactly these in the objective role.
+
+    An adapter calls everything a system reports as a result an objective (ZigZag's energy,
+    latency and area; db_bench's throughput of every benchmark it ran); a run that tunes one of
+    them reads the others as metrics, intermediate measurements its models may condition on
+    (EDP is energy times latency), rather than as dead ends that objectives are in the graph. A
+    metric named in ``objectives`` becomes an objective. Columns keep their order by role.
+    """
+    wanted = set(objectives)
+    renames = {}
+    for col in table.columns:
+        if col == TRIAL:
+            continue
+        role, name = split_column(col)
+        if role == "objective" and name not in wanted:
+            renames[col] = column("metric", name)
+        elif role == "metric" and name in wanted:
+            renames[col] = column("objective", name)
+    clash = [new for old, new in renames.items() if new in table.columns and new not in renames]
+    if clash:
+        raise ValueError(f"the table has both {clash[0]!r} and {clash[0].split(':', 1)[1]!r} "
+                         "in another role")
+    out = table.rename(columns=renames)
+    first = [TRIAL] if TRIAL in out.columns else []
+    return out[first + [c for role in ROLES for c in columns_of(out, role)]]
+
+
 def validate_table(table: pd.DataFrame, source: str = "table") -> pd.DataFrame:
     """Check the table's shape and return it; errors name the offending column."""
     if TRIAL not in table.columns:

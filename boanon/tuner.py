@@ -35,7 +35,7 @@ from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
 from boanon.space import Space
 from boanon.store import INTERRUPTED, Store, StoredTrial
-from boanon.table import TrialRecord, Value
+from boanon.table import TrialRecord, Value, with_objectives
 
 INIT = "init"
 """The ``surrogate`` recorded for trials of the initial design."""
@@ -110,6 +110,8 @@ class Tuner:
         self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
         self.store.init_study(self.spec())
         self.fixed_graph = graph is not None
+        if graph is not None:
+            graph = graph.with_objectives(o.name for o in self.objectives)
         if graph is not None and knowledge is not None:
             graph = knowledge.apply(graph)
         if graph is None and self.warm_start is not None and self.warm_start.graph is not None:
@@ -148,8 +150,9 @@ class Tuner:
                 + counts["running"])
 
     def table(self) -> pd.DataFrame:
-        """The finished trials as the tidy table."""
-        return self.store.to_table()
+        """The finished trials as the tidy table the models read: the run's objectives are the
+        objectives, any other result the system logged is a metric (:func:`with_objectives`)."""
+        return with_objectives(self.store.to_table(), [o.name for o in self.objectives])
 
     def best(self, objective: str | None = None) -> StoredTrial | None:
         """The feasible finished trial with the best value of ``objective`` (default: the first)."""

@@ -12,6 +12,7 @@ from boanon.multitask import (
     TASK,
     TASK_COLUMN,
     MultiTaskGPSurrogate,
+    RelatedTask,
     align_to_space,
     combine_tasks,
     joint_candidate,
@@ -173,3 +174,17 @@ def test_joint_candidate_only_where_it_can_help_and_stays_cheap():
     assert isinstance(joint_candidate(system.space, table, [cost], ["g0_load"]), MultiTaskGPSurrogate)
     assert joint_candidate(system.space, combine_tasks(table, table), [cost]) is not None  # a related task
     assert joint_candidate(system.space, system.sample_table(200, seed=1), [cost, cost2]) is None  # too big
+
+
+def test_a_related_tasks_other_results_are_metrics_in_its_table_and_graph(tmp_path):
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
+    table = system.sample_table(6, seed=0)
+    table["objective:area"] = 1.0 + table["param:x0"]
+    write_table(table, tmp_path / "old.csv")
+    graph = system.true_graph()
+    graph.roles["area"] = "objective"
+    related = RelatedTask("old", "old.csv", load_related(tmp_path / "old.csv").table, graph)
+    aligned = align_to_space(related, system.space, ["cost"])
+    assert "metric:area" in aligned.table and "objective:area" not in aligned.table
+    assert aligned.graph.roles["area"] == "metric" and aligned.graph.roles["cost"] == "objective"
+    assert graph.roles["area"] == "objective"  # the task's own graph is left as it was

@@ -61,3 +61,16 @@ def test_read_table_keeps_trial_ids_as_text(tmp_path):
     table = read_table(str(path))
     assert table["trial"].tolist() == ["007", "7"]  # two trials, not a duplicate of trial 7
     assert pd.isna(table.loc[0, "metric:m"]) and table.loc[1, "metric:m"] == 0.5
+
+
+def test_with_objectives_gives_exactly_the_runs_objectives_that_role():
+    from boanon.table import with_objectives
+
+    table = pd.DataFrame({"trial": ["a"], "objective:energy": [2.0], "param:x": [1],
+                          "metric:tokens": [5.0], "objective:edp": [6.0]})
+    out = with_objectives(table, ["edp", "tokens"])
+    assert list(out.columns) == ["trial", "param:x", "metric:energy", "objective:tokens", "objective:edp"]
+    assert out["metric:energy"].tolist() == [2.0]
+    clash = table.assign(**{"metric:energy": [1.0]})
+    with pytest.raises(ValueError, match="both 'metric:energy'"):
+        with_objectives(clash, ["edp"])

@@ -58,6 +58,28 @@ def test_a_logged_metric_can_be_the_objective() -> None:
     assert "g0_load" not in stored.metrics and "g1_load" in stored.metrics
 
 
+def test_other_logged_results_are_metrics_the_structure_can_use() -> None:
+    """Tuning EDP, the energy and latency a simulator reports beside it are its parents."""
+    from boanon.learners import learn
+    from boanon.table import TrialRecord
+
+    space = Space([Float("x", 0.0, 1.0), Float("y", 0.0, 1.0)])
+    tuner = Tuner(space, ["edp"], seed=0, n_init=30)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        trial = tuner.ask()
+        energy = np.exp(2 * trial.config["x"] + 0.5 * rng.standard_normal())  # x and unseen load
+        latency = np.exp(2 * trial.config["y"] + 0.5 * rng.standard_normal())
+        tuner.tell(trial.id, TrialRecord(trial.name, {}, {}, {
+            "energy": energy, "latency": latency, "edp": energy * latency}))
+    table = tuner.table()
+    assert {"metric:energy", "metric:latency", "objective:edp"} <= set(table.columns)
+    assert "objective:energy" not in table.columns
+    assert tuner.store.to_table().columns.str.startswith("objective:").sum() == 3  # stored as told
+    graph = learn(table).graph
+    assert set(graph.parents("edp")) >= {"energy", "latency"}
+
+
 def test_maximised_objective_and_best() -> None:
     tuner = Tuner(SYSTEM.space, [{"name": "score", "direction": "maximize"}], n_init=3)
     for value in (1.0, 5.0, 3.0):

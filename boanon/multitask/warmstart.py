@@ -21,7 +21,7 @@ from boanon.graph import CausalGraph
 from boanon.multiobjective.summary import PARETO
 from boanon.multitask.tasks import combine_tasks, with_task
 from boanon.space import Space
-from boanon.table import TRIAL, column, read_table
+from boanon.table import TRIAL, column, read_table, with_objectives
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GRAPH_FILE = "graph.json"
@@ -91,9 +91,12 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     taken at the space's default (the related run presumably ran with it); a trial whose value
     falls outside the space (or breaks its constraints) is left out and listed in ``dropped``.
     A task that shares no parameter with the space, or measured none of ``objectives``, is
-    refused: its trials would all sit at the default and teach the models nothing.
+    refused: its trials would all sit at the default and teach the models nothing. With
+    ``objectives``, the table and graph have exactly these as objectives (:func:`with_objectives`),
+    as the run's own trials do.
     """
-    table = task.table
+    table = with_objectives(task.table, objectives) if objectives else task.table
+    graph = task.graph.with_objectives(objectives) if objectives and task.graph is not None else task.graph
     if not any(column("param", name) in table.columns for name in space.names):
         raise ConfigError(task.source, "warm_start", "its trials share no parameter with the search "
                           f"space ({', '.join(space.names)})")
@@ -117,7 +120,7 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     params = pd.DataFrame([c for _, c in keep], index=[i for i, _ in keep]).add_prefix("param:")
     aligned = pd.concat([table.loc[params.index, [TRIAL]], params, table.loc[params.index, rest]],
                         axis=1).reset_index(drop=True)
-    return RelatedTask(task.label, task.source, aligned, task.graph, dropped)
+    return RelatedTask(task.label, task.source, aligned, graph, dropped)
 
 
 def _missing(value: object) -> bool:
