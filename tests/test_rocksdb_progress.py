@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 
-from boanon.adapters.rocksdb import STOPPED_FILE, RocksDBAdapter
+from boanon.adapters.rocksdb import STDOUT_FILE, STOPPED_FILE, RocksDBAdapter
 from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report, report_objectives
 from boanon.errors import LogParseError
 from boanon.parallel import run_trial_task, supports_progress
@@ -114,14 +113,12 @@ def test_progress_returning_false_stops_db_bench_and_the_trial_still_parses(tmp_
         return False  # what the loop's reporter answers for a trial its rule condemns
 
     runner = RocksDBRunner(**LONG_READS, repeats=2, reference="default")
-    start = time.monotonic()
     record, stopped = run_trial_task(runner, {"bloom_bits": 10}, str(tmp_path / "t"), None, reporter)
-    elapsed = time.monotonic() - start
-    assert stopped and steps == [1]
+    assert stopped and steps == [1]  # stopped: db_bench was still running when it was interrupted
     assert json.loads((tmp_path / "t" / STOPPED_FILE).read_text()) == {"benchmark": "readrandom",
                                                                       "intervals": 1}
-    ops = record.objectives["readrandom_ops_per_sec"]
-    full = record.metrics["fillrandom_seconds"] + LONG_READS["reads"] / ops
-    assert elapsed < 0.6 * full  # and neither the repeat nor the reference ran
+    # it died before its readrandom summary line, and neither the repeat nor the reference ran
+    assert not any(line.startswith("readrandom") and "micros/op" in line
+                   for line in (tmp_path / "t" / STDOUT_FILE).read_text().splitlines())
     assert not (tmp_path / "t" / "repeat-1").exists() and not (tmp_path / "t" / "reference").exists()
     assert record.metrics["readrandom_report_intervals"] == 1 and record.params["bloom_bits"] == 10
