@@ -162,7 +162,7 @@ def markdown(table: pd.DataFrame) -> str:
         cells = [r["sweep"], r["trials"], r["target_variables"], r.get("repeats", 1)] + \
                 [f"{r[c]:.2f}" if pd.notna(r.get(c)) else "-"
                  for c in ("learn_s", "learn_cpu_s", "suggest_s", "suggest_cpu_s", "suggest_cpu_max_s")] + \
-                [int(r["edges"]) if pd.notna(r.get("edges")) else "-", r.get("surrogate") or "-",
+                [f"{r['edges']:g}" if pd.notna(r.get("edges")) else "-", r.get("surrogate") or "-",
                  r["error"] if isinstance(r.get("error"), str) else ""]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"

@@ -71,8 +71,8 @@ def rows(out: Path) -> list[dict]:
 
 
 def aim(rows_: list[dict], info: dict[str, dict]) -> list[str]:
-    """Per problem and BoAnon variant (plain, expert-annotated, warm-started): is its median after
-    EARLY better than every generic tuner's median after LATE?"""
+    """Per problem and BoAnon variant (structured, plain-GP ablation, expert-annotated,
+    warm-started): is its median after EARLY better than every generic tuner's median after LATE?"""
     lines = []
     for name in dict.fromkeys(r["problem"] for r in rows_):
         by_tuner = {r["tuner"]: r for r in rows_ if r["problem"] == name}

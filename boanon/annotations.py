@@ -18,9 +18,10 @@ Knowledge is written in Python or in a YAML annotations file::
       edp: {function: "energy * latency"}
 
 The role tiers always hold on top of this: parameters have no parents, objectives have no
-children, and there is no parameter -> parameter edge. Names must be node ids (table column names
-without the role prefix); :meth:`Knowledge.validate` rejects names that are not in the data, so a
-typo never silently turns into missing knowledge.
+children, and there is no parameter -> parameter edge. Within them a required edge (or a node
+model's parent edge) is always allowed: the expert's word beats forbids and metric tiers. Names
+must be node ids (table column names without the role prefix); :meth:`Knowledge.validate`
+rejects names that are not in the data, so a typo never silently turns into missing knowledge.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from boanon.expressions import Expression
 from boanon.graph import CausalGraph, Edge
 from boanon.yamlfile import load_yaml
 
-_ROLE_ORDER = {"param": 0, "metric": 1, "objective": 2}
 _FREE_KEYS = {"init", "low", "high", "mean", "sd"}
 _YAML_KEYS = {"require", "forbid", "forbid_patterns", "tiers", "node_models"}
 
@@ -200,8 +200,6 @@ class Knowledge:
             ts, tt = self.metric_tier(source), self.metric_tier(target)
             if ts is not None and tt is not None and ts > tt:
                 return False
-        elif _ROLE_ORDER[rs] > _ROLE_ORDER[rt]:
-            return False
         if (source, target) in self.forbidden:
             return False
         return not any(p.matches(source, target) for p in self.forbidden_patterns)
@@ -222,7 +220,7 @@ class Knowledge:
                 if p not in roles:
                     raise ConfigError(self.source, f"node_models.{node}",
                                       f"{p!r} is neither a node nor a free parameter{_suggest(p, roles)}")
-        clash = set(self.required) & set(self.forbidden)
+        clash = set(self.required_edges()) & set(self.forbidden)
         if clash:
             s, t = sorted(clash)[0]
             raise ConfigError(self.source, "forbid", f"edge {s} -> {t} is both required and forbidden")

@@ -66,10 +66,11 @@ class CausalGraph:
         """The table column of ``node``."""
         return column(self.roles[node], node)
 
-    def with_objectives(self, objectives: Iterable[str]) -> CausalGraph:
-        """A copy in which objective nodes other than ``objectives`` are metrics, as in
-        :func:`boanon.table.with_objectives` (an objective has no children, so a graph stays valid)."""
-        wanted = set(objectives)
+    def with_objectives(self, objectives: Iterable[str], keep: Iterable[str] = ()) -> CausalGraph:
+        """A copy in which objective nodes other than ``objectives`` and ``keep`` are metrics, as in
+        :func:`boanon.table.with_objectives` (only demoted: an objective has no children, so the
+        graph stays valid; a metric is never promoted, it may have children)."""
+        wanted = set(objectives) | set(keep)
         out = copy.deepcopy(self)
         out.roles = {n: "metric" if r == "objective" and n not in wanted else r
                      for n, r in self.roles.items()}

@@ -74,30 +74,33 @@ def records_to_table(records: Iterable[TrialRecord]) -> pd.DataFrame:
     return table[ordered].reset_index(drop=True)
 
 
-def with_objectives(table: pd.DataFrame, objectives: Iterable[str]) -> pd.DataFrame:
+def with_objectives(table: pd.DataFrame, objectives: Iterable[str], keep: Iterable[str] = ()) -> pd.DataFrame:
     """The table as a run towards ``objectives`` sees it: exactly these in the objective role.
 
     An adapter calls everything a system reports as a result an objective (ZigZag's energy,
     latency and area; db_bench's throughput of every benchmark it ran); a run that tunes one of
     them reads the others as metrics, intermediate measurements its models may condition on
-    (EDP is energy times latency), rather than as dead ends that objectives are in the graph. A
-    metric named in ``objectives`` becomes an objective. Columns keep their order by role.
+    (EDP is energy times latency), rather than as the dead ends objectives are in a graph. A
+    metric named in ``objectives`` becomes an objective; names in ``keep`` (outputs the run
+    constrains) keep their role. A quantity found in both roles (trials told as adapter records
+    and as plain dicts) becomes one column. Columns keep their order by role.
     """
-    wanted = set(objectives)
-    renames = {}
+    wanted, kept = set(objectives), set(keep)
+    out = table.copy()
     for col in table.columns:
         if col == TRIAL:
             continue
         role, name = split_column(col)
+        if name in kept and name not in wanted:
+            continue
         if role == "objective" and name not in wanted:
-            renames[col] = column("metric", name)
+            new = column("metric", name)
         elif role == "metric" and name in wanted:
-            renames[col] = column("objective", name)
-    clash = [new for old, new in renames.items() if new in table.columns and new not in renames]
-    if clash:
-        raise ValueError(f"the table has both {clash[0]!r} and {clash[0].split(':', 1)[1]!r} "
-                         "in another role")
-    out = table.rename(columns=renames)
+            new = column("objective", name)
+        else:
+            continue
+        out[new] = out[new].combine_first(out[col]) if new in out.columns else out[col]
+        out = out.drop(columns=[col])
     first = [TRIAL] if TRIAL in out.columns else []
     return out[first + [c for role in ROLES for c in columns_of(out, role)]]
 

@@ -34,7 +34,7 @@ from boanon.objectives import Objective, parse_objectives
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
 from boanon.space import Space
-from boanon.store import INTERRUPTED, Store, StoredTrial
+from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
 from boanon.table import TrialRecord, Value, with_objectives
 
 INIT = "init"
@@ -98,7 +98,7 @@ class Tuner:
         self.seed = int(seed)
         self.output_constraints = list(output_constraints)
         self.warm_start = None if warm_start is None else \
-            align_to_space(warm_start, space, [o.name for o in self.objectives])
+            align_to_space(warm_start, space, [o.name for o in self.objectives], self._constrained())
         if n_init is None:  # a warm start already knows the landscape: the default and two more
             n_init = default_n_init(space) if warm_start is None else min(3, default_n_init(space))
         self.n_init = int(n_init)
@@ -111,7 +111,7 @@ class Tuner:
         self.store.init_study(self.spec())
         self.fixed_graph = graph is not None
         if graph is not None:
-            graph = graph.with_objectives(o.name for o in self.objectives)
+            graph = self._own_roles(graph)
         if graph is not None and knowledge is not None:
             graph = knowledge.apply(graph)
         if graph is None and self.warm_start is not None and self.warm_start.graph is not None:
@@ -149,10 +149,19 @@ class Tuner:
         return (counts["done"] + counts["stopped"] + counts["failed"] - counts["interrupted"]
                 + counts["running"])
 
-    def table(self) -> pd.DataFrame:
-        """The finished trials as the tidy table the models read: the run's objectives are the
-        objectives, any other result the system logged is a metric (:func:`with_objectives`)."""
-        return with_objectives(self.store.to_table(), [o.name for o in self.objectives])
+    def table(self, statuses: tuple[Status, ...] = MEASURED) -> pd.DataFrame:
+        """The finished trials as the tidy table the models read: the run's objectives (and the
+        outputs it constrains) are the objectives, any other result the system logged is a
+        metric (:func:`with_objectives`). ``statuses=("done",)`` leaves out trials stopped early."""
+        return with_objectives(self.store.to_table(statuses), [o.name for o in self.objectives],
+                               self._constrained())
+
+    def _constrained(self) -> list[str]:
+        return [c.name for c in self.output_constraints]
+
+    def _own_roles(self, graph: CausalGraph) -> CausalGraph:
+        """``graph`` with the roles of this run's table (a graph learned or stored by another)."""
+        return graph.with_objectives([o.name for o in self.objectives], self._constrained())
 
     def best(self, objective: str | None = None) -> StoredTrial | None:
         """The feasible finished trial with the best value of ``objective`` (default: the first)."""
@@ -174,7 +183,7 @@ class Tuner:
         """On resume, keep using the last graph the run learned (and when it learned it)."""
         for t in reversed(self.store.trials()):
             if t.graph_id is not None:
-                self.graph = self.store.graph(t.graph_id)
+                self.graph = self._own_roles(self.store.graph(t.graph_id))
                 self._graph_id = t.graph_id
                 return
 

@@ -73,8 +73,10 @@ def test_tiers_roles_and_forbids_in_allows(knowledge):
 def test_a_required_edge_is_allowed_over_forbids_and_metric_tiers_but_not_role_tiers():
     k = Knowledge().add_tier(["m10"]).add_tier(["m1"]).forbid_pattern("m.*", "cost")
     assert not k.allows("m1", "m10", ROLES) and not k.allows("m2", "cost", ROLES)
-    k.require("m1", "m10").node_model("cost", function="m2 * 2")  # each change forgets old answers
+    k.require("m1", "m10")  # each change forgets the answers given before it
     assert k.allows("m1", "m10", ROLES)  # the expert's word beats the metric tiers
+    assert not k.allows("m2", "cost", ROLES)
+    k.node_model("cost", function="m2 * 2")
     assert k.allows("m2", "cost", ROLES)  # a node model's parent beats a forbid pattern
     assert not k.require("m1", "x").allows("m1", "x", ROLES)  # parameters never get parents
 

@@ -98,3 +98,20 @@ def test_all_metrics_keeps_the_metrics_without_a_path(table_csv, tmp_path):
     assert graph.metadata["prune"] is False
     assert any(n.startswith("d") and n[1:].isdigit() for n in graph.nodes("metric"))  # distractors stay
     assert "no directed path to an objective" not in result.output
+
+
+def test_learn_towards_one_of_several_results(tmp_path):
+    """With --objective, the dataset's other results are metrics: EDP learned from its factors."""
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    out = tmp_path / "g.json"
+    result = CliRunner().invoke(main, ["learn", str(root / "datasets" / "zigzag-resnet18"), "--objective",
+                                       "edp", "--annotations",
+                                       str(root / "examples" / "zigzag-edp-annotations.yaml"),
+                                       "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    graph = CausalGraph.load(out)
+    assert graph.nodes("objective") == ["edp"] and graph.roles["energy"] == "metric"
+    assert {"energy", "latency"} <= set(graph.parents("edp"))
+    bad = CliRunner().invoke(main, ["learn", str(root / "datasets" / "zigzag-resnet18"), "--objective",
+                                    "speed", "-o", str(tmp_path / "x.json")])
+    assert bad.exit_code != 0 and "--objective: speed: not a result of" in bad.output

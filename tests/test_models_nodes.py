@@ -166,3 +166,17 @@ def test_log_scale_gp_node_samples_positive_values_and_predicts_held_out_trials(
     assert scores["log_predictive_density"] > raw["log_predictive_density"]
     with pytest.raises(ValueError, match="positive"):
         GPNode(["x0"], [], log_target=True).fit(_inputs(configs, ["x0"]), y - y.max())
+
+
+def test_the_gp_likelihood_gradient_matches_finite_differences():
+    from scipy.optimize import approx_fprime
+
+    from boanon.models.gp import _pairwise_sq, neg_log_posterior
+
+    rng = np.random.default_rng(4)
+    X, y = rng.random((25, 3)), rng.standard_normal(25)
+    sq = _pairwise_sq(X)
+    for theta in (np.array([0.2, -0.5, 0.1, 0.4, -3.0]), np.array([-1.0, 1.0, -1.5, 0.0, -6.0])):
+        grad = neg_log_posterior(theta, sq, y)[1]
+        numeric = approx_fprime(theta, lambda t: neg_log_posterior(t, sq, y)[0], 1e-6)
+        np.testing.assert_allclose(grad, numeric, rtol=1e-3, atol=1e-3)

@@ -172,7 +172,7 @@ def test_a_trial_stopped_early_is_never_on_the_front_nor_the_best(tmp_path):
     store.close()
     status = CliRunner().invoke(main, ["status", str(path)])
     assert status.exit_code == 0, status.output
-    assert "best a: 1 in t0000" in status.output and "0.1" not in status.output
+    assert "best a: 1 in t0000" in status.output and "t0002" not in status.output
     out = tmp_path / "run.csv"
     assert CliRunner().invoke(main, ["export", str(path), "-o", str(out)]).exit_code == 0
     exported = pd.read_csv(out)

@@ -66,11 +66,13 @@ def test_read_table_keeps_trial_ids_as_text(tmp_path):
 def test_with_objectives_gives_exactly_the_runs_objectives_that_role():
     from boanon.table import with_objectives
 
-    table = pd.DataFrame({"trial": ["a"], "objective:energy": [2.0], "param:x": [1],
-                          "metric:tokens": [5.0], "objective:edp": [6.0]})
-    out = with_objectives(table, ["edp", "tokens"])
-    assert list(out.columns) == ["trial", "param:x", "metric:energy", "objective:tokens", "objective:edp"]
-    assert out["metric:energy"].tolist() == [2.0]
-    clash = table.assign(**{"metric:energy": [1.0]})
-    with pytest.raises(ValueError, match="both 'metric:energy'"):
-        with_objectives(clash, ["edp"])
+    table = pd.DataFrame({"trial": ["a", "b"], "objective:energy": [2.0, None], "param:x": [1, 2],
+                          "metric:tokens": [5.0, 6.0], "objective:edp": [6.0, 7.0],
+                          "objective:area": [1.0, 1.5]})
+    out = with_objectives(table, ["edp", "tokens"], keep=["area"])
+    assert list(out.columns) == ["trial", "param:x", "metric:energy", "objective:edp",
+                                 "objective:area", "objective:tokens"]  # a constrained output stays
+    assert out["metric:energy"].tolist()[0] == 2.0
+    # one quantity told both ways (an adapter's record, then a plain dict) is one column
+    mixed = table.assign(**{"metric:energy": [None, 3.0]})
+    assert with_objectives(mixed, ["edp"])["metric:energy"].tolist() == [2.0, 3.0]

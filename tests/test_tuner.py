@@ -80,6 +80,23 @@ def test_other_logged_results_are_metrics_the_structure_can_use() -> None:
     assert set(graph.parents("edp")) >= {"energy", "latency"}
 
 
+def test_a_resumed_run_reads_its_stored_graph_with_its_own_roles(tmp_path: Path) -> None:
+    """A graph stored by an earlier version (energy an objective) is read as this run's table is."""
+    from boanon.graph import CausalGraph, Edge
+    from boanon.table import TrialRecord
+
+    space = Space([Float("x", 0.0, 1.0)])
+    first = Tuner(space, ["edp"], store=tmp_path / "r.db", n_init=2)
+    old = CausalGraph(roles={"x": "param", "energy": "objective", "edp": "objective"},
+                      edges=[Edge("x", "energy"), Edge("x", "edp")])
+    trial = first.store.start_trial({"x": 0.5}, graph_id=first.store.add_graph(old))
+    first.store.finish_trial(trial.id, TrialRecord(trial.name, {"x": 0.5}, {}, {"energy": 1.0, "edp": 2.0}))
+    first.store.close()
+    resumed = Tuner(space, ["edp"], store=tmp_path / "r.db", n_init=2)
+    assert resumed.graph is not None and resumed.graph.roles["energy"] == "metric"
+    assert resumed.graph.column("energy") in resumed.table().columns
+
+
 def test_maximised_objective_and_best() -> None:
     tuner = Tuner(SYSTEM.space, [{"name": "score", "direction": "maximize"}], n_init=3)
     for value in (1.0, 5.0, 3.0):

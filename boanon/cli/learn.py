@@ -13,6 +13,7 @@ from boanon.errors import ConfigError, LogParseError
 from boanon.graph import CausalGraph
 from boanon.graph_render import render
 from boanon.learners import DEFAULT_ALPHA, DEFAULT_LEARNER, DEFAULT_MAX_PARENTS, LEARNERS, LearnResult, learn
+from boanon.table import names_of, with_objectives
 
 SHOWN_PER_REASON = 8
 
@@ -34,6 +35,9 @@ SHOWN_PER_REASON = 8
               show_default=True, help="Significance level of the independence tests.")
 @click.option("--all-metrics", is_flag=True,
               help="Keep metrics with no directed path to an objective (pruned by default).")
+@click.option("--objective", "objectives", multiple=True, metavar="NAME",
+              help="Learn towards these results only (repeatable): the system's other results "
+                   "become metrics, as in a run tuning NAME (default: every logged objective).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--adapter", type=click.Choice(available_adapters()), default=None,
               help="Adapter for LOGDIR (default: auto-detect).")
@@ -41,11 +45,17 @@ SHOWN_PER_REASON = 8
 @click.option("-v", "--verbose", is_flag=True, help="List every dropped metric with its reason.")
 def learn_command(source: str, annotations: str | None, learner: str, output: str, render_path: str | None,
                   max_parents: int, max_metrics: int | None, bootstrap: int, alpha: float,
-                  all_metrics: bool, seed: int,
+                  all_metrics: bool, objectives: tuple[str, ...], seed: int,
                   adapter: str | None, skip_bad: bool, verbose: bool) -> None:
     """Learn a causal graph over parameters, metrics and objectives from LOGDIR or TABLE.csv."""
     try:
         table = ingest(source, adapter=adapter, skip_bad=skip_bad).table
+        if objectives:
+            unknown = [o for o in objectives if o not in set(names_of(table, "objective"))
+                       | set(names_of(table, "metric"))]
+            if unknown:
+                raise ConfigError("--objective", unknown[0], f"not a result of {source}")
+            table = with_objectives(table, objectives)
         knowledge = Knowledge.from_yaml(annotations) if annotations else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -115,7 +115,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             sys.exit(130)
     best = tuner.best()
     if len(tuner.objectives) > 1 or tuner.output_constraints:
-        click.echo(format_front(tuner.table(), tuner.objectives, tuner.output_constraints, max_rows=10))
+        click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
+                                max_rows=10))
     elif best is not None:
         click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
         click.echo("  " + " ".join(f"{k}={v}" for k, v in best.config.items()))

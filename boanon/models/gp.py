@@ -62,7 +62,7 @@ def _prior(d: int) -> tuple[np.ndarray, np.ndarray]:
     return mean, sd
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)  # n x n each: the sizes of one fit and its folds
 def _lower_triangle_weights(n: int) -> np.ndarray:
     """2 below the diagonal, 1 on it, 0 above: the sum of a symmetric matrix times these weights
     is its full sum, read from the lower triangle alone (all LAPACK's inverse fills in)."""

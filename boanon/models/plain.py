@@ -38,7 +38,7 @@ class PlainGPSurrogate(Surrogate):
 
     @single_blas_thread
     def fit(self, table: pd.DataFrame) -> PlainGPSurrogate:
-        self.models = {}
+        self.table, self.models = table, {}
         for name in self.outputs:
             col = self.node_column(name)
             y = table[col].to_numpy(dtype=float) if col in table.columns else np.array([])

@@ -63,7 +63,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
     if PARETO not in pd.read_csv(path, nrows=0).columns:
         return read_table(str(path))
     buffer = io.StringIO()
-    pd.read_csv(path).drop(columns=[PARETO]).to_csv(buffer, index=False)
+    pd.read_csv(path, dtype={TRIAL: str}).drop(columns=[PARETO]).to_csv(buffer, index=False)
     buffer.seek(0)
     return read_table(buffer, source=str(path))
 
@@ -84,7 +84,8 @@ def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
     return RelatedTask(label or path.stem, str(path), table, graph)
 
 
-def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = ()) -> RelatedTask:
+def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = (),
+                   keep: Sequence[str] = ()) -> RelatedTask:
     """Keep the related trials the new search space can describe.
 
     Parameters the space does not have are dropped; a parameter the related run did not vary is
@@ -92,11 +93,12 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     falls outside the space (or breaks its constraints) is left out and listed in ``dropped``.
     A task that shares no parameter with the space, or measured none of ``objectives``, is
     refused: its trials would all sit at the default and teach the models nothing. With
-    ``objectives``, the table and graph have exactly these as objectives (:func:`with_objectives`),
-    as the run's own trials do.
+    ``objectives``, the table and graph have exactly these (and the constrained outputs ``keep``)
+    as objectives (:func:`with_objectives`), as the run's own trials do.
     """
-    table = with_objectives(task.table, objectives) if objectives else task.table
-    graph = task.graph.with_objectives(objectives) if objectives and task.graph is not None else task.graph
+    table = with_objectives(task.table, objectives, keep) if objectives else task.table
+    graph = task.graph.with_objectives(objectives, keep) \
+        if objectives and task.graph is not None else task.graph
     if not any(column("param", name) in table.columns for name in space.names):
         raise ConfigError(task.source, "warm_start", "its trials share no parameter with the search "
                           f"space ({', '.join(space.names)})")
