@@ -36,16 +36,18 @@ def curves(table: pd.DataFrame, optimum: float | None = None, direction: str = "
     """Per (tuner, evaluation): median, 25th and 75th percentile of best-so-far over seeds.
 
     With a known optimum the curve is the regret ``best - optimum`` (at least REGRET_FLOOR).
-    Evaluations where some seed has no successful trial yet are left out, not drawn from fewer seeds.
+    Each tuner is drawn over the seeds it ran; evaluations where one of them has no successful
+    trial yet are left out, not drawn from fewer seeds.
     """
     values = table.pivot_table(index=["tuner", "evaluation"], columns="seed", values="best_so_far",
                                dropna=False)
     if optimum is not None:
         # Observed values are noisy and the optimum is noise-free: clip at the noise floor.
         values = ((values - optimum) * (1 if direction == "minimize" else -1)).clip(lower=REGRET_FLOOR)
-    values = values.dropna()
-    return pd.DataFrame({"median": values.median(axis=1), "q25": values.quantile(0.25, axis=1),
-                         "q75": values.quantile(0.75, axis=1), "seeds": values.notna().sum(axis=1)})
+    parts = [part.dropna(axis=1, how="all").dropna() for _, part in values.groupby(level="tuner")]
+    return pd.concat([pd.DataFrame({"median": v.median(axis=1), "q25": v.quantile(0.25, axis=1),
+                                    "q75": v.quantile(0.75, axis=1), "seeds": v.notna().sum(axis=1)})
+                      for v in parts])
 
 
 def plot_problem(csv_path: Path, png_path: Path, info: dict | None = None) -> Path:
