@@ -21,8 +21,10 @@ from boanon.targets.rocksdb import RocksDBRunner
 STOPPED = Path(__file__).parent / "fixtures" / "rocksdb" / "readrandom-stopped"
 needs_db_bench = pytest.mark.skipif(shutil.which("db_bench") is None,
                                     reason="db_bench not installed (scripts/install-system-deps.sh)")
-LONG_READS = {"num": 50000, "reads": 1_500_000, "timeout": 120}
-"""A fast load and a read phase of several seconds, so that stopping after one interval shows."""
+LONG_READS = {"num": 50000, "reads": 20_000_000, "timeout": 120}
+"""A fast load and a read phase of 15 s or more even on a fast idle core (1.5 M reads took about
+1.5 s, so the stop after the first one-second interval could come after the phase had ended):
+stopping after one interval always cuts it short."""
 
 
 def test_report_of_a_real_run_gives_the_throughput_of_the_intervals() -> None:
