@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -115,7 +116,12 @@ def test_progress_returning_false_stops_db_bench_and_the_trial_still_parses(tmp_
         return False  # what the loop's reporter answers for a trial its rule condemns
 
     runner = RocksDBRunner(**LONG_READS, repeats=2, reference="default")
-    record, stopped = run_trial_task(runner, {"bloom_bits": 10}, str(tmp_path / "t"), None, reporter)
+    # as in an executor's worker process or a run under nohup: db_bench inherits an ignored SIGINT
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        record, stopped = run_trial_task(runner, {"bloom_bits": 10}, str(tmp_path / "t"), None, reporter)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert stopped and steps == [1]  # stopped: db_bench was still running when it was interrupted
     assert json.loads((tmp_path / "t" / STOPPED_FILE).read_text()) == {"benchmark": "readrandom",
                                                                       "intervals": 1}

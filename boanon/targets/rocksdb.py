@@ -20,7 +20,6 @@ import gzip
 import json
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -39,6 +38,8 @@ from boanon.table import Value
 STDERR_FILE = "stderr.txt"
 POLL_S = 0.1
 """How often a reporting run looks at db_bench's report file and stdout."""
+STOP_GRACE_S = 10.0
+"""How long a stopped db_bench gets to exit after SIGTERM before it is killed."""
 SETTLE_S = 0.5
 """After the stdout summary of the last load benchmark, how long before the report file is
 taken to be the measured benchmark's: db_bench rewrites it within milliseconds."""
@@ -241,8 +242,7 @@ class RocksDBRunner(Runner):
                         time.sleep(POLL_S)
                         stopped = self._report(follower.new_rows())
                     if stopped and proc.poll() is None:
-                        proc.send_signal(signal.SIGINT)  # no handler: it dies; what it wrote stays
-                        proc.wait(timeout=30)
+                        _end(proc)
                     else:
                         stopped = False  # it had finished before the stop could cut it short
                         self._report(follower.new_rows(final=True))
@@ -312,6 +312,18 @@ def _summaries(stdout: Path) -> int:
     """How many benchmark summary lines db_bench has written (it flushes each at once)."""
     with open(stdout, encoding="utf-8", errors="replace") as lines:
         return sum("micros/op" in line for line in lines)
+
+
+def _end(proc: subprocess.Popen) -> None:
+    """Stop db_bench now; what it wrote stays. SIGTERM, not SIGINT: a process started in the
+    background (nohup, ``&`` in a script, a daemon) inherits an ignored SIGINT, and db_bench then
+    ran on to the end. A process that outlives the grace period is killed."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _tail(stderr: bytes | None, n: int = 800) -> str:
