@@ -13,13 +13,13 @@ Problems are built lazily by name (:func:`make_problem`): building one may need 
 from __future__ import annotations
 
 import copy
-import json
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from boanon.acquisition.optimize import config_key
 from boanon.adapters import get_adapter
 from boanon.adapters.ingest import parse_trial_dir
 from boanon.objectives import Objective
@@ -86,7 +86,7 @@ def memoized(evaluate: Evaluate) -> Evaluate:
     seen: dict[str, TrialRecord] = {}
 
     def cached(config: dict[str, Value]) -> TrialRecord:
-        key = json.dumps(config, sort_keys=True, default=lambda v: v.item() if hasattr(v, "item") else str(v))
+        key = config_key(config)
         if key not in seen:
             seen[key] = evaluate(config)
         return copy.deepcopy(seen[key])

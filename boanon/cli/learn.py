@@ -51,8 +51,8 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
     try:
         table = ingest(source, adapter=adapter, skip_bad=skip_bad).table
         if objectives:
-            unknown = [o for o in objectives if o not in set(names_of(table, "objective"))
-                       | set(names_of(table, "metric"))]
+            results = set(names_of(table, "objective")) | set(names_of(table, "metric"))
+            unknown = [o for o in objectives if o not in results]
             if unknown:
                 raise ConfigError("--objective", unknown[0], f"not a result of {source}")
             table = with_objectives(table, objectives)

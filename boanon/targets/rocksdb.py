@@ -16,6 +16,7 @@ Build a dataset of random trials with ``boanon generate rocksdb --help``.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import re
@@ -242,7 +243,12 @@ class RocksDBRunner(Runner):
                         time.sleep(POLL_S)
                         stopped = self._report(follower.new_rows())
                     if stopped and proc.poll() is None:
-                        _end(proc)
+                        # SIGTERM, not SIGINT: a process started in the background (nohup, a
+                        # parallel worker) inherits an ignored SIGINT, and db_bench ran on to the
+                        # end. What it wrote stays; one that outlives the grace is killed below.
+                        proc.terminate()
+                        with contextlib.suppress(subprocess.TimeoutExpired):
+                            proc.wait(timeout=STOP_GRACE_S)
                     else:
                         stopped = False  # it had finished before the stop could cut it short
                         self._report(follower.new_rows(final=True))
@@ -312,18 +318,6 @@ def _summaries(stdout: Path) -> int:
     """How many benchmark summary lines db_bench has written (it flushes each at once)."""
     with open(stdout, encoding="utf-8", errors="replace") as lines:
         return sum("micros/op" in line for line in lines)
-
-
-def _end(proc: subprocess.Popen) -> None:
-    """Stop db_bench now; what it wrote stays. SIGTERM, not SIGINT: a process started in the
-    background (nohup, ``&`` in a script, a daemon) inherits an ignored SIGINT, and db_bench then
-    ran on to the end. A process that outlives the grace period is killed."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def _tail(stderr: bytes | None, n: int = 800) -> str:
