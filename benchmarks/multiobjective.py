@@ -227,7 +227,7 @@ def _out(args: argparse.Namespace, name: str) -> Path:
 def _noise_free(table: pd.DataFrame, system: SyntheticSystem) -> pd.DataFrame:
     """The table with objectives replaced by their noise-free values (what the run really found)."""
     out = table.copy()
-    configs = [{n: row[f"param:{n}"] for n in system.space.names} for _, row in table.iterrows()]
+    configs = param_configs(system.space, table)
     for name in system.objectives:
         out[f"objective:{name}"] = [system.evaluate(c, noise=False)[name] for c in configs]
     return out

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.run import RESULTS
+from benchmarks.summary import markdown_table
 from boanon.acquisition import propose
 from boanon.objectives import Objective
 from boanon.synthetic import SyntheticSystem
@@ -37,12 +38,6 @@ def measure(n_trials: int, strategy: str, seed: int) -> dict:
             **{f"{k}_s": v for k, v in p.info["timings_s"].items()}, "wall_s": wall, "cpu_s": cpu,
             "load_1min": os.getloadavg()[0], "true_cost": system.evaluate(p.config, noise=False)["cost"],
             "best_observed": float(table["objective:cost"].min())}
-
-
-def _markdown(frame: pd.DataFrame) -> str:
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -62,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     (args.out / "propose_time.md").write_text(
         "# One propose() on SyntheticSystem(seed) with its true graph (medians)\n\n"
         f"{os.cpu_count()} CPUs; load_1min is the machine's load average during the run.\n\n"
-        + _markdown(summary) + "\n")
+        + markdown_table(summary))
     print(summary.to_string(index=False))
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchmarks.summary import markdown_table
 from boanon.learners import DEFAULT_LEARNER, available_learners, learn
 from boanon.learners.evaluate import score
 from boanon.synthetic import SyntheticSystem
@@ -117,13 +118,6 @@ def summarise(rows: pd.DataFrame) -> pd.DataFrame:
                            kind="stable")[["case", "learner", *cols, "ok_runs"]]
 
 
-def markdown(frame: pd.DataFrame) -> str:
-    """A GitHub markdown table (no tabulate dependency)."""
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join(lines) + "\n"
-
-
 def plot(summary: pd.DataFrame, path: Path) -> None:
     import matplotlib
 
@@ -181,7 +175,7 @@ def write_results(frame: pd.DataFrame, cases: list[Case], stem: str) -> None:
     frame.to_csv(RESULTS / f"{stem}_runs.csv", index=False)
     summary = summarise(frame)
     summary.to_csv(RESULTS / f"{stem}.csv", index=False)
-    (RESULTS / f"{stem}.md").write_text(markdown(summary)
+    (RESULTS / f"{stem}.md").write_text(markdown_table(summary)
                                         + "\ncases: " + "; ".join(str(asdict(c)) for c in cases) + "\n")
     plot(summary, RESULTS / f"{stem}.png")
     print(summary.to_string(index=False))

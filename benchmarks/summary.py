@@ -113,6 +113,13 @@ def markdown(out: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A DataFrame as a GitHub Markdown table (no tabulate dependency)."""
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
 def fill_block(readme: Path, name: str, text: str) -> None:
     """Replace what lies between ``<!-- name -->`` and ``<!-- /name -->`` in ``readme``, nothing else."""
     start, end = f"<!-- {name} -->", f"<!-- /{name} -->"

@@ -110,8 +110,9 @@ class DAGSurrogate(Surrogate):
             self._check_formula_inputs(node, model)
             self.models[node] = model
         self.order = list(parents)
-        self._fit_nodes(table, refit=False)
-        self._safety_net(table)
+        batch = ConfigBatch.of(self.space, param_configs(self.space, table))
+        self._fit_nodes(table, batch, refit=False)
+        self._safety_net(table, batch)
         return self
 
     @single_blas_thread
@@ -119,11 +120,11 @@ class DAGSurrogate(Surrogate):
         other = copy.copy(self)
         other.models = dict(self.models)
         other.table = table
-        other._fit_nodes(table, refit=True)
+        other._fit_nodes(table, ConfigBatch.of(self.space, param_configs(self.space, table, check=False)),
+                         refit=True)
         return other
 
-    def _fit_nodes(self, table: pd.DataFrame, refit: bool) -> None:
-        batch = ConfigBatch.of(self.space, param_configs(self.space, table, check=not refit))
+    def _fit_nodes(self, table: pd.DataFrame, batch: ConfigBatch, refit: bool) -> None:
         for node in self.order:
             model = self.models[node]
             inputs, y = self._node_data(table, batch, node, model)
@@ -141,7 +142,7 @@ class DAGSurrogate(Surrogate):
                    for p in model.metric_parents}
         return batch.rows(rows).inputs(model.param_parents, 1, metrics), y
 
-    def _safety_net(self, table: pd.DataFrame) -> None:
+    def _safety_net(self, table: pd.DataFrame, batch: ConfigBatch) -> None:
         """Per learned node, its graph parents or all parameters, whichever predicts it better.
 
         A learned graph can give a node the wrong parents, or parents whose own models are poor;
@@ -160,7 +161,6 @@ class DAGSurrogate(Surrogate):
             return
         rng = np.random.default_rng(n)
         folds = np.array_split(rng.permutation(n), min(SAFETY_NET_FOLDS, n))
-        batch = ConfigBatch.of(self.space, param_configs(self.space, table, check=False))
         held: dict[str, np.ndarray] = {}  # node -> (S, n): each trial sampled by models blind to its fold
         for node in self.order:
             graph_model = self.models[node]

@@ -39,8 +39,8 @@ class MultiTaskGPSurrogate(Surrogate):
         self.inputs = [n for n in space.names if n != TASK]
         self.workloads = [TARGET]
 
-    def _data(self, table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        x = self.space.encode(param_configs(self.space, table), self.inputs)
+    def _data(self, table: pd.DataFrame, check: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        x = self.space.encode(param_configs(self.space, table, check=check), self.inputs)
         workload = np.array([self.workloads.index(t) for t in task_of(table)])
         xs, ts, ys = [], [], []
         for k, name in enumerate(self.outputs):
@@ -67,7 +67,7 @@ class MultiTaskGPSurrogate(Surrogate):
     def refit(self, table: pd.DataFrame) -> MultiTaskGPSurrogate:
         other = copy.copy(self)
         other.table = table
-        other.model = self.model.condition(*other._data(table))
+        other.model = self.model.condition(*other._data(table, check=False))  # checked by fit
         return other
 
     def _rows(self, configs: Sequence[Config]) -> tuple[np.ndarray, np.ndarray]:
