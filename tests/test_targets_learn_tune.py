@@ -63,8 +63,11 @@ def test_sgd_learns_the_expert_graph_from_its_dataset_and_beats_the_default(tmp_
     assert "m5_gpu_samples" in graph.parents("m5_gpu_compute_s")
     assert {f"m{i}_busy_s" for i in range(10)} <= set(graph.parents("worker_busy_max_s"))
 
-    # examples/sgd.yaml: warm from the dataset, three trials of its own, then the structured model
-    trials = _tune(ROOT / "examples" / "sgd.yaml", tmp_path / "sgd.db", budget=4)
+    # examples/sgd.yaml: warm from the dataset, three trials of its own, then the structured model.
+    # The simulator's noise is seeded so the test is repeatable (unseeded, about one draw in
+    # twelve makes the first proposal a small step from the default: see docs/sgd.md)
+    config = _test_yaml(tmp_path, "sgd", options={"noise_seed": 1})
+    trials = _tune(config, tmp_path / "sgd.db", budget=4)
     last, last_graph = trials[-1]
     assert last.surrogate == "structured", last.reason
     assert _learned_from_dataset(last_graph, 40)
