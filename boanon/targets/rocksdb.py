@@ -204,33 +204,26 @@ class RocksDBRunner(Runner):
 
     def run_once(self, config: Mapping[str, Value], out: Path) -> None:
         """One db_bench run on a fresh temporary DB; leaves stdout, LOG and OPTIONS in ``out``."""
-        out.mkdir(parents=True, exist_ok=True)
-        db = Path(tempfile.mkdtemp(prefix="boanon-rocksdb-", dir=self.db_root))
-        try:
-            args = self.command(config, db)
-            with open(out / STDOUT_FILE, "wb") as stdout:
-                try:
-                    proc = subprocess.run(args, stdout=stdout, stderr=subprocess.PIPE,
-                                          timeout=self.timeout, check=False)
-                except subprocess.TimeoutExpired as exc:
-                    raise TrialFailed(f"db_bench timed out after {self.timeout:g} s; stderr: "
-                                      f"{_tail(exc.stderr)}") from None
-            if proc.stderr:
-                (out / STDERR_FILE).write_bytes(proc.stderr)
-            if proc.returncode != 0:
-                raise TrialFailed(f"db_bench exited with status {proc.returncode}: {_tail(proc.stderr)}")
-            self._keep_db_files(db, out)
-        finally:
-            shutil.rmtree(db, ignore_errors=True)
+        self._execute(config, out)
 
     def run_reporting(self, config: Mapping[str, Value], out: Path) -> bool:
         """:meth:`run_once`, calling ``progress`` per report interval of the measured benchmark;
         returns whether ``progress`` stopped it (db_bench interrupted, ``stopped.json`` written)."""
+        follower = _ReportFollower(out / REPORT_FILE, out / STDOUT_FILE, len(self.benchmarks()) - 1)
+        stopped = self._execute(config, out, follower)
+        if stopped:
+            (out / STOPPED_FILE).write_text(json.dumps(
+                {"benchmark": self.benchmarks()[-1], "intervals": follower.reported}) + "\n")
+        return stopped
+
+    def _execute(self, config: Mapping[str, Value], out: Path,
+                 follower: _ReportFollower | None = None) -> bool:
+        """Run db_bench on a fresh temporary DB until it exits or times out, or, with a
+        ``follower``, until ``progress`` stops it; returns whether it was stopped."""
+        out.mkdir(parents=True, exist_ok=True)
         db = Path(tempfile.mkdtemp(prefix="boanon-rocksdb-", dir=self.db_root))
-        report = out / REPORT_FILE
-        follower = _ReportFollower(report, out / STDOUT_FILE, len(self.benchmarks()) - 1)
         try:
-            args = self.command(config, db, report)
+            args = self.command(config, db, follower.report if follower is not None else None)
             with open(out / STDOUT_FILE, "wb") as stdout, open(out / STDERR_FILE, "wb") as stderr:
                 proc = subprocess.Popen(args, stdout=stdout, stderr=stderr)
                 deadline = time.monotonic() + self.timeout
@@ -241,7 +234,7 @@ class RocksDBRunner(Runner):
                             raise TrialFailed(f"db_bench timed out after {self.timeout:g} s; stderr: "
                                               f"{_tail((out / STDERR_FILE).read_bytes())}")
                         time.sleep(POLL_S)
-                        stopped = self._report(follower.new_rows())
+                        stopped = follower is not None and self._report(follower.new_rows())
                     if stopped and proc.poll() is None:
                         # SIGTERM, not SIGINT: a process started in the background (nohup, a
                         # parallel worker) inherits an ignored SIGINT, and db_bench ran on to the
@@ -251,7 +244,8 @@ class RocksDBRunner(Runner):
                             proc.wait(timeout=STOP_GRACE_S)
                     else:
                         stopped = False  # it had finished before the stop could cut it short
-                        self._report(follower.new_rows(final=True))
+                        if follower is not None:
+                            self._report(follower.new_rows(final=True))
                 finally:
                     if proc.poll() is None:
                         proc.kill()
@@ -264,9 +258,6 @@ class RocksDBRunner(Runner):
             self._keep_db_files(db, out)
         finally:
             shutil.rmtree(db, ignore_errors=True)
-        if stopped:
-            (out / STOPPED_FILE).write_text(json.dumps(
-                {"benchmark": self.benchmarks()[-1], "intervals": follower.reported}) + "\n")
         return stopped
 
     def _report(self, intervals: list[tuple[int, float]]) -> bool:
