@@ -39,10 +39,14 @@ class Float:
             return float(math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low))))
         return float(self.low + u * (self.high - self.low))
 
-    def to_unit(self, v: Any) -> float:
+    def to_unit(self, v: Any) -> Any:
+        """``v`` on [0, 1] (log-scaled with ``log``); an array of values gives an array."""
+        x = np.asarray(v, dtype=float)
         if self.log:
-            return (math.log(v) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
-        return (float(v) - self.low) / (self.high - self.low)
+            u = (np.log(x) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
+        else:
+            u = (x - self.low) / (self.high - self.low)
+        return u if u.ndim else float(u)
 
     def check(self, v: Any) -> float:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
@@ -371,11 +375,7 @@ class Space:
             elif isinstance(p, Bool):
                 out[:, j] = [float(bool(v)) for v in values]
             else:
-                x = np.asarray(values, dtype=float)
-                if p.log:
-                    out[:, j] = (np.log(x) - math.log(p.low)) / (math.log(p.high) - math.log(p.low))
-                else:
-                    out[:, j] = (x - p.low) / (p.high - p.low)
+                out[:, j] = p.to_unit(values)
             j += p.width
         return out
 
