@@ -7,9 +7,8 @@ import sys
 import click
 import numpy as np
 
-from boanon.cli.status import open_store
-from boanon.multiobjective import PARETO, pareto_flags, parse_output_constraints
-from boanon.objectives import parse_objectives
+from boanon.cli.status import open_store, study_goals
+from boanon.multiobjective import PARETO, pareto_flags
 from boanon.table import TRIAL, write_table
 
 
@@ -26,9 +25,7 @@ def export_command(store_file: str, output: str, pareto: bool | None) -> None:
     with open_store(store_file) as store:
         table = store.to_table()
         done = store.trials("done")
-        study = store.study() or {}
-    objectives = parse_objectives(study["objectives"], source=store_file) if study.get("objectives") else []
-    constraints = parse_output_constraints(study.get("outputs"), source=store_file)
+        objectives, constraints = study_goals(store)
     if pareto is None:
         pareto = len(objectives) > 1 or bool(constraints)
     if pareto and objectives and len(table):

@@ -8,8 +8,13 @@ from datetime import datetime
 import click
 
 from boanon.errors import ConfigError
-from boanon.multiobjective import format_front, parse_output_constraints, table_hypervolume
-from boanon.objectives import parse_objectives
+from boanon.multiobjective import (
+    OutputConstraint,
+    format_front,
+    parse_output_constraints,
+    table_hypervolume,
+)
+from boanon.objectives import Objective, parse_objectives
 from boanon.store import Store
 from boanon.tuner import best_trial
 
@@ -27,10 +32,8 @@ def status_command(store_file: str, n_failures: int, plot_file: str | None) -> N
         if plot_file is not None:
             from boanon.multiobjective.plot import plot_pareto  # matplotlib only when asked
 
-            study = store.study() or {}
             try:
-                objectives = parse_objectives(study.get("objectives") or [], source=store_file)
-                constraints = parse_output_constraints(study.get("outputs"), source=store_file)
+                objectives, constraints = study_goals(store)
                 plot_pareto(store.to_table(("done",)), objectives, plot_file, constraints)
             except ValueError as exc:
                 raise click.ClickException(f"{plot_file}: {exc}") from None
@@ -45,12 +48,20 @@ def open_store(store_file: str) -> Store:
         raise click.ClickException(str(exc)) from None
 
 
+def study_goals(store: Store) -> tuple[list[Objective], list[OutputConstraint]]:
+    """The run's objectives and output constraints, as its store recorded them (none before a run)."""
+    study = store.study() or {}
+    source = str(store.path)
+    objectives = parse_objectives(study["objectives"], source=source) if study.get("objectives") else []
+    return objectives, parse_output_constraints(study.get("outputs"), source=source)
+
+
 def summary(store: Store, n_failures: int = 10) -> str:
     """The text ``boanon status`` prints."""
     study = store.study()
     if study is None:
         return f"{store.path}: no run recorded yet"
-    objectives = parse_objectives(study["objectives"], source=str(store.path))
+    objectives, constraints = study_goals(store)
     trials = store.trials()
     counts = store.counts()
     done = [t for t in trials if t.status == "done"]
@@ -69,7 +80,6 @@ def summary(store: Store, n_failures: int = 10) -> str:
         if last is not None:
             elapsed = datetime.fromisoformat(last) - datetime.fromisoformat(trials[0].started)
             lines.append(f"time:       {trials[0].started} .. {last} ({elapsed.total_seconds():.0f} s)")
-    constraints = parse_output_constraints(study.get("outputs"), source=str(store.path))
     for o in objectives:
         best = best_trial(done, o, constraints)
         if best is not None:
