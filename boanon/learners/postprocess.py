@@ -135,7 +135,7 @@ def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_p
     ``prune=False`` keeps metrics without a directed path to an objective (to study a system's
     structure; the surrogate has no use for them).
     """
-    roles = {**prepared.roles, **prepared.excluded}
+    roles = prepared.all_roles
     dag = dag.copy()
     dag.add_nodes_from(roles)
     required = [e for e in knowledge.required_edges() if e[0] in roles and e[1] in roles]
@@ -184,7 +184,7 @@ def _link_dependent_params(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowl
     the claim (it matters with several objectives, where a parameter found on the way to one
     objective can miss its way to another).
     """
-    roles = {**prepared.roles, **prepared.excluded}
+    roles = prepared.all_roles
     for o in objectives:
         if o not in prepared.basis:
             continue

@@ -46,6 +46,12 @@ class Prepared:
     def nodes(self) -> list[str]:
         return list(self.roles)
 
+    @property
+    def all_roles(self) -> dict[str, Role]:
+        """Roles of the learnt nodes and of those preprocessing set aside (knowledge may still
+        connect them)."""
+        return {**self.roles, **self.excluded}
+
     def matrix(self) -> tuple[np.ndarray, list[str], dict[str, str]]:
         """A numeric matrix for generic learners: linear term per node, one-hot for categoricals.
 
