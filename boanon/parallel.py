@@ -31,7 +31,7 @@ from boanon.early_stopping import EarlyStopper
 from boanon.executors import Executor, ProgressChannel, make_executor
 from boanon.runners.base import Runner
 from boanon.runners.trial import run_trial_stopping
-from boanon.store import INTERRUPTED, MEASURED, StoredTrial
+from boanon.store import MEASURED, StoredTrial
 from boanon.table import TrialRecord, Value
 
 if TYPE_CHECKING:  # the tuner's imports (scipy, sklearn) are not needed where trials run
@@ -76,19 +76,14 @@ def optimize_parallel(tuner: Tuner, runner: Runner, budget: int, executor: Execu
         stopper.replay(_progress_curves(tuner, root))
     running: dict[Future, Trial] = {}
     ended: list[StoredTrial] = []
+    asked_before = set(tuner.in_flight())
     try:
         while True:
             while len(running) < executor.max_workers and tuner.n_trials() < budget:
                 trial = tuner.ask()
                 reporter = channel.reporter(trial.id) if channel is not None else None
-                try:
-                    future = executor.submit(run_trial_task, runner, trial.config,
-                                             str(root / trial.name), adapter, reporter,
-                                             timeout=trial_timeout)
-                except BaseException:
-                    tuner.tell(trial.id, INTERRUPTED)  # asked for but never started
-                    raise
-                running[future] = trial
+                running[executor.submit(run_trial_task, runner, trial.config, str(root / trial.name),
+                                        adapter, reporter, timeout=trial_timeout)] = trial
             if not running:
                 return ended
             finished, _ = wait(running, timeout=poll_interval if channel is not None else None,
@@ -104,8 +99,8 @@ def optimize_parallel(tuner: Tuner, runner: Runner, budget: int, executor: Execu
                 if callback is not None:
                     callback(stored)
     except BaseException:
-        for trial in running.values():
-            tuner.tell(trial.id, INTERRUPTED)
+        # the trials running and any asked for but not yet submitted
+        tuner.interrupt(set(tuner.in_flight()) - asked_before)
         raise
     finally:
         if channel is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import tempfile
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -302,21 +302,34 @@ class Tuner:
         """
         root = Path(trials_dir) if trials_dir is not None else self._default_trials_dir()
         done: list[StoredTrial] = []
-        while self.n_trials() < budget:
-            trial = self.ask()
-            try:
-                record = run_trial(runner, trial.config, root / trial.name, adapter)
-            except KeyboardInterrupt:
-                self.tell(trial.id, INTERRUPTED)
-                raise
-            except Exception as exc:  # any failure of one trial is that trial's, not the run's
-                stored = self.tell(trial.id, exc)
-            else:
-                stored = self.tell(trial.id, record)
-            done.append(stored)
-            if callback is not None:
-                callback(stored)
+        asked_before = set(self.in_flight())
+        try:
+            while self.n_trials() < budget:
+                trial = self.ask()
+                try:
+                    record = run_trial(runner, trial.config, root / trial.name, adapter)
+                except Exception as exc:  # any failure of one trial is that trial's, not the run's
+                    stored = self.tell(trial.id, exc)
+                else:
+                    stored = self.tell(trial.id, record)
+                done.append(stored)
+                if callback is not None:
+                    callback(stored)
+        except KeyboardInterrupt:
+            # wherever it fell (also between storing a trial and starting it), the loop's
+            # trial in flight is stored as interrupted: none is left "running"
+            self.interrupt(set(self.in_flight()) - asked_before)
+            raise
         return done
+
+    def in_flight(self) -> list[int]:
+        """Ids of the trials this tuner handed out with :meth:`ask` and was not told about yet."""
+        return list(self._running)
+
+    def interrupt(self, trial_ids: Iterable[int]) -> None:
+        """Store these trials as interrupted: a resumed run runs their configurations again."""
+        for trial_id in trial_ids:
+            self.tell(trial_id, INTERRUPTED)
 
     def _default_trials_dir(self) -> Path:
         if str(self.store.path) == ":memory:":

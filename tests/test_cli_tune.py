@@ -108,15 +108,16 @@ def test_a_run_that_cannot_start_leaves_no_store(tmp_path: Path) -> None:
     assert not store.exists()
 
 
-def _done(store: Path) -> int:
+def _three_done_one_running(store: Path) -> bool:
     if not store.exists():
-        return 0
+        return False
     with Store(store) as s:
-        return s.counts()["done"]
+        counts = s.counts()
+    return counts["done"] >= 3 and counts["running"] >= 1
 
 
 def _start_and_signal(tmp_path: Path, budget: int, sig: int) -> tuple[list[str], Path, int]:
-    """Start ``boanon tune`` on a slow system, send ``sig`` once 3 trials are done."""
+    """Start ``boanon tune`` on a slow system, send ``sig`` once 3 trials are done and a fourth runs."""
     config = _yaml(tmp_path, n_init=budget, runner={
         "callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "delay": 0.4}})
     store = tmp_path / "run.db"
@@ -124,7 +125,7 @@ def _start_and_signal(tmp_path: Path, budget: int, sig: int) -> tuple[list[str],
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     deadline = time.monotonic() + 60
-    while _done(store) < 3 and time.monotonic() < deadline and proc.poll() is None:
+    while not _three_done_one_running(store) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     proc.send_signal(sig)
     return args, store, proc.wait(30)

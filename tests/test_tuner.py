@@ -227,6 +227,23 @@ def test_interrupt_then_resume_reruns_only_the_interrupted_trial(tmp_path: Path)
     assert [t.config for t in resumed.store.trials("done")] == [t.config for t in straight.store.trials()]
 
 
+def test_an_interrupt_between_asking_and_running_leaves_no_trial_running(tmp_path: Path) -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=6, seed=0, store=tmp_path / "run.db")
+    ask = tuner.ask
+
+    def ask_then_interrupt():
+        trial = ask()
+        if trial.id == 2:  # Ctrl-C lands once the trial is stored, before it runs
+            raise KeyboardInterrupt
+        return trial
+
+    tuner.ask = ask_then_interrupt
+    with pytest.raises(KeyboardInterrupt):
+        tuner.optimize(make_runner("callable", function=SYSTEM.evaluate, objectives=["cost"]), 6)
+    counts = tuner.store.counts()
+    assert counts["running"] == 0 and counts["interrupted"] == 1 and counts["done"] == 2
+
+
 def test_resume_with_another_configuration_is_refused(tmp_path: Path) -> None:
     Tuner(SYSTEM.space, ["cost"], seed=0, store=tmp_path / "run.db").store.close()
     with pytest.raises(ConfigError, match="seed"):
