@@ -76,32 +76,28 @@ def optimize_parallel(tuner: Tuner, runner: Runner, budget: int, executor: Execu
         stopper.replay(_progress_curves(tuner, root))
     running: dict[Future, Trial] = {}
     ended: list[StoredTrial] = []
-    asked_before = set(tuner.in_flight())
     try:
-        while True:
-            while len(running) < executor.max_workers and tuner.n_trials() < budget:
-                trial = tuner.ask()
-                reporter = channel.reporter(trial.id) if channel is not None else None
-                running[executor.submit(run_trial_task, runner, trial.config, str(root / trial.name),
-                                        adapter, reporter, timeout=trial_timeout)] = trial
-            if not running:
-                return ended
-            finished, _ = wait(running, timeout=poll_interval if channel is not None else None,
-                               return_when=FIRST_COMPLETED)
-            if channel is not None and stopper is not None:
-                _follow_progress(channel, stopper, root, running.values())
-            for future in finished:
-                stored = _tell(tuner, running.pop(future), future)
+        with tuner.storing_interrupted():  # the trials running and any asked for, not submitted
+            while True:
+                while len(running) < executor.max_workers and tuner.n_trials() < budget:
+                    trial = tuner.ask()
+                    reporter = channel.reporter(trial.id) if channel is not None else None
+                    running[executor.submit(run_trial_task, runner, trial.config, str(root / trial.name),
+                                            adapter, reporter, timeout=trial_timeout)] = trial
+                if not running:
+                    return ended
+                finished, _ = wait(running, timeout=poll_interval if channel is not None else None,
+                                   return_when=FIRST_COMPLETED)
                 if channel is not None and stopper is not None:
-                    stopper.end(stored.id)
-                    channel.forget(stored.id)
-                ended.append(stored)
-                if callback is not None:
-                    callback(stored)
-    except BaseException:
-        # the trials running and any asked for but not yet submitted
-        tuner.interrupt(set(tuner.in_flight()) - asked_before)
-        raise
+                    _follow_progress(channel, stopper, root, running.values())
+                for future in finished:
+                    stored = _tell(tuner, running.pop(future), future)
+                    if channel is not None and stopper is not None:
+                        stopper.end(stored.id)
+                        channel.forget(stored.id)
+                    ended.append(stored)
+                    if callback is not None:
+                        callback(stored)
     finally:
         if channel is not None:
             channel.close()

@@ -17,7 +17,8 @@ from __future__ import annotations
 import copy
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -302,8 +303,7 @@ class Tuner:
         """
         root = Path(trials_dir) if trials_dir is not None else self._default_trials_dir()
         done: list[StoredTrial] = []
-        asked_before = set(self.in_flight())
-        try:
+        with self.storing_interrupted():
             while self.n_trials() < budget:
                 trial = self.ask()
                 try:
@@ -315,21 +315,20 @@ class Tuner:
                 done.append(stored)
                 if callback is not None:
                     callback(stored)
-        except KeyboardInterrupt:
-            # wherever it fell (also between storing a trial and starting it), the loop's
-            # trial in flight is stored as interrupted: none is left "running"
-            self.interrupt(set(self.in_flight()) - asked_before)
-            raise
         return done
 
-    def in_flight(self) -> list[int]:
-        """Ids of the trials this tuner handed out with :meth:`ask` and was not told about yet."""
-        return list(self._running)
-
-    def interrupt(self, trial_ids: Iterable[int]) -> None:
-        """Store these trials as interrupted: a resumed run runs their configurations again."""
-        for trial_id in trial_ids:
-            self.tell(trial_id, INTERRUPTED)
+    @contextmanager
+    def storing_interrupted(self) -> Iterator[None]:
+        """Around a loop of asks and tells: when Ctrl-C (or an error) escapes it, the trials
+        asked for inside and not told about are stored as interrupted, wherever it fell (also
+        between storing a trial and starting it), so a resumed run runs them again."""
+        asked_before = set(self._running)
+        try:
+            yield
+        except BaseException:
+            for trial_id in set(self._running) - asked_before:
+                self.tell(trial_id, INTERRUPTED)
+            raise
 
     def _default_trials_dir(self) -> Path:
         if str(self.store.path) == ":memory:":
