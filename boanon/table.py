@@ -86,7 +86,7 @@ def with_objectives(table: pd.DataFrame, objectives: Iterable[str], keep: Iterab
     and as plain dicts) becomes one column. Columns keep their order by role.
     """
     wanted, kept = set(objectives), set(keep)
-    out = table.copy()
+    renamed: dict[str, str] = {}
     for col in table.columns:
         if col == TRIAL:
             continue
@@ -94,13 +94,14 @@ def with_objectives(table: pd.DataFrame, objectives: Iterable[str], keep: Iterab
         if name in kept and name not in wanted:
             continue
         if role == "objective" and name not in wanted:
-            new = column("metric", name)
+            renamed[col] = column("metric", name)
         elif role == "metric" and name in wanted:
-            new = column("objective", name)
-        else:
-            continue
-        out[new] = out[new].combine_first(out[col]) if new in out.columns else out[col]
-        out = out.drop(columns=[col])
+            renamed[col] = column("objective", name)
+    out = table.drop(columns=list(renamed))
+    moved = pd.DataFrame({new: table[col] for col, new in renamed.items()}, index=table.index)
+    for new in moved.columns.intersection(out.columns):
+        out[new] = out[new].combine_first(moved.pop(new))
+    out = pd.concat([out, moved], axis=1)  # at once: a column per insert fragments wide tables
     first = [TRIAL] if TRIAL in out.columns else []
     return out[first + [c for role in ROLES for c in columns_of(out, role)]]
 
