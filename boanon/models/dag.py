@@ -213,19 +213,18 @@ class DAGSurrogate(Surrogate):
         """Held-out log predictive density of ``node`` under ``model`` given its parents' held-out
         samples, and its own held-out samples (S, n) for its children (None: a fold has no data)."""
         samples = np.empty((SAFETY_NET_SAMPLES, len(table)))
-        columns = table[[self.node_column(n) for n in (node, *model.metric_parents)]]  # not per fold
         for fold in folds:
             train = np.ones(len(table), dtype=bool)
             train[fold] = False
             try:
-                inputs, y = self._node_data(columns[train], batch.rows(train), node, model)
+                inputs, y = self._node_data(table[train], batch.rows(train), node, model)
             except ValueError:
                 return -np.inf, None
             fitted = model.refit(inputs, y)
             test = batch.rows(fold).inputs(model.param_parents, SAFETY_NET_SAMPLES,
                                            {p: held[p][:, fold] for p in model.metric_parents})
             samples[:, fold] = fitted.sample(test, rng, noise=True)
-        y = columns[self.node_column(node)].to_numpy(dtype=float)
+        y = table[self.node_column(node)].to_numpy(dtype=float)
         seen = np.isfinite(y)
         if seen.sum() < 2:
             return -np.inf, samples
