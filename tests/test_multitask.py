@@ -188,3 +188,21 @@ def test_a_related_tasks_other_results_are_metrics_in_its_table_and_graph(tmp_pa
     assert "metric:area" in aligned.table and "objective:area" not in aligned.table
     assert aligned.graph.roles["area"] == "metric" and aligned.graph.roles["cost"] == "objective"
     assert graph.roles["area"] == "objective"  # the task's own graph is left as it was
+
+
+def test_parallel_workers_ask_past_the_initial_design_before_any_trial_of_the_run_ends():
+    # Four workers, three initial trials: the fourth ask comes while those three still run, so
+    # only the related task has results. There is no incumbent of the run's own to improve on
+    # yet: the proposal is random, and says why (it used to crash in the acquisition).
+    from boanon.tuner import Tuner
+
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, n_objectives=2, seed=0)
+    related = RelatedTask("old", "old.csv", system.sample_table(12, seed=1), system.true_graph())
+    for objectives in (["cost"], ["cost", "cost2"]):
+        tuner = Tuner(system.space, objectives, warm_start=related, seed=0)
+        asked = [tuner.ask() for _ in range(tuner.n_init + 1)]
+        assert [t.surrogate for t in asked] == ["init"] * tuner.n_init + ["random"]
+        assert "only a related task's" in asked[-1].reason
+        for trial in asked:
+            tuner.tell(trial.id, system.evaluate(trial.config))
+        assert tuner.ask().surrogate not in ("init", "random")

@@ -56,7 +56,9 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
 
     ``table`` holds finished trials; ``strategy="structured"`` fits the DAG surrogate (when a
     ``graph`` is given) and the plain GP and uses whichever cross-validates better;
-    ``"gp"`` uses the plain GP only; ``"random"`` a random feasible configuration.
+    ``"gp"`` uses the plain GP only; ``"random"`` a random feasible configuration. With a
+    related task in ``table``, proposals stay random until one of the run's own trials has every
+    objective: the incumbent to improve on is the run's (parallel workers can ask before then).
     ``n_candidates`` is the size of the Sobol design (``settings`` tunes the rest of the search).
     With several objectives, ``ref_point`` (objectives' units) fixes EHVI's reference point and
     ``scalarization`` replaces EHVI by the expected improvement of that scalarisation.
@@ -71,9 +73,11 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     cols = [f"objective:{o.name}" for o in objectives]
     missing = [c for c in cols if c not in table.columns]
     n = 0 if missing else int(table[cols].notna().all(axis=1).sum())
-    if strategy == "random" or n < 2:
+    own = target_trials(table)  # with a related task, only the run's own trials set the bar
+    if strategy == "random" or n < 2 or not own[cols].notna().all(axis=1).any():
         why = "random strategy" if strategy == "random" \
-            else f"{n} trial(s) with all objectives: too few to model"
+            else f"{n} trial(s) with all objectives: too few to model" if n < 2 \
+            else "none of the run's own trials has all objectives yet (only a related task's): no bar to beat"
         return Proposal(_random_unseen(space, seen, rng), "random", why, {"n_trials": n})
 
     outputs = [c.name for c in constraints]
@@ -93,7 +97,6 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     chosen, reason, scores = select_surrogate(candidates, table, rng, n_folds)
     t_cv = time.perf_counter()
     model = chosen.fantasize([dict(c) for c in pending], rng)
-    own = target_trials(table)  # with a related task, only the run's own trials set the bar
     score, acq_info = _acquisition(model, own, objectives, constraints, rng, ref_point, scalarization)
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
         if isinstance(chosen, DAGSurrogate) and graph is not None else []
