@@ -68,6 +68,8 @@ class Knowledge:
     tiers: list[list[str]] = field(default_factory=list)
     node_models: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: str = "knowledge"
+    learned: set[str] = field(default_factory=set)
+    """Nodes whose model was learned from the data (a relation), not given by the expert."""
     _memo: dict[tuple[str, str, str, str], bool] = field(default_factory=dict, repr=False, compare=False)
     _required: set[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
 
@@ -115,6 +117,26 @@ class Knowledge:
         self.node_models[node] = _check_node_model(self.source, node, spec)
         self._changed()
         return self
+
+    def with_node_models(self, models: Mapping[str, Mapping[str, Any]]) -> Knowledge:
+        """A copy that also holds ``models`` (learned relations) for nodes this knowledge gives
+        no model: the expert's own node models win."""
+        out = Knowledge(list(self.required), list(self.forbidden), list(self.forbidden_patterns),
+                        [list(t) for t in self.tiers], dict(self.node_models), self.source, set(self.learned))
+        for node, spec in models.items():
+            if node not in out.node_models:
+                out.node_models[node] = _check_node_model(self.source, node, spec)
+                out.learned.add(node)
+        return out
+
+    def without_learned(self, keep: Iterable[str]) -> Knowledge:
+        """A copy without the learned node models whose node is not in ``keep`` (pruned)."""
+        keep = set(keep)
+        drop = {n for n in self.learned if n not in keep}
+        return Knowledge(list(self.required), list(self.forbidden), list(self.forbidden_patterns),
+                         [list(t) for t in self.tiers],
+                         {n: m for n, m in self.node_models.items() if n not in drop}, self.source,
+                         self.learned - drop)
 
     # --- YAML -----------------------------------------------------------------------------
     @classmethod

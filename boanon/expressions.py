@@ -38,11 +38,15 @@ def _fold(ufunc: np.ufunc) -> Callable[..., np.ndarray]:
     return apply
 
 
+def _mean(*args: Any) -> np.ndarray:
+    return _fold(np.add)(*args) / len(args)
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "exp": np.exp, "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
     "sqrt": np.sqrt, "abs": np.abs, "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
     "floor": np.floor, "ceil": np.ceil,
-    "min": _fold(np.minimum), "max": _fold(np.maximum),
+    "min": _fold(np.minimum), "max": _fold(np.maximum), "sum": _fold(np.add), "mean": _mean,
     "minimum": np.minimum, "maximum": np.maximum, "where": np.where,
 }
 CONSTANTS: dict[str, float] = {"pi": float(np.pi), "e": float(np.e)}

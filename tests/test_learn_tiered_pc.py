@@ -53,7 +53,8 @@ def test_two_objectives_and_parent_cap():
     _check_tiers(result.graph)
     added = result.report["params_connected"] + result.report["params_linked"]
     connected = {tuple(e.split(" -> ")) for e in added}
-    for n in result.graph.roles:  # edges added for parameters without a path are exempt
+    connected |= {(i, r["target"]) for r in result.report["relations"] for i in r["inputs"]}
+    for n in result.graph.roles:  # edges added for parameters without a path, or of a relation, are exempt
         assert len([p for p in result.graph.parents(n) if (p, n) not in connected]) <= 2, n
     assert result.report["edges_capped"]
     assert set(result.graph.nodes("objective")) == {"cost", "cost2"}

@@ -13,6 +13,7 @@ from boanon.errors import ConfigError, LogParseError
 from boanon.graph import CausalGraph
 from boanon.graph_render import render
 from boanon.learners import DEFAULT_ALPHA, DEFAULT_LEARNER, DEFAULT_MAX_PARENTS, LEARNERS, LearnResult, learn
+from boanon.learners.relations import Relation
 from boanon.table import names_of, with_objectives
 
 SHOWN_PER_REASON = 8
@@ -100,6 +101,8 @@ def summary(result: LearnResult, verbose: bool = False) -> str:
                  f"{graph.metadata['n_trials']} trials)")
     by_reason: dict[str, list[str]] = defaultdict(list)
     for name, reason in report["dropped"].items():
+        if name in graph.roles:  # set aside from the tests but in the graph (a relation's target)
+            continue
         by_reason[_reason_kind(reason)].append(name)
     if by_reason:
         lines.append(f"left out of the graph ({sum(map(len, by_reason.values()))}):")
@@ -110,6 +113,10 @@ def summary(result: LearnResult, verbose: bool = False) -> str:
         if verbose:
             lines.append("reasons:")
             lines += [f"  {name}: {reason}" for name, reason in report["dropped"].items()]
+    if report.get("relations"):
+        lines.append(f"relations found in the logs ({len(report['relations'])}; '~': approximate, "
+                     "a GP learns the rest):")
+        lines += [f"  {Relation.from_dict(r).describe()}" for r in report["relations"]]
     if report["merged"]:
         lines.append(f"merged duplicate groups: {len(report['merged'])} "
                      "(metadata.merged in the JSON: representative -> members)")
@@ -120,7 +127,7 @@ def summary(result: LearnResult, verbose: bool = False) -> str:
         lines.append("parameters linked to an objective they predict beyond its parents: "
                      + ", ".join(report["params_linked"]))
     t = report["timings"]
-    lines.append(f"time: {t['total_s']:.2f} s (preprocess {t['preprocess_s']:.2f}, learn {t['learn_s']:.2f}, "
+    lines.append(f"time: {t['total_s']:.2f} s (relations {t['relations_s']:.2f}, preprocess {t['preprocess_s']:.2f}, learn {t['learn_s']:.2f}, "
                  f"postprocess {t['postprocess_s']:.2f}, bootstrap {t['bootstrap_s']:.2f})")
     return "\n".join(lines)
 

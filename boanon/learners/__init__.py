@@ -1,8 +1,11 @@
 """Structure learning: a causal graph over parameters, metrics and objectives, from a trial table.
 
-``learn(table, knowledge)`` preprocesses the metrics (:mod:`.preprocess`), runs a registered
-learner (:data:`LEARNERS`), orients and prunes its output (:mod:`.postprocess`), makes the expert
-knowledge hold and optionally measures edge stability (:mod:`.bootstrap`).
+``learn(table, knowledge)`` first finds the deterministic relations among the logged quantities
+(:mod:`.relations`: sums, maxima, products; each becomes a node model, as an expert's
+``function:`` would, unless the expert gave that node one), preprocesses the metrics
+(:mod:`.preprocess`), runs a registered learner (:data:`LEARNERS`), orients and prunes its output
+(:mod:`.postprocess`), makes the knowledge hold and optionally measures edge stability
+(:mod:`.bootstrap`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from boanon.learners.bootstrap import edge_stability
 from boanon.learners.postprocess import finalize, orient
 from boanon.learners.preprocess import Prepared
 from boanon.learners.preprocess import preprocess as _preprocess
+from boanon.learners.relations import find_relations
 from boanon.table import ROLES, columns_of, split_column
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_LEARNER", "DEFAULT_MAX_PARENTS", "LEARNERS", "LearnResult",
@@ -45,20 +49,27 @@ def available_learners() -> list[str]:
 
 def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str = DEFAULT_LEARNER, *,
           max_parents: int | None = DEFAULT_MAX_PARENTS, max_metrics: int | None = None, bootstrap: int = 0,
-          seed: int = 0, alpha: float = DEFAULT_ALPHA, prune: bool = True, **options: Any) -> LearnResult:
+          seed: int = 0, alpha: float = DEFAULT_ALPHA, prune: bool = True, relations: bool = True,
+          **options: Any) -> LearnResult:
     """Learn a DAG from ``table`` (the tidy trial table) under ``knowledge``.
 
     ``max_parents`` caps each node's parents (strongest kept), ``max_metrics`` keeps only the
     metrics most related to the objectives, ``bootstrap`` > 0 stores each edge's stability over
     that many resamples, ``alpha`` is the tests' significance level, ``prune=False`` keeps the
-    metrics that have no directed path to an objective; other ``options`` go to the learner
-    (e.g. ``max_depth`` for ``tiered-pc``).
+    metrics that have no directed path to an objective, ``relations=False`` skips the search for
+    deterministic relations; other ``options`` go to the learner (e.g. ``max_depth`` for
+    ``tiered-pc``).
     """
     start = perf_counter()
     knowledge = knowledge or Knowledge()
     info = get_learner(learner)
     knowledge.validate({split_column(c)[1]: split_column(c)[0] for r in ROLES for c in columns_of(table, r)})
-    prepared = _preprocess(table, max_metrics=max_metrics, protected=knowledge.mentioned())
+    found = find_relations(table, skip=knowledge.node_models, known=knowledge.required_edges()) \
+        if relations else []
+    knowledge = knowledge.with_node_models({r.target: r.node_model() for r in found})
+    t_rel = perf_counter()
+    linear = {r.target: f"a linear function of {', '.join(r.inputs)}" for r in found if r.is_linear()}
+    prepared = _preprocess(table, max_metrics=max_metrics, protected=knowledge.mentioned(), set_aside=linear)
     t_pre = perf_counter()
     partial = info.fn(prepared, knowledge, alpha=alpha, seed=seed, **options)
     t_learn = perf_counter()
@@ -72,7 +83,9 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
         for e in graph.edges:
             e.stability = round(stability.get((e.source, e.target), 0.0), 3)
     end = perf_counter()
-    report["timings"] = {"preprocess_s": round(t_pre - start, 3), "learn_s": round(t_learn - t_pre, 3),
+    report["relations"] = [r.to_dict() for r in found if r.target in graph.roles]
+    report["timings"] = {"relations_s": round(t_rel - start, 3), "preprocess_s": round(t_pre - t_rel, 3),
+                         "learn_s": round(t_learn - t_pre, 3),
                          "postprocess_s": round(t_post - t_learn, 3), "bootstrap_s": round(end - t_post, 3),
                          "total_s": round(end - start, 3)}
     graph.metadata = {"learner": learner, "alpha": alpha, "max_parents": max_parents,
@@ -80,5 +93,6 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
                       "bootstrap": bootstrap, "n_trials": prepared.n, "options": dict(options),
                       "merged": report["merged"], "dropped": report["dropped"],
                       "params_connected": report["params_connected"],
-                      "params_linked": report["params_linked"], "timings": report["timings"]}
+                      "params_linked": report["params_linked"], "relations": report["relations"],
+                      "timings": report["timings"]}
     return LearnResult(graph, report)

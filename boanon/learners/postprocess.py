@@ -153,25 +153,47 @@ def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_p
                     dag.remove_edge(p, v)
                     report["edges_capped"].append(f"{p} -> {v}")
 
-    keep = set(objectives) | {n for e in required for n in e} | (set() if prune else set(dag.nodes))
+    expert = [e for e in required if e[1] not in knowledge.learned]  # a learned relation is kept only
+    keep = set(objectives) | {n for e in expert for n in e} | (set() if prune else set(dag.nodes))  # on a path
     for o in objectives:
         keep |= nx.ancestors(dag, o)
     for n in list(dag.nodes):
         if roles[n] == "metric" and n not in keep:
             dag.remove_node(n)
             report["dropped"][n] = "no directed path to an objective"
+    knowledge = knowledge.without_learned(dag.nodes)
 
     for p in [n for n, r in roles.items() if r == "param"]:
         if not any(nx.has_path(dag, p, o) for o in objectives):
             for o in objectives:
-                if knowledge.allows(p, o, roles):
-                    dag.add_edge(p, o)
-                    report["params_connected"].append(f"{p} -> {o}")
+                target = _fallback_target(p, o, dag, prepared, knowledge)
+                if knowledge.allows(p, target, roles):
+                    dag.add_edge(p, target)
+                    report["params_connected"].append(f"{p} -> {target}")
     _link_dependent_params(dag, prepared, knowledge, objectives, alpha, report)
     weights = edge_weights(dag, prepared)
     graph = CausalGraph(roles={n: r for n, r in roles.items() if n in dag},
                         edges=[Edge(a, b, weights.get((a, b))) for a, b in _sorted_edges(dag)])
     return knowledge.apply(graph, strict=False)
+
+
+def _fallback_target(param: str, objective: str, dag: nx.DiGraph, prepared: Prepared,
+                     knowledge: Knowledge) -> str:
+    """Where a parameter without a learned path joins ``objective``: the objective itself, or,
+    when it is a deterministic function (a relation), the modelled node it is a function of that
+    the parameter correlates with most (a function node reads only its inputs)."""
+    frontier, todo = [], [objective]
+    while todo:
+        node = todo.pop()
+        if "function" in knowledge.node_models.get(node, {}):
+            todo += [q for q in dag.predecessors(node) if prepared.all_roles.get(q) != "param"]
+        else:
+            frontier.append(node)
+    frontier = [n for n in dict.fromkeys(frontier) if n in prepared.basis]
+    if param not in prepared.basis or not frontier:
+        return objective
+    x = prepared.basis[param]
+    return max(frontier, key=lambda n: (float(np.max(np.abs(np.nan_to_num(x.T @ prepared.basis[n])))), n))
 
 
 def _link_dependent_params(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, objectives: list[str],
@@ -186,8 +208,8 @@ def _link_dependent_params(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowl
     """
     roles = prepared.all_roles
     for o in objectives:
-        if o not in prepared.basis:
-            continue
+        if o not in prepared.basis or "function" in knowledge.node_models.get(o, {}):
+            continue  # a function reads only its inputs
         ancestors = nx.ancestors(dag, o)
         missing = [p for p, r in prepared.roles.items() if r == "param" and p not in ancestors
                    and knowledge.allows(p, o, roles)]

@@ -9,6 +9,7 @@ nonlinear links linear enough for partial-correlation tests and makes outliers h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,7 +94,8 @@ class Prepared:
 
 def preprocess(table: pd.DataFrame, *, near_constant: float = 0.95, duplicate_threshold: float = 0.99,
                max_metrics: int | None = None, max_missing: float = 0.2,
-               protected: set[str] | frozenset[str] = frozenset()) -> Prepared:
+               protected: set[str] | frozenset[str] = frozenset(),
+               set_aside: Mapping[str, str] | None = None) -> Prepared:
     """Drop, merge and select metrics, encode parameters and standardise everything.
 
     ``near_constant``: a column whose most frequent value covers at least this share of the trials
@@ -102,7 +104,10 @@ def preprocess(table: pd.DataFrame, *, near_constant: float = 0.95, duplicate_th
     the tests see ranks, and two near-identical columns would hide each other's edges.
     ``max_metrics``: keep at most this many metrics, the most correlated with the objectives.
     ``protected``: nodes named by expert knowledge, never dropped or merged away.
+    ``set_aside``: node -> reason: kept in the graph, not learnt from (a linear function of other
+    nodes, whose parents are known, makes the tests' correlation matrix singular).
     """
+    set_aside = set_aside or {}
     objectives = columns_of(table, "objective")
     if not objectives:
         raise ValueError("the table has no objective:<name> column: nothing to learn a graph towards")
@@ -123,7 +128,7 @@ def preprocess(table: pd.DataFrame, *, near_constant: float = 0.95, duplicate_th
             continue
         role, name = split_column(col)
         values = table[col]
-        why = _why_unusable(values, role, near_constant, max_missing)
+        why = set_aside.get(name) or _why_unusable(values, role, near_constant, max_missing)
         if why and name in protected:
             excluded[name] = role
             report["dropped"][name] = f"{why}: kept in the graph, not learnt from"

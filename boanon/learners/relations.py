@@ -1,0 +1,385 @@
+"""Deterministic relations among logged quantities: how a system composes its measurements.
+
+Systems compose: a total is the sum of its parts, an iteration waits for its slowest worker
+(a max), a rate is a ratio, the energy-delay product is a product. Such a relation is what an
+expert writes as a ``function:`` node model, and it is in the logs: the quantities satisfy it
+to the precision they are printed with. Independence tests cannot represent it (a deterministic
+child breaks faithfulness: conditioning on the parts removes every other edge), and a GP over
+the parts does not extrapolate a sum or a max. So relations are searched for before the tests,
+with a small library of forms fitted by least squares:
+
+- ``linear``: a sparse weighted sum of up to ``max_terms`` other quantities plus a constant
+  (greedy forward selection), shown as ``a + b`` when the weights are 1;
+- ``group``: ``a * agg(group) + b`` with agg one of max, min, mean, sum, over a group of
+  quantities whose names differ only in one number (``m0_busy_s`` ... ``m9_busy_s``): name
+  structure proposes the sets a blind search would not try;
+- ``product``: ``c * x * y`` or ``c * x / y`` (positive quantities, fitted on a log scale);
+- ``share``: an entity's part of a fixed total split in proportion to weights, ``c * w_i / sum_j
+  w_j`` where ``w`` is a product of the entity's parameters (or their complements in [0, 1]):
+  a batch split over workers by their shares, a cache split over column families.
+
+A relation is *exact* when its held-out error (leave-one-out, so a form cannot win by fitting
+noise) is below ``tolerance`` times the target's standard deviation, the measurement's own
+spread standing in for its noise level: it becomes a function node, as an expert's
+``function:``. It is *approximate* when that error is below ``approximate`` (an iteration's
+slowest worker is the mean of per-iteration maxima, a few per cent above the max of the
+means): it becomes a formula node ``a * (form) + b`` with a GP on the residual, so the form
+carries the extrapolation and the GP what the form misses. Among independent noisy metrics
+neither qualifies (a held-out R^2 of 0.99 does not arise by chance).
+The accepted relations form a DAG (a part is never explained by its total after the total was
+explained by its parts); their order is objectives first, then larger quantities first.
+
+Written here rather than taken from a symbolic-regression library: those search expression
+trees for minutes and report formulas without a held-out acceptance rule; what BoAnon needs is
+a few fixed forms, checked in milliseconds, each of which becomes a function node.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from itertools import combinations, product
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from boanon.table import Role, columns_of, split_column
+
+DEFAULT_TOLERANCE = 0.01
+"""Largest held-out RMSE of an exact relation, as a fraction of the target's standard deviation."""
+DEFAULT_APPROXIMATE = 0.05
+"""Largest held-out RMSE of an approximate relation (held-out R^2 >= 0.9975)."""
+SCALE, OFFSET = "_scale", "_offset"
+"""The free constants of an approximate relation's formula (not valid node names in a table)."""
+MIN_ROWS = 8
+MIN_VARYING = 4
+"""Rows that must differ from a quantity's most common value: a counter that moved in two
+trials fits any sum exactly (one free weight per trial) and proves nothing."""
+MAX_LEVERAGE = 0.95
+MAX_TERMS = 3
+PRODUCT_CANDIDATES = 12
+AGGREGATES = ("max", "min", "sum", "mean")  # sum before mean: the same fit, read more plainly
+_DIGITS = re.compile(r"\d+")
+
+
+@dataclass(frozen=True)
+class Relation:
+    """``target = expression`` over ``inputs``, found in ``n`` trials.
+
+    ``heldout_error``: leave-one-out RMSE / std(target); ``max_rel_error``: the largest in-sample
+    error as a fraction of the target's mean absolute value.
+    """
+
+    target: str
+    expression: str
+    kind: str
+    inputs: tuple[str, ...]
+    heldout_error: float
+    max_rel_error: float
+    n: int
+    exact: bool = True
+
+    def describe(self) -> str:
+        sign = "=" if self.exact else "~"
+        return (f"{self.target} {sign} {self.expression} "
+                f"(max rel. error {self.max_rel_error:.1%}, {self.kind})")
+
+    def is_linear(self) -> bool:
+        """An exact weighted sum of its inputs (it makes a correlation matrix singular)."""
+        return self.exact and self.kind in ("sum", "linear", "group sum", "group mean")
+
+    def node_model(self) -> dict:
+        """The annotation an expert would write: a function, or a formula with a GP residual."""
+        if self.exact:
+            return {"function": self.expression}
+        return {"formula": f"{SCALE} * ({self.expression}) + {OFFSET}",
+                "free": {SCALE: {"init": 1.0}, OFFSET: {"init": 0.0}}, "residual": "gp"}
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "inputs": list(self.inputs)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Relation:
+        return cls(**{**data, "inputs": tuple(data["inputs"])})
+
+
+@dataclass
+class _Fit:
+    expression: str
+    kind: str
+    inputs: tuple[str, ...]
+    heldout: float  # leave-one-out RMSE
+    predicted: np.ndarray
+
+
+def node_values(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Role]]:
+    """The table's numeric columns by node name (booleans as 0/1) and their roles."""
+    values, roles = {}, {}
+    for role in ("param", "metric", "objective"):
+        for col in columns_of(table, role):  # type: ignore[arg-type]
+            s = table[col]
+            if s.dtype == bool or s.dtype == object and s.dropna().map(type).eq(bool).all():
+                s = s.astype(float)
+            if pd.api.types.is_numeric_dtype(s):
+                name = split_column(col)[1]
+                values[name] = s.astype(float).to_numpy()
+                roles[name] = role
+    return pd.DataFrame(values, index=table.index), roles  # type: ignore[return-value]
+
+
+def find_relations(table: pd.DataFrame, skip: Iterable[str] = (), known: Iterable[tuple[str, str]] = (),
+                   tolerance: float = DEFAULT_TOLERANCE, approximate: float = DEFAULT_APPROXIMATE,
+                   max_terms: int = MAX_TERMS) -> list[Relation]:
+    """Relations among ``table``'s quantities (tidy trial table), targets in ``skip`` excluded
+    (an expert's node model wins over a learned relation), consistent with the ``known`` edges
+    (no relation closes a cycle with them); ``approximate=0`` keeps exact ones only."""
+    values, roles = node_values(table)
+    skip = set(skip)
+    spread = values.std()
+    usable = [c for c in values.columns if c.isidentifier() and np.isfinite(spread[c]) and spread[c] > 0]
+    targets = [c for c in usable if roles[c] != "param" and c not in skip]
+    targets.sort(key=lambda c: (roles[c] != "objective", -float(np.nanmean(np.abs(values[c])))))
+    inputs = [c for c in usable if roles[c] != "objective"]
+    groups = name_groups(inputs)
+    params = {c for c in inputs if roles[c] == "param"}
+    found: list[Relation] = []
+    dag = nx.DiGraph(list(known))
+    for target in targets:
+        below = nx.descendants(dag, target) if target in dag else set()
+        allowed = [c for c in inputs if c != target and c not in below]
+        loose = max(tolerance, approximate)
+        fit = _best_fit(values, target, allowed, groups, params, loose, max_terms, tolerance / loose)
+        if fit is None:
+            continue
+        exact = fit.heldout <= tolerance * float(spread[target])
+        y = values[target].to_numpy()
+        rows = np.isfinite(y) & np.isfinite(fit.predicted)
+        err = np.abs(fit.predicted[rows] - y[rows])
+        scale = float(np.mean(np.abs(y[rows]))) or 1.0
+        found.append(Relation(target, fit.expression, fit.kind, fit.inputs,
+                              round(fit.heldout / float(spread[target]), 6),
+                              round(float(err.max()) / scale, 6), int(rows.sum()), exact))
+        dag.add_edges_from((i, target) for i in fit.inputs)
+    return found
+
+
+def name_groups(names: Iterable[str], min_size: int = 3) -> dict[str, list[str]]:
+    """Names equal but for one number (``m#_busy_s``: machines, levels, workers), and unions of
+    such groups that differ in one word (``m#_*_compute_s``: every device's compute time)."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        for m in _DIGITS.finditer(name):
+            groups.setdefault(f"{name[:m.start()]}#{name[m.end():]}", []).append(name)
+    groups = {p: g for p, g in groups.items() if len(g) >= min_size}
+    unions: dict[str, list[str]] = {}
+    for pattern in groups:
+        words = pattern.split("_")
+        for i, word in enumerate(words):
+            if "#" not in word:
+                unions.setdefault("_".join(words[:i] + ["*"] + words[i + 1:]), []).append(pattern)
+    for pattern, parts in unions.items():  # a union needs a word in common besides units
+        if len(parts) > 1 and any(len(w) > 2 and "#" not in w and w != "*" for w in pattern.split("_")):
+            groups[pattern] = sorted(n for p in parts for n in groups[p])
+    return groups
+
+
+def _best_fit(values: pd.DataFrame, target: str, allowed: list[str], groups: dict[str, list[str]],
+              params: set[str], tolerance: float, max_terms: int, tolerance_ratio: float) -> _Fit | None:
+    """The simplest form within ``tolerance`` (held-out RMSE / std), preferring the exact ones
+    (within ``tolerance * tolerance_ratio``)."""
+    y_all = values[target].to_numpy()
+    rows = np.isfinite(y_all)
+    if rows.sum() < MIN_ROWS:
+        return None
+    y = y_all[rows]
+    if not _varies(y):
+        return None
+    sub = values.loc[rows, allowed]
+    sub = sub.loc[:, sub.notna().all() & sub.apply(_varies)]
+    if sub.shape[1] == 0:
+        return None
+    limit = tolerance * float(np.std(y, ddof=1))
+    fits = [f for f in (_linear(sub, y, max_terms, params), _group(sub, y, groups), _product(sub, y),
+                        _share(target, sub[[c for c in sub.columns if c in params]], y, groups))
+            if f is not None and f.heldout <= limit]
+    exact = [f for f in fits if f.heldout <= limit * tolerance_ratio]
+    # an approximate relation must be an aggregate over a name group: its direction (the
+    # aggregate from its members) is known, a loose weighted sum's is not
+    best = _fewest(exact or [f for f in fits if f.kind.startswith("group")])
+    if best is None:
+        return None
+    full = np.full(len(y_all), np.nan)
+    full[rows] = best.predicted
+    best.predicted = full
+    return best
+
+
+def _varies(values: np.ndarray | pd.Series) -> bool:
+    v = np.asarray(values)
+    _, counts = np.unique(v, return_counts=True)
+    return len(v) - int(counts.max()) >= MIN_VARYING
+
+
+def _loo_rmse(X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Leave-one-out RMSE of least squares on ``X`` (with its constant column), coefficients,
+    fitted values (the hat matrix gives every held-out residual from one fit)."""
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    fitted = X @ coef
+    q, _ = np.linalg.qr(X)
+    h = np.sum(q**2, axis=1)
+    if h.max() > MAX_LEVERAGE:  # one trial decides a weight: no held-out evidence for it
+        return np.inf, coef, fitted
+    loo = (y - fitted) / (1.0 - h)
+    return float(np.sqrt(np.mean(loo**2))), coef, fitted
+
+
+def _linear(sub: pd.DataFrame, y: np.ndarray, max_terms: int, params: set[str]) -> _Fit | None:
+    """Greedy forward selection of up to ``max_terms`` columns; the fewest whose held-out error is
+    within twice the best size's (a further term that only fits rounding noise is left out).
+    One term is a relation only on a parameter: a metric proportional to another is a duplicate,
+    which preprocessing merges (keeping both would hide each other's edges from the tests)."""
+    X = sub.to_numpy()
+    names = list(sub.columns)
+    n = len(y)
+    z = (X - X.mean(axis=0)) / X.std(axis=0)
+    chosen: list[int] = []
+    residual = y - y.mean()
+    sizes: list[_Fit] = []
+    for _ in range(min(max_terms, n - 4)):
+        corr = np.abs(z.T @ residual)
+        corr[chosen] = -np.inf
+        chosen.append(int(np.argmax(corr)))
+        design = np.column_stack([X[:, chosen], np.ones(n)])
+        heldout, coef, fitted = _loo_rmse(design, y)
+        residual = y - fitted
+        used = [names[i] for i in chosen]
+        sizes.append(_Fit(*_linear_text(used, coef, y), tuple(used), heldout, fitted))
+    best = _fewest(sizes)
+    return None if best is None or len(best.inputs) == 1 and best.inputs[0] not in params else best
+
+
+def _linear_text(names: list[str], coef: np.ndarray, y: np.ndarray) -> tuple[str, str]:
+    """``a + b`` for unit weights without a constant (kind ``sum``), else the weights."""
+    terms = [n if abs(c - 1) < 1e-3 else f"{_num(c)} * {n}" for c, n in zip(coef[:-1], names, strict=True)]
+    unit = all(t in names for t in terms)
+    if abs(coef[-1]) > 1e-6 * (float(np.mean(np.abs(y))) or 1.0):
+        terms.append(_num(coef[-1]))
+        unit = False
+    return " + ".join(terms).replace("+ -", "- "), "sum" if unit and len(names) > 1 else "linear"
+
+
+def _fewest(fits: list[_Fit]) -> _Fit | None:
+    """The fit with the fewest inputs among those within twice the best held-out error."""
+    if not fits:
+        return None
+    bar = 2 * min(f.heldout for f in fits) + 1e-12
+    return min((f for f in fits if f.heldout <= bar), key=lambda f: (len(f.inputs), f.heldout))
+
+
+def _group(sub: pd.DataFrame, y: np.ndarray, groups: dict[str, list[str]]) -> _Fit | None:
+    """``a * agg(group) + b`` for the name groups fully present among the allowed columns."""
+    best: _Fit | None = None
+    ones = np.ones(len(y))
+    for members in groups.values():
+        if not all(m in sub.columns for m in members):
+            continue
+        block = sub[members].to_numpy()
+        for agg in AGGREGATES:
+            z = getattr(np, agg)(block, axis=1)
+            if np.std(z) == 0:
+                continue
+            heldout, coef, fitted = _loo_rmse(np.column_stack([z, ones]), y)
+            if best is None or heldout < best.heldout - 1e-9 * np.std(y):
+                call = f"{agg}({', '.join(members)})"
+                exact = _rmse(z, y) <= 2 * _rmse(fitted, y) + 1e-9 * np.std(y)
+                text = call if exact else f"{_num(coef[0])} * {call} + {_num(coef[1])}".replace("+ -", "- ")
+                best = _Fit(text, f"group {agg}", tuple(members), heldout, z if exact else fitted)
+    return best
+
+
+def _product(sub: pd.DataFrame, y: np.ndarray) -> _Fit | None:
+    """``c * x * w`` or ``c * x / w`` for positive columns among those most log-correlated with y."""
+    if np.min(y) <= 0:
+        return None
+    positive = sub.loc[:, (sub > 0).all()]
+    if positive.shape[1] < 2:
+        return None
+    logs = np.log(positive.to_numpy())
+    ly = np.log(y)
+    corr = np.abs([np.corrcoef(ly, c)[0, 1] if np.std(c) > 0 else 0.0 for c in logs.T])
+    top = np.argsort(-np.nan_to_num(corr))[:PRODUCT_CANDIDATES]
+    names = list(positive.columns)
+    best: _Fit | None = None
+    for i, j in combinations(top, 2):
+        for sign in (1.0, -1.0):
+            log_c = float(np.mean(ly - logs[:, i] - sign * logs[:, j]))
+            base = np.exp(logs[:, i] + sign * logs[:, j])
+            fitted = np.exp(log_c) * base
+            n = len(y)
+            heldout = float(np.sqrt(np.mean((y - fitted) ** 2))) * n / (n - 1)  # one fitted constant
+            if best is None or heldout < best.heldout:
+                op = "*" if sign > 0 else "/"
+                c = np.exp(log_c)
+                text = f"{names[i]} {op} {names[j]}"
+                if abs(c - 1.0) > 1e-3:
+                    text = f"{_num(c)} * {text}"
+                best = _Fit(text, "product" if sign > 0 else "ratio", (names[i], names[j]), heldout, fitted)
+    return best
+
+
+def _share(target: str, sub: pd.DataFrame, y: np.ndarray, groups: dict[str, list[str]],
+           max_factors: int = 3) -> _Fit | None:
+    """``c * prod(entity's factors) / sum over entities of prod(common factors)`` for a target
+    named after an entity (``m3_cpu_samples``: entity ``m3``), with factors among the parameters
+    named after the same entities (``m#_share``, ``m#_worker``) that every entity has.
+
+    ``sub`` holds the parameters; weights are those in [0, 1] (shares, switches, fractions)."""
+    if np.min(y) < 0:
+        return None
+    unit = [c for c in sub.columns if sub[c].min() >= 0 and sub[c].max() <= 1]
+    best: _Fit | None = None
+    for m in _DIGITS.finditer(target):
+        entity, index = target[:m.start()], m.group()
+        families = [g for p, g in groups.items() if p.startswith(f"{entity}#_") and "*" not in p
+                    and all(n in unit for n in g)]
+        members = {n[len(entity):].split("_", 1)[0] for g in families for n in g}
+        common = [g for g in families if len(g) == len(members)]
+        own = [n for g in families for n in g if n.startswith(f"{entity}{index}_")]
+        if len(members) < 3 or not own or not common:
+            continue
+        for size in range(1, max_factors + 1):
+            for factors in combinations(own, size):
+                for flips in product((False, True), repeat=size):
+                    num = np.prod([1 - sub[f].to_numpy() if flip else sub[f].to_numpy()
+                                   for f, flip in zip(factors, flips, strict=True)], axis=0)
+                    suffixes = {f[len(entity) + len(index):] for f, flip in zip(factors, flips, strict=True)
+                                if not flip}
+                    shared = [g for g in common if g[0][len(entity):].lstrip("0123456789") in suffixes]
+                    if not shared:
+                        continue
+                    den = np.sum([np.prod([sub[n].to_numpy() for n in row], axis=0)
+                                  for row in zip(*shared, strict=True)], axis=0)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        z = np.where(den > 0, num / den, 0.0)
+                    if np.std(z) == 0:
+                        continue
+                    c = float(z @ y / (z @ z))
+                    fitted = c * z
+                    heldout = _rmse(fitted, y) * len(y) / (len(y) - 1)
+                    if best is None or heldout < best.heldout:
+                        terms = [f"(1 - {f})" if flip else f for f, flip in zip(factors, flips, strict=True)]
+                        total = " + ".join(" * ".join(row) for row in zip(*shared, strict=True))
+                        best = _Fit(f"{_num(c)} * {' * '.join(terms)} / ({total})", "share",
+                                    tuple(dict.fromkeys([*factors, *(n for g in shared for n in g)])),
+                                    heldout, fitted)
+    return best
+
+
+def _rmse(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((a - b) ** 2)))
+
+
+def _num(x: float) -> str:
+    return f"{x:.6g}"
