@@ -271,6 +271,14 @@ class BoAnonGP(BoAnon):
     strategy = "gp"
 
 
+class BoAnonWarm(BoAnon):
+    """BoAnon started warm from the problem's dataset of the same system, without annotations:
+    structure and relations come from the logs alone (the way the README tells users to start)."""
+
+    name = "boanon-warm"
+    needs = ("warm_start",)
+
+
 class BoAnonExpert(BoAnon):
     """BoAnon told the problem's annotations (an expert's structure and node models, as in BOAT)."""
 
@@ -291,7 +299,7 @@ def _plain(v: Any) -> Value:
 
 
 TUNERS: dict[str, type[BenchTuner]] = {t.name: t for t in (
-    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoAnon, BoAnonGP, BoAnonExpert, BoAnonExpertWarm)}
+    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoAnon, BoAnonGP, BoAnonWarm, BoAnonExpert, BoAnonExpertWarm)}
 """Tuner name -> wrapper class, in the order results are shown."""
 
 

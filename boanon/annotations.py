@@ -120,13 +120,17 @@ class Knowledge:
 
     def with_node_models(self, models: Mapping[str, Mapping[str, Any]]) -> Knowledge:
         """A copy that also holds ``models`` (learned relations) for nodes this knowledge gives
-        no model: the expert's own node models win."""
+        no model: the expert's own node models win. A learned ``function`` node gets no other
+        parents (it is determined by its inputs): every other edge into it is forbidden, so a
+        learner orients its adjacencies away from it."""
         out = Knowledge(list(self.required), list(self.forbidden), list(self.forbidden_patterns),
                         [list(t) for t in self.tiers], dict(self.node_models), self.source, set(self.learned))
         for node, spec in models.items():
             if node not in out.node_models:
                 out.node_models[node] = _check_node_model(self.source, node, spec)
                 out.learned.add(node)
+                if "function" in spec:
+                    out.forbid_pattern(".*", re.escape(node))
         return out
 
     def without_learned(self, keep: Iterable[str]) -> Knowledge:

@@ -343,13 +343,16 @@ class Space:
         return out
 
     def neighbours(self, config: Mapping[str, Value], n: int, rng: np.random.Generator,
-                   scale: float = 0.1, names: Sequence[str] | None = None) -> list[dict[str, Value]]:
-        """Feasible configurations near ``config``, each changing one to three of ``names`` (all)."""
+                   scale: float = 0.1, names: Sequence[str] | None = None,
+                   max_changes: int = 3) -> list[dict[str, Value]]:
+        """Feasible configurations near ``config``, each changing one to ``max_changes`` of
+        ``names`` (all)."""
         names = list(names) if names is not None else self.names
         out = []
         for _ in range(n * 5):
             new = dict(config)
-            for name in rng.choice(names, size=min(len(names), int(rng.integers(1, 4))), replace=False):
+            changes = min(len(names), int(rng.integers(1, max_changes + 1)))
+            for name in rng.choice(names, size=changes, replace=False):
                 new[name] = self.params[name].neighbour(config[name], rng, scale)
             if self.is_feasible(new):
                 out.append(new)

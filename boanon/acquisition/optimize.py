@@ -2,7 +2,9 @@
 
 No gradients: configurations mix integers, categoricals and booleans, and the structured model
 is sampled, not differentiated. Instead: a scrambled Sobol design plus the best observed
-configurations, then rounds of local search (:meth:`Space.neighbours`) around the best
+configurations (or, in a run's early phase, a trust region: many configurations that change a
+few parameters of the best observed ones, where a model fitted to few trials is trustworthy),
+then rounds of local search (:meth:`Space.neighbours`) around the best
 candidates with a shrinking step, then, when the graph separates the parameters into
 independent groups, block-coordinate rounds that search one group at a time (BOAT's
 decomposition). Candidates are screened with few Monte-Carlo samples and the finalists
@@ -41,6 +43,10 @@ class SearchSettings:
     screen_samples: int = 8
     final_samples: int = 64
     n_final: int = 8
+    trust_region: float | None = None
+    """Early phase: no global design, only changes of up to ``trust_changes`` parameters of the
+    starts with this step (unit scale)."""
+    trust_changes: int = 4
 
 
 @dataclass
@@ -82,7 +88,13 @@ def maximize(space: Space, score: Score, rng: np.random.Generator, starts: Seque
     """
     s = settings or SearchSettings()
     pool = _Pool(space, score, s.screen_samples, {config_key(dict(c)) for c in exclude})
-    pool.add(space.sample(s.n_sobol, rng) + [dict(c) for c in starts])
+    if s.trust_region is None:
+        pool.add(space.sample(s.n_sobol, rng) + [dict(c) for c in starts])
+    else:
+        pool.add([dict(c) for c in starts])
+        for c in starts:
+            pool.add(space.neighbours(dict(c), s.n_sobol // max(len(starts), 1), rng, scale=s.trust_region,
+                                      max_changes=s.trust_changes))
     for c in starts:
         pool.add(space.neighbours(dict(c), s.n_local // max(len(starts), 1) + 1, rng, scale=0.1))
     for r in range(s.local_rounds):
@@ -92,8 +104,9 @@ def maximize(space: Space, score: Score, rng: np.random.Generator, starts: Seque
         for _ in range(s.group_rounds):
             for grp in groups:
                 current = pool.best(1)[0]
-                fresh = space.sample(max(s.n_sobol // (2 * len(groups)), 8), rng)
-                pool.add([{**current, **{n: f[n] for n in grp}} for f in fresh])
+                if s.trust_region is None:
+                    fresh = space.sample(max(s.n_sobol // (2 * len(groups)), 8), rng)
+                    pool.add([{**current, **{n: f[n] for n in grp}} for f in fresh])
                 pool.add(space.neighbours(pool.best(1)[0], s.n_local // 2, rng, scale=0.05, names=grp))
     if not pool.values:
         raise ValueError("no feasible configuration left to propose: every candidate was excluded")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -32,6 +32,8 @@ from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
 
 Strategy = Literal["structured", "gp", "random"]
+EARLY_TRIALS = 20
+TRUST_REGION = 0.2
 STRATEGIES = ("structured", "gp", "random")
 
 
@@ -51,7 +53,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
             rng: np.random.Generator | None = None, pending: Sequence[Mapping[str, Any]] = (),
             n_candidates: int = 256, constraints: Sequence[OutputConstraint] = (), n_folds: int = 5,
             settings: SearchSettings | None = None, ref_point: Sequence[float] | None = None,
-            scalarization: Scalarization | None = None) -> Proposal:
+            scalarization: Scalarization | None = None, early_trials: int = EARLY_TRIALS) -> Proposal:
     """Propose one configuration (see the module docstring).
 
     ``table`` holds finished trials; ``strategy="structured"`` fits the DAG surrogate (when a
@@ -62,6 +64,8 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     ``n_candidates`` is the size of the Sobol design (``settings`` tunes the rest of the search).
     With several objectives, ``ref_point`` (objectives' units) fixes EHVI's reference point and
     ``scalarization`` replaces EHVI by the expected improvement of that scalarisation.
+    While the run has fewer than ``early_trials`` trials of its own, the search stays in a trust
+    region around its best configurations (:class:`SearchSettings`).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
@@ -100,8 +104,12 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     score, acq_info = _acquisition(model, own, objectives, constraints, rng, ref_point, scalarization)
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
         if isinstance(chosen, DAGSurrogate) and graph is not None else []
+    n_own = int(own[cols].notna().all(axis=1).sum())
+    if n_own < early_trials and settings.trust_region is None:
+        settings = replace(settings, trust_region=TRUST_REGION)
     config, value, search = maximize(space, score, rng, starts=_best_observed(own, objectives, space),
                                      groups=groups, exclude=seen, settings=settings)
+    search["trust_region"] = settings.trust_region
     predicted = model.predict([config], n_samples=128, rng=rng)
     t_end = time.perf_counter()
     info = {

@@ -127,7 +127,8 @@ def summary(result: LearnResult, verbose: bool = False) -> str:
         lines.append("parameters linked to an objective they predict beyond its parents: "
                      + ", ".join(report["params_linked"]))
     t = report["timings"]
-    lines.append(f"time: {t['total_s']:.2f} s (relations {t['relations_s']:.2f}, preprocess {t['preprocess_s']:.2f}, learn {t['learn_s']:.2f}, "
+    lines.append(f"time: {t['total_s']:.2f} s (relations {t['relations_s']:.2f}, "
+                 f"preprocess {t['preprocess_s']:.2f}, learn {t['learn_s']:.2f}, "
                  f"postprocess {t['postprocess_s']:.2f}, bootstrap {t['bootstrap_s']:.2f})")
     return "\n".join(lines)
 

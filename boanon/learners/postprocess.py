@@ -153,8 +153,8 @@ def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_p
                     dag.remove_edge(p, v)
                     report["edges_capped"].append(f"{p} -> {v}")
 
-    expert = [e for e in required if e[1] not in knowledge.learned]  # a learned relation is kept only
-    keep = set(objectives) | {n for e in expert for n in e} | (set() if prune else set(dag.nodes))  # on a path
+    expert = [e for e in required if e[1] not in knowledge.learned]  # a learned relation: only on a path
+    keep = set(objectives) | {n for e in expert for n in e} | (set() if prune else set(dag.nodes))
     for o in objectives:
         keep |= nx.ancestors(dag, o)
     for n in list(dag.nodes):

@@ -6,6 +6,10 @@ evaluation pay off. To predict, every node is sampled given its parents' *sample
 topological order, so the uncertainty of intermediate metrics reaches the objective (BoGraph
 passed posterior means and lost it).
 
+A node left to a GP (no expert model, no relation) first looks for a parametric form of its own
+(:mod:`boanon.models.forms`: affine, quadratic, a hinge, a power law, each with a GP on the
+residual), which extrapolates from few trials where a GP alone reverts to the mean.
+
 Fallbacks keep a learned graph usable: nodes without data are dropped (their children lose
 that parent), an objective left without parents gets a GP over all parameters, and a metric
 without parents is drawn from its observed distribution.
@@ -25,9 +29,11 @@ import pandas as pd
 from boanon.expressions import Expression
 from boanon.graph import CausalGraph
 from boanon.models.base import Config, Surrogate, heldout_scores, param_configs
+from boanon.models.forms import choose_form
 from boanon.models.inputs import ConfigBatch, NodeInputs
 from boanon.models.nodes import (
     FormulaNode,
+    FreeParameter,
     FunctionNode,
     GPNode,
     MarginalNode,
@@ -52,9 +58,10 @@ class DAGSurrogate(Surrogate):
     name = "structured"
 
     def __init__(self, space: Space, graph: CausalGraph, objectives: Sequence[Objective],
-                 outputs: Sequence[str] = ()):
+                 outputs: Sequence[str] = (), learn_forms: bool = True):
         super().__init__(space, objectives, outputs)
         self.graph = graph
+        self.learn_forms = learn_forms
         self.models: dict[str, NodeModel] = {}
         self.order: list[str] = []
         self.report: dict[str, Any] = {}
@@ -112,6 +119,7 @@ class DAGSurrogate(Surrogate):
         self.order = list(parents)
         batch = ConfigBatch.of(self.space, param_configs(self.space, table))
         columns = self._node_columns(table)
+        self._find_forms(columns, batch)
         self._fit_nodes(columns, batch, refit=False)
         self._safety_net(columns, batch)
         return self
@@ -136,6 +144,23 @@ class DAGSurrogate(Surrogate):
             model = self.models[node]
             inputs, y = self._node_data(table, batch, node, model)
             self.models[node] = model.refit(inputs, y) if refit else model.fit(inputs, y)
+
+    def _find_forms(self, table: pd.DataFrame, batch: ConfigBatch) -> None:
+        """Give each GP node the parametric form that predicts it best held out, if one does."""
+        self.report["forms"] = {}
+        if not self.learn_forms:
+            return
+        for node in self.order:
+            model = self.models[node]
+            if type(model) is not GPNode:
+                continue
+            inputs, y = self._node_data(table, batch, node, model)
+            form = choose_form({p: np.ravel(v) for p, v in inputs.raw.items()}, y, model.parents)
+            if form is not None:
+                free = [FreeParameter(name, init=value) for name, value in form.init.items()]
+                self.models[node] = FormulaNode(Expression.parse(form.formula), free, True,
+                                                model.param_parents, model.metric_parents)
+                self.report["forms"][node] = form.describe()
 
     def _node_data(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
                    model: NodeModel) -> tuple[NodeInputs, np.ndarray]:
@@ -172,8 +197,9 @@ class DAGSurrogate(Surrogate):
         for node in self.order:
             graph_model = self.models[node]
             candidates = [graph_model]
-            if isinstance(graph_model, (GPNode, MarginalNode)):
-                candidates += self._alternatives(table, batch, node, graph_model)
+            learned = node in self.report["forms"]
+            if learned or isinstance(graph_model, (GPNode, MarginalNode)):
+                candidates += self._alternatives(table, batch, node, graph_model, with_own=learned)
             scored = [self._chain_cv(table, batch, node, m, folds, held, rng) for m in candidates]
             best = max(range(len(scored)), key=lambda i: scored[i][0] - (SAFETY_NET_MARGIN if i else 0.0))
             if scored[best][1] is None:  # no candidate can be cross-validated: keep the graph's
@@ -182,6 +208,7 @@ class DAGSurrogate(Surrogate):
             if best:
                 self.report["safety_net"][node] = {"parents": candidates[best].parents,
                                                    "log_scale": candidates[best].log_target}
+                self.report["forms"].pop(node, None)
         needed = set(self.outputs)
         for node in reversed(self.order):  # nodes that no chosen model reads any more are not sampled
             if node in needed:
@@ -190,14 +217,15 @@ class DAGSurrogate(Surrogate):
         self.order = [n for n in self.order if n in needed]
 
     def _alternatives(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
-                      graph_model: NodeModel) -> list[NodeModel]:
+                      graph_model: NodeModel, with_own: bool = False) -> list[NodeModel]:
         """Fitted GPs over all parameters (with and without the graph's metric parents) and, for a
-        heavy-tailed node, each of these and the graph's parents on a log scale."""
+        heavy-tailed node, each of these and the graph's parents on a log scale; ``with_own``
+        (the graph model is a learned form) adds the plain GP over the graph's parents."""
         metrics = graph_model.metric_parents
         inputs = [(graph_model.param_parents, metrics), (self.space.names, []), (self.space.names, metrics)]
         y = table[self.node_column(node)].to_numpy(dtype=float)
         logs = (False, True) if heavy_tailed(y) else (False,)
-        seen = {(tuple(graph_model.parents), False)}
+        seen = set() if with_own else {(tuple(graph_model.parents), False)}
         out = []
         for (ps, ms), log in product(inputs, logs):
             key = (tuple(ps) + tuple(ms), log)

@@ -1,0 +1,119 @@
+"""Relation discovery: the compositions an expert writes by hand, found in the logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from boanon.adapters import ingest
+from boanon.annotations import Knowledge
+from boanon.learners import learn
+from boanon.learners.relations import Relation, find_relations, name_groups
+from boanon.table import with_objectives
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _by_target(relations):
+    return {r.target: r for r in relations}
+
+
+def _table(columns: dict[str, np.ndarray], params: tuple[str, ...] = ()) -> pd.DataFrame:
+    n = len(next(iter(columns.values())))
+    data = {"trial": range(n)}
+    for name, values in columns.items():
+        role = "param" if name in params else "objective" if name == "cost" else "metric"
+        data[f"{role}:{name}"] = values
+    return pd.DataFrame(data)
+
+
+def test_known_sum_max_product_and_share_are_found_with_their_inputs():
+    rng = np.random.default_rng(0)
+    n = 30
+    shares = {f"w{i}_share": rng.uniform(0.1, 1.0, n) for i in range(4)}
+    parts = {f"g{i}_time": rng.gamma(2.0, 1.0, n) for i in range(4)}
+    a, b = rng.uniform(1, 5, n), rng.uniform(1, 5, n)
+    total = sum(shares.values())
+    cols = {**shares, **parts, "a": a, "b": b,
+            "w2_load": np.round(1000 * shares["w2_share"] / total),  # a batch split by shares
+            "slowest": np.max(np.column_stack(list(parts.values())), axis=1),
+            "area": a * b,
+            "noise1": rng.normal(size=n), "noise2": rng.normal(size=n)}
+    cols["cost"] = cols["slowest"] + cols["area"]
+    found = _by_target(find_relations(_table(cols, params=tuple(shares))))
+    assert set(found["cost"].inputs) == {"slowest", "area"} and found["cost"].kind == "sum"
+    assert found["slowest"].kind == "group max"
+    assert set(found["slowest"].inputs) == set(parts)
+    assert found["area"].kind == "product" and set(found["area"].inputs) == {"a", "b"}
+    assert found["w2_load"].kind == "share" and "w2_share" in found["w2_load"].inputs
+    assert "noise1" not in found and "noise2" not in found
+    assert all(r.exact for r in found.values())
+
+
+def test_no_relation_among_independent_noisy_metrics():
+    rng = np.random.default_rng(1)
+    n = 40
+    cols = {f"m{i}_x": rng.lognormal(0, 0.5, n) for i in range(12)}
+    cols |= {f"q{i}": rng.normal(10, 1, n) for i in range(12)}
+    # a sum hidden under 30 % noise is not a deterministic relation either
+    cols["cost"] = cols["q0"] + cols["q1"] + rng.normal(0, 0.3 * 1.4, n)
+    assert find_relations(_table(cols)) == []
+
+
+def test_an_aggregate_a_few_percent_off_is_approximate():
+    rng = np.random.default_rng(2)
+    n = 40
+    parts = {f"w{i}_busy": rng.uniform(1, 10, n) for i in range(5)}
+    cols = {**parts, "cost": 1.05 * np.max(np.column_stack(list(parts.values())), axis=1)
+            + rng.normal(0, 0.02, n)}
+    (rel,) = find_relations(_table(cols))
+    assert rel.target == "cost" and rel.kind == "group max" and not rel.exact
+    assert rel.node_model()["residual"] == "gp"
+
+
+def test_name_groups_by_number_and_by_word():
+    names = ["m0_cpu_time", "m1_cpu_time", "m2_cpu_time", "m1_gpu_time", "m2_gpu_time", "m3_gpu_time", "x",
+             "m0_cpu_s", "m1_cpu_s", "m2_cpu_s", "m1_gpu_s", "m2_gpu_s", "m3_gpu_s"]
+    groups = name_groups(names)
+    assert groups["m#_cpu_time"] == ["m0_cpu_time", "m1_cpu_time", "m2_cpu_time"]
+    assert sorted(groups["m#_*_time"]) == sorted(names[:6])
+    assert "m#_*_s" not in groups  # a unit alone does not make different quantities one family
+    assert "x" not in {n for g in groups.values() for n in g}
+
+
+def test_sgd_dataset_composition_without_annotations():
+    result = learn(ingest(ROOT / "datasets" / "sgd-googlenet").table)
+    rel = _by_target(Relation.from_dict(r) for r in result.report["relations"])
+    assert rel["iteration_time"].expression == "worker_busy_max_s + ps_update_max_s"
+    assert rel["ps_update_max_s"].kind == "group max"
+    assert rel["m3_cpu_samples"].kind == "share"
+    graph = result.graph
+    assert graph.node_models["iteration_time"] == {"function": "worker_busy_max_s + ps_update_max_s"}
+    params = graph.nodes("param")
+    through_metrics = [p for p in params if f"{p} -> iteration_time" not in result.report["params_connected"]]
+    assert len(through_metrics) >= 0.9 * len(params)
+
+
+def test_zigzag_edp_product_and_latency_sum():
+    table = with_objectives(ingest(ROOT / "datasets" / "zigzag-resnet18").table, ["edp"], [])
+    rel = _by_target(find_relations(table))
+    assert rel["edp"].kind == "product" and set(rel["edp"].inputs) == {"energy", "latency"}
+    assert rel["latency"].expression == "latency_computation + latency_onloading + latency_offloading"
+
+
+def test_an_expert_model_wins_and_learned_relations_avoid_its_cycles():
+    table = with_objectives(ingest(ROOT / "datasets" / "zigzag-resnet18").table, ["edp"], [])
+    knowledge = Knowledge.from_yaml(ROOT / "examples" / "zigzag-edp-annotations.yaml")
+    graph = learn(table, knowledge).graph
+    for node, spec in knowledge.node_models.items():
+        assert graph.node_models[node] == spec
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_relations_can_be_switched_off(enabled):
+    table = with_objectives(ingest(ROOT / "datasets" / "zigzag-resnet18").table, ["edp"], [])
+    result = learn(table, relations=enabled)
+    assert bool(result.report["relations"]) == enabled
