@@ -65,7 +65,7 @@ def test_fallbacks_for_missing_data_and_parentless_objective():
     assert model.report["objectives_without_parents"] == ["y"]
     assert model.models["y"].param_parents == ["x", "z"]
     assert "m" not in model.order  # m no longer reaches the objective
-    mean, _ = model.predict([{"x": 0.9, "z": 0.1}, {"x": 0.1, "z": 0.1}])["y"]
+    mean, _ = model.predict([{"x": 0.9, "z": 0.1}, {"x": 0.1, "z": 0.1}], np.random.default_rng(0))["y"]
     assert mean[0] > mean[1] + 3
 
 
@@ -114,7 +114,7 @@ def test_structured_beats_plain_gp_on_held_out_synthetic_trials():
     errors = {}
     for model in (DAGSurrogate(system.space, system.true_graph(), [Objective("cost")]),
                   PlainGPSurrogate(system.space, [Objective("cost")])):
-        mean, _ = model.fit(table).predict(configs, n_samples=128)["cost"]
+        mean, _ = model.fit(table).predict(configs, np.random.default_rng(0), n_samples=128)["cost"]
         errors[model.name] = np.sqrt(np.mean((mean - y) ** 2))
     assert errors["structured"] < 0.5 * errors["gp"]
 
@@ -149,7 +149,7 @@ def test_a_function_node_reads_its_names_even_without_edges():
     graph = _graph([("x", "energy"), ("z", "latency")], roles, {"edp": {"function": "energy * latency"}})
     model = DAGSurrogate(SPACE, graph, [Objective("edp")]).fit(table)
     assert model.order.index("edp") == 2 and model.models["edp"].kind == "function"
-    mean, sd = model.predict([{"x": 0.5, "z": 0.5}], n_samples=512)["edp"]
+    mean, sd = model.predict([{"x": 0.5, "z": 0.5}], np.random.default_rng(0), n_samples=512)["edp"]
     assert mean[0] == pytest.approx(1.5 * 2.5, rel=0.03) and sd[0] < 0.1
     graph.node_models["edp"] = {"function": "energy * power"}
     with pytest.raises(ValueError, match=r"names \['power'\]: neither graph nodes nor parameters"):

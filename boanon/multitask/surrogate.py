@@ -26,16 +26,17 @@ class MultiTaskGPSurrogate(Surrogate):
 
     Models the objectives and the extra ``outputs`` (metric or objective names) jointly. A
     ``__task__`` parameter in the table (a warm start) makes every (output, workload) pair a task.
-    ``rank`` bounds the rank of the task covariance's low-rank part (None: full).
+    ``rank`` bounds the rank of the task covariance's low-rank part (None: full). The fit has one
+    optimiser start, at the priors' centre (it runs at every proposal, and a second start rarely
+    changed the cross-validation), so it draws nothing at random and needs no seed.
     """
 
     name = "multitask-gp"
 
     def __init__(self, space: Space, objectives: Sequence[Objective], outputs: Sequence[str] = (),
-                 rank: int | None = None, seed: int = 0):
+                 rank: int | None = None):
         super().__init__(space, objectives, outputs)
         self.rank = rank
-        self.seed = seed
         self.inputs = [n for n in space.names if n != TASK]
         self.workloads = [TARGET]
 
@@ -59,8 +60,7 @@ class MultiTaskGPSurrogate(Surrogate):
     def fit(self, table: pd.DataFrame) -> MultiTaskGPSurrogate:
         self.table = table
         self.workloads = task_labels(table)
-        # one optimiser start: it runs at every proposal, and a second start rarely changed the CV
-        self.model = ICMGP(len(self.outputs) * len(self.workloads), self.rank, restarts=1, seed=self.seed)
+        self.model = ICMGP(len(self.outputs) * len(self.workloads), self.rank, restarts=1)
         self.model.fit(*self._data(table))
         return self
 
