@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import qmc
 
 from boanon.errors import ConfigError
 from boanon.expressions import Expression
@@ -283,6 +282,8 @@ class Space:
     def sample(self, n: int, rng: np.random.Generator, sobol: bool = True,
                max_tries: int = 100) -> list[dict[str, Value]]:
         """``n`` feasible configurations, space-filling (scrambled Sobol) unless ``sobol=False``."""
+        from scipy.stats import qmc  # here: scipy.stats takes ~0.9 s to import, reading a space needs none
+
         out: list[dict[str, Value]] = []
         sampler = qmc.Sobol(len(self), scramble=True, seed=rng) if sobol else None
         for _ in range(max_tries):
