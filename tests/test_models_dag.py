@@ -208,15 +208,15 @@ def test_plain_gp_models_a_heavy_tailed_objective_on_a_log_scale_and_predicts_it
     table = pd.DataFrame({"trial": [f"t{i}" for i in range(n)], "param:x": x, "param:z": z,
                           "objective:y": y})
     fitted = PlainGPSurrogate(SPACE, COST).fit(table)
-    assert fitted.models["y"].log_target
+    assert fitted.models_["y"].log_target
     samples = fitted.sample([{"x": 0.1, "z": 0.5}], 2000, np.random.default_rng(0))["y"]
     assert samples.min() > 0  # a log-normal never predicts a negative energy or latency
     logged = cross_validate(fitted, table, np.random.default_rng(0))
     table_linear = table.assign(**{"objective:y": 6 * x + 0.05 * rng.standard_normal(n)})
-    assert not PlainGPSurrogate(SPACE, COST).fit(table_linear).models["y"].log_target
+    assert not PlainGPSurrogate(SPACE, COST).fit(table_linear).models_["y"].log_target
     # The same data forced onto the raw scale predicts held-out trials worse.
     raw = PlainGPSurrogate(SPACE, COST).fit(table)
-    raw.models["y"] = type(raw.models["y"])(SPACE.names, [], log_target=False)
+    raw.models_["y"] = type(raw.models_["y"])(SPACE.names, [], log_target=False)
     raw._fit(table, refit=False)
     raw_score = cross_validate(raw, table, np.random.default_rng(0))["log_predictive_density"]
     assert logged["log_predictive_density"] > raw_score + 0.3

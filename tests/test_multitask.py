@@ -83,7 +83,8 @@ def test_multitask_surrogate_samples_outputs_jointly():
     assert corr.loc["cost", "g0_load"] > 0.3  # g0_load feeds cost through the chain
     # the models' protocol: a refit keeps the hyperparameters, and cross-validation can score it
     refit = surrogate.refit(table.iloc[:20])
-    assert refit.model.params_ is surrogate.model.params_ and len(refit.model.z_) < len(surrogate.model.z_)
+    assert refit.model_.params_ is surrogate.model_.params_
+    assert len(refit.model_.z_) < len(surrogate.model_.z_)
     scores = cross_validate(surrogate, table, np.random.default_rng(0), n_folds=3)
     assert scores["rank_correlation"] > 0.5
 
