@@ -36,7 +36,7 @@ from boanon.errors import ConfigError
 from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
-from boanon.tuner import STRATEGIES
+from boanon.strategies import STRATEGIES
 from boanon.yamlfile import load_yaml
 
 KEYS = {"space", "constraints", "objectives", "runner", "adapter", "graph", "annotations", "budget",

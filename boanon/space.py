@@ -7,18 +7,16 @@ are one-hot: nothing is a rounded float. Constraints are small Python-like predi
 
 from __future__ import annotations
 
-import ast
 import math
-import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import qmc
 
 from boanon.errors import ConfigError
+from boanon.expressions import Expression
 from boanon.table import Value
 from boanon.yamlfile import load_yaml
 
@@ -156,68 +154,24 @@ def _check_range(p: Float) -> None:
         raise ValueError(f"default {p.default} is outside [{p.low}, {p.high}]")
 
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-           ast.Pow: operator.pow}
-_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-           ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.In: lambda a, b: a in b,
-           ast.NotIn: lambda a, b: a not in b}
-
-
 @dataclass(frozen=True)
 class Constraint:
-    """A predicate over parameters, e.g. ``"a < b"``, ``"not use_x or b >= 2"``."""
+    """A predicate over parameters, e.g. ``"a < b"``, ``"not use_x or b >= 2"`` (the scalar mode of
+    :mod:`boanon.expressions`)."""
 
     expression: str
-    tree: ast.Expression = field(compare=False, repr=False)
-    names: frozenset[str] = field(compare=False, repr=False)
+    parsed: Expression = field(compare=False, repr=False)
 
     @classmethod
     def parse(cls, expression: str, known: Sequence[str]) -> Constraint:
-        try:
-            tree = ast.parse(expression, mode="eval")
-        except SyntaxError as exc:
-            raise ValueError(f"cannot parse {expression!r}: {exc.msg}") from None
-        names = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
-        unknown = names - set(known) - {"True", "False"}
-        if unknown:
-            raise ValueError(f"{expression!r} names unknown parameter(s) {sorted(unknown)}")
-        for node in ast.walk(tree):
-            allowed = (ast.Expression, ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Name,
-                       ast.Constant, ast.Load, ast.And, ast.Or, ast.Not, ast.USub, ast.Tuple,
-                       ast.List, *(_BINOPS), *(_CMPOPS))
-            if not isinstance(node, allowed):
-                raise ValueError(f"{expression!r}: {type(node).__name__} is not allowed in a constraint")
-        return cls(expression, tree, names)
+        return cls(expression, Expression.parse(expression, mode="scalar", known=known))
+
+    @property
+    def names(self) -> frozenset[str]:
+        return self.parsed.names
 
     def holds(self, config: Mapping[str, Any]) -> bool:
-        return bool(_evaluate(self.tree.body, config))
-
-
-def _evaluate(node: ast.AST, env: Mapping[str, Any]) -> Any:
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return {"True": True, "False": False}.get(node.id, env.get(node.id))
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return tuple(_evaluate(e, env) for e in node.elts)
-    if isinstance(node, ast.UnaryOp):
-        v = _evaluate(node.operand, env)
-        return (not v) if isinstance(node.op, ast.Not) else -v
-    if isinstance(node, ast.BinOp):
-        return _BINOPS[type(node.op)](_evaluate(node.left, env), _evaluate(node.right, env))
-    if isinstance(node, ast.BoolOp):
-        values = (_evaluate(v, env) for v in node.values)
-        return all(values) if isinstance(node.op, ast.And) else any(values)
-    if isinstance(node, ast.Compare):
-        left = _evaluate(node.left, env)
-        for op, comparator in zip(node.ops, node.comparators, strict=True):
-            right = _evaluate(comparator, env)
-            if not _CMPOPS[type(op)](left, right):
-                return False
-            left = right
-        return True
-    raise ValueError(f"unsupported expression node {type(node).__name__}")
+        return bool(self.parsed.evaluate(config))
 
 
 class Space:
@@ -328,6 +282,8 @@ class Space:
     def sample(self, n: int, rng: np.random.Generator, sobol: bool = True,
                max_tries: int = 100) -> list[dict[str, Value]]:
         """``n`` feasible configurations, space-filling (scrambled Sobol) unless ``sobol=False``."""
+        from scipy.stats import qmc  # here: scipy.stats takes ~0.9 s to import, reading a space needs none
+
         out: list[dict[str, Value]] = []
         sampler = qmc.Sobol(len(self), scramble=True, seed=rng) if sobol else None
         for _ in range(max_tries):

@@ -31,7 +31,7 @@ def plugin_on_path(tmp_path, monkeypatch):
     (dist / "entry_points.txt").write_text("[boanon.adapters]\nkeyvalue = myplugin:KeyValueAdapter\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     yield
-    base._REGISTRY.pop("keyvalue", None)
+    base.ADAPTERS.entries.pop("keyvalue", None)
     sys.modules.pop("myplugin", None)
 
 

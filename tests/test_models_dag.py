@@ -53,8 +53,8 @@ def test_nodes_are_fitted_on_the_trials_that_have_them():
     table.loc[:19, "metric:m"] = np.nan  # an older log format without this metric
     table.loc[40:, "objective:y"] = np.nan  # failed runs measured m but no objective
     model = DAGSurrogate(SPACE, CHAIN, COST).fit(table)
-    assert len(model.models["m"]._gp.gp.X) == 40
-    assert len(model.models["y"]._gp.gp.X) == 20
+    assert len(model.models["m"]._gp.gp.X_train_) == 40
+    assert len(model.models["y"]._gp.gp.X_train_) == 20
 
 
 def test_fallbacks_for_missing_data_and_parentless_objective():
@@ -65,7 +65,7 @@ def test_fallbacks_for_missing_data_and_parentless_objective():
     assert model.report["objectives_without_parents"] == ["y"]
     assert model.models["y"].param_parents == ["x", "z"]
     assert "m" not in model.order  # m no longer reaches the objective
-    mean, _ = model.predict([{"x": 0.9, "z": 0.1}, {"x": 0.1, "z": 0.1}])["y"]
+    mean, _ = model.predict([{"x": 0.9, "z": 0.1}, {"x": 0.1, "z": 0.1}], np.random.default_rng(0))["y"]
     assert mean[0] > mean[1] + 3
 
 
@@ -114,7 +114,7 @@ def test_structured_beats_plain_gp_on_held_out_synthetic_trials():
     errors = {}
     for model in (DAGSurrogate(system.space, system.true_graph(), [Objective("cost")]),
                   PlainGPSurrogate(system.space, [Objective("cost")])):
-        mean, _ = model.fit(table).predict(configs, n_samples=128)["cost"]
+        mean, _ = model.fit(table).predict(configs, np.random.default_rng(0), n_samples=128)["cost"]
         errors[model.name] = np.sqrt(np.mean((mean - y) ** 2))
     assert errors["structured"] < 0.5 * errors["gp"]
 
@@ -128,7 +128,7 @@ def test_fantasize_conditions_on_pending_points():
     after = after_model.predict(pending, rng=np.random.default_rng(0))["y"][1][0]
     assert len(after_model.table) == 31 and len(model.table) == 30
     assert after <= before
-    assert len(after_model.models["m"]._gp.gp.X) == 31
+    assert len(after_model.models["m"]._gp.gp.X_train_) == 31
 
 
 def test_a_trial_outside_the_space_is_named():
@@ -149,7 +149,7 @@ def test_a_function_node_reads_its_names_even_without_edges():
     graph = _graph([("x", "energy"), ("z", "latency")], roles, {"edp": {"function": "energy * latency"}})
     model = DAGSurrogate(SPACE, graph, [Objective("edp")]).fit(table)
     assert model.order.index("edp") == 2 and model.models["edp"].kind == "function"
-    mean, sd = model.predict([{"x": 0.5, "z": 0.5}], n_samples=512)["edp"]
+    mean, sd = model.predict([{"x": 0.5, "z": 0.5}], np.random.default_rng(0), n_samples=512)["edp"]
     assert mean[0] == pytest.approx(1.5 * 2.5, rel=0.03) and sd[0] < 0.1
     graph.node_models["edp"] = {"function": "energy * power"}
     with pytest.raises(ValueError, match=r"names \['power'\]: neither graph nodes nor parameters"):
@@ -208,15 +208,15 @@ def test_plain_gp_models_a_heavy_tailed_objective_on_a_log_scale_and_predicts_it
     table = pd.DataFrame({"trial": [f"t{i}" for i in range(n)], "param:x": x, "param:z": z,
                           "objective:y": y})
     fitted = PlainGPSurrogate(SPACE, COST).fit(table)
-    assert fitted.models["y"].log_target
+    assert fitted.models_["y"].log_target
     samples = fitted.sample([{"x": 0.1, "z": 0.5}], 2000, np.random.default_rng(0))["y"]
     assert samples.min() > 0  # a log-normal never predicts a negative energy or latency
     logged = cross_validate(fitted, table, np.random.default_rng(0))
     table_linear = table.assign(**{"objective:y": 6 * x + 0.05 * rng.standard_normal(n)})
-    assert not PlainGPSurrogate(SPACE, COST).fit(table_linear).models["y"].log_target
+    assert not PlainGPSurrogate(SPACE, COST).fit(table_linear).models_["y"].log_target
     # The same data forced onto the raw scale predicts held-out trials worse.
     raw = PlainGPSurrogate(SPACE, COST).fit(table)
-    raw.models["y"] = type(raw.models["y"])(SPACE.names, [], log_target=False)
+    raw.models_["y"] = type(raw.models_["y"])(SPACE.names, [], log_target=False)
     raw._fit(table, refit=False)
     raw_score = cross_validate(raw, table, np.random.default_rng(0))["log_predictive_density"]
     assert logged["log_predictive_density"] > raw_score + 0.3

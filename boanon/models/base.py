@@ -80,10 +80,10 @@ class Surrogate(ABC):
         """Plain data about the fitted models, for reports."""
         return {"surrogate": self.name}
 
-    def predict(self, configs: Sequence[Config], n_samples: int = 256,
-                rng: np.random.Generator | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """Monte-Carlo mean and standard deviation of each objective."""
-        rng = rng if rng is not None else np.random.default_rng(0)
+    def predict(self, configs: Sequence[Config], rng: np.random.Generator,
+                n_samples: int = 256) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Monte-Carlo mean and standard deviation of each objective, drawn from ``rng`` (the
+        caller's: a seeded run's predictions then follow its seed)."""
         samples = self.sample(configs, n_samples, rng)
         return {o.name: (samples[o.name].mean(axis=0), samples[o.name].std(axis=0))
                 for o in self.objectives}

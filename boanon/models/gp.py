@@ -1,29 +1,24 @@
 """Small guarded Gaussian processes: the building block of every learned node model.
 
-scikit-learn's maximum-likelihood fit occasionally returns an overconfident model on few points
-(very short lengthscales and almost no noise: it interpolates the data and predicts nonsense
-elsewhere). Two guards keep fits sane: bounds on every hyperparameter, and log-normal priors on
-the lengthscales (dimension-scaled, as in Hvarfner et al. 2024, "Vanilla Bayesian optimization
-performs great in high dimensions") and the amplitude, added to the marginal likelihood (MAP
-instead of ML). Inputs are expected in roughly unit scale and targets are standardised
-(``normalize_y``), so one set of bounds and priors fits all nodes.
+A maximum-likelihood fit occasionally returns an overconfident model on few points (very short
+lengthscales and almost no noise: it interpolates the data and predicts nonsense elsewhere). Two
+guards keep fits sane: bounds on every hyperparameter, and log-normal priors on the lengthscales
+(dimension-scaled, as in Hvarfner et al. 2024, "Vanilla Bayesian optimization performs great in
+high dimensions") and the amplitude, added to the marginal likelihood (MAP instead of ML). Inputs
+are expected in roughly unit scale and targets are standardised, so one set of bounds and priors
+fits all nodes. The kernel and the likelihood are :mod:`boanon.models.kernels`'s.
 """
 
 from __future__ import annotations
 
 import functools
-import warnings
-from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
-from scipy.linalg.lapack import dpotri
 from scipy.optimize import minimize
-from scipy.spatial.distance import cdist
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.gaussian_process import GaussianProcessRegressor
-from sklearn.gaussian_process.kernels import ConstantKernel, Kernel, Matern, WhiteKernel
 
+from boanon.models.kernels import GaussianPrior, Matern52Gram, gaussian_nll, matern52, pairwise_sq
 from boanon.models.threads import single_blas_thread
 
 LENGTHSCALE_BOUNDS = (2e-2, 1e2)
@@ -32,7 +27,8 @@ AMPLITUDE_BOUNDS = (1e-2, 1e2)
 PRIOR_SD = np.sqrt(3.0)
 LENGTHSCALE_PRIOR_LOC = -0.3
 AMPLITUDE_PRIOR_SD = 1.5
-SQRT5 = np.sqrt(5.0)
+INITIAL_NOISE = 1e-2
+JITTER = 1e-8
 
 
 def _lengthscale_prior_mean(d: int) -> float:
@@ -48,8 +44,8 @@ def _lengthscale_prior_mean(d: int) -> float:
 
 
 @functools.lru_cache(maxsize=64)
-def _prior(d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Gaussian prior mean and sd of theta (log amplitude, log lengthscales, log noise).
+def _prior(d: int) -> GaussianPrior:
+    """The prior on theta (log amplitude, log lengthscales (d), log noise).
 
     The noise has no prior, only bounds: a log-normal noise prior around e^-4 (BoTorch's current
     default) made the optimiser's regret worse on synthetic systems (benchmarks in docs/models.md).
@@ -59,81 +55,60 @@ def _prior(d: int) -> tuple[np.ndarray, np.ndarray]:
     sd = np.concatenate([[AMPLITUDE_PRIOR_SD], np.full(d, PRIOR_SD), [np.inf]])
     mean.setflags(write=False)
     sd.setflags(write=False)
-    return mean, sd
-
-
-@functools.lru_cache(maxsize=8)  # n x n each: the sizes of one fit and its folds
-def _lower_triangle_weights(n: int) -> np.ndarray:
-    """2 below the diagonal, 1 on it, 0 above: the sum of a symmetric matrix times these weights
-    is its full sum, read from the lower triangle alone (all LAPACK's inverse fills in)."""
-    weights = np.tril(np.full((n, n), 2.0), -1) + np.eye(n)
-    weights.setflags(write=False)
-    return weights
-
-
-def _pairwise_sq(X: np.ndarray) -> np.ndarray:
-    """Squared differences per input dimension, shape (n * n, d): row ``i * n + j`` is the pair."""
-    return ((X[:, None, :] - X[None, :, :]) ** 2).reshape(-1, X.shape[1])
+    return GaussianPrior(mean, sd)
 
 
 def neg_log_posterior(theta: np.ndarray, sq: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
     """Negative log marginal likelihood + log prior (:func:`_prior`), and its gradient in theta.
 
-    ``theta = [log amplitude, log lengthscales (d), log noise]`` of the kernel of :func:`make_kernel`;
-    ``sq`` from :func:`_pairwise_sq`, ``y`` standardised. Written out in numpy because
-    scikit-learn's generic kernel gradients cost about ten times as much per evaluation; the
-    optimiser calls it hundreds of times per fit, so every step avoids a copy it can.
+    ``theta`` as :attr:`Hyperparameters.theta`; ``sq`` from
+    :func:`~boanon.models.kernels.pairwise_sq`, ``y`` standardised.
     """
     n, d = len(y), sq.shape[1]
-    amp, inv_l2, noise = np.exp(theta[0]), np.exp(-2 * theta[1:1 + d]), np.exp(theta[-1])
-    r = np.sqrt(np.maximum(sq @ inv_l2, 0.0)).reshape(n, n)
-    e = np.exp(-SQRT5 * r)
-    k0 = (1 + SQRT5 * r + 5.0 / 3.0 * r**2) * e
-    K = amp * k0
-    K.flat[::n + 1] += noise + 1e-8
-    try:
-        L = cholesky(K, lower=True, check_finite=False)
-    except np.linalg.LinAlgError:
+    amp, noise = np.exp(theta[0]), np.exp(theta[-1])
+    gram = Matern52Gram(sq, theta[1:1 + d])
+    K = amp * gram.k
+    K.flat[::n + 1] += noise + JITTER
+    nll = gaussian_nll(K, y)
+    if nll is None:
         return 1e25, np.zeros_like(theta)
-    alpha = cho_solve((L, True), y, check_finite=False)
-    K_inv, _ = dpotri(L, lower=1)  # the lower triangle of K^-1 from the factor: half a solve
-    W = (K_inv - np.outer(alpha, alpha)) * _lower_triangle_weights(n)  # symmetric: lower half
-    value = 0.5 * y @ alpha + np.log(np.diag(L)).sum() + 0.5 * n * np.log(2 * np.pi)
+    value, W = nll
+    value = value + 0.5 * n * np.log(2 * np.pi)
     grad = np.empty_like(theta)
-    grad[0] = 0.5 * amp * np.sum(W * k0)
-    M = W * (5.0 / 3.0 * (1 + SQRT5 * r) * e)
-    grad[1:1 + d] = 0.5 * amp * (M.ravel() @ sq) * inv_l2
+    grad[0] = 0.5 * amp * np.sum(W * gram.k)
+    grad[1:1 + d] = gram.grad_log_lengthscales(W, 0.5 * amp)
     grad[-1] = 0.5 * noise * np.trace(W)
-    mean, sd = _prior(d)
-    z = (theta - mean) / sd
-    return float(value + 0.5 * np.sum(z**2)), grad + z / sd
+    penalty, penalty_grad = _prior(d).neg_log_density(theta)
+    return float(value + penalty), grad + penalty_grad
 
 
-def _map_optimizer(X: np.ndarray, y: np.ndarray) -> Callable:
-    """An sklearn ``optimizer`` that maximises the marginal likelihood times the lengthscale prior.
+@dataclass(frozen=True)
+class Hyperparameters:
+    """Amplitude, one lengthscale per input and the noise variance (of standardised targets)."""
 
-    sklearn hands it its own objective; it uses the faster :func:`neg_log_posterior` on the same
-    (standardised) data instead, which is why it closes over ``X`` and ``y``. It stops at a relative
-    change of 1e-6 in the objective (L-BFGS-B's default is 2e-9): on 100 points in 20-D that took
-    a third fewer steps and moved the log posterior by under 0.003 nats.
-    """
-    sq = _pairwise_sq(X)
-    ys = _standardise(y)[0]
+    amplitude: float
+    lengthscales: np.ndarray
+    noise: float
 
-    def optimizer(obj_func: Callable, initial_theta: np.ndarray, bounds: np.ndarray):
-        res = minimize(neg_log_posterior, initial_theta, args=(sq, ys), method="L-BFGS-B", jac=True,
-                       bounds=bounds, options={"maxiter": 100, "ftol": 1e-6})
-        return res.x, res.fun
+    @property
+    def theta(self) -> np.ndarray:
+        """The optimiser's parameters: their logarithms, amplitude first and noise last."""
+        return np.log(np.concatenate([[self.amplitude], self.lengthscales, [self.noise]]))
 
-    return optimizer
+    @classmethod
+    def from_theta(cls, theta: np.ndarray) -> Hyperparameters:
+        values = np.exp(theta)
+        return cls(float(values[0]), values[1:-1], float(values[-1]))
 
+    @classmethod
+    def initial(cls, d: int) -> Hyperparameters:
+        """Where the fit starts: the prior's centre, a little noise."""
+        return cls(1.0, np.full(d, float(np.exp(_lengthscale_prior_mean(d)))), INITIAL_NOISE)
 
-def make_kernel(d: int) -> Kernel:
-    """Amplitude * Matern-5/2 with one lengthscale per input + white noise."""
-    init = float(np.exp(_lengthscale_prior_mean(d)))
-    return (ConstantKernel(1.0, AMPLITUDE_BOUNDS)
-            * Matern(np.full(d, init), LENGTHSCALE_BOUNDS, nu=2.5)
-            + WhiteKernel(1e-2, NOISE_BOUNDS))
+    @staticmethod
+    def log_bounds(d: int) -> np.ndarray:
+        """Bounds on theta, shape (d + 2, 2)."""
+        return np.log(np.vstack([AMPLITUDE_BOUNDS, *[LENGTHSCALE_BOUNDS] * d, NOISE_BOUNDS]))
 
 
 def _standardise(y: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -143,59 +118,63 @@ def _standardise(y: np.ndarray) -> tuple[np.ndarray, float, float]:
 
 
 class GP:
-    """A fitted GP: scikit-learn finds the hyperparameters, a cached factorisation predicts fast.
+    """A GP with given hyperparameters; :meth:`fit` finds them, :meth:`condition` conditions on data.
 
-    ``GP.fit`` runs :class:`GaussianProcessRegressor` (kernel of :func:`make_kernel`, the MAP
-    optimiser above, ``normalize_y``). Predictions and :meth:`refit` (new data, same
-    hyperparameters: cross-validation folds, fantasised pending points) use a cached inverse
-    Cholesky factor: with many Monte-Carlo inputs a matrix product is several times faster
-    than scikit-learn's per-call triangular solve, and a refit skips its parameter validation.
+    Predictions and :meth:`refit` (new data, same hyperparameters: cross-validation folds,
+    fantasised pending points) use the inverse of the Cholesky factor kept from conditioning: with
+    many Monte-Carlo inputs a matrix product is several times faster than a triangular solve per call.
     """
 
-    def __init__(self, kernel: Kernel, X: np.ndarray, y: np.ndarray):
-        self.kernel = kernel
-        self.amplitude = float(kernel.k1.k1.constant_value)
-        self.lengthscales = np.atleast_1d(kernel.k1.k2.length_scale).astype(float)
-        self.noise = float(kernel.k2.noise_level)
-        self.X = np.asarray(X, dtype=float) / self.lengthscales
-        ys, self.y_mean, self.y_std = _standardise(np.asarray(y, dtype=float))
-        K = self._k(self.X) + (self.noise + 1e-8) * np.eye(len(ys))
-        L = cholesky(K, lower=True)
-        self.alpha = cho_solve((L, True), ys)
-        self.L_inv = solve_triangular(L, np.eye(len(ys)), lower=True)
-        self.log_marginal_likelihood = float(-0.5 * ys @ self.alpha - np.log(np.diag(L)).sum()
-                                             - 0.5 * len(ys) * np.log(2 * np.pi))
+    def __init__(self, hyperparameters: Hyperparameters):
+        self.hyperparameters = hyperparameters
 
     @classmethod
     @single_blas_thread
     def fit(cls, X: np.ndarray, y: np.ndarray) -> GP:
-        """Fit the hyperparameters (MAP, guarded) and condition on the data."""
+        """Fit the hyperparameters (MAP, guarded) and condition on the data.
+
+        L-BFGS-B stops at a relative change of 1e-6 in the objective (its default is 2e-9): on 100
+        points in 20-D that took a third fewer steps and moved the log posterior by under 0.003 nats.
+        """
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
-        gp = GaussianProcessRegressor(kernel=make_kernel(X.shape[1]), optimizer=_map_optimizer(X, y),
-                                      normalize_y=True, alpha=1e-8, n_restarts_optimizer=0)
-        with warnings.catch_warnings():  # hitting a bound is the guard working, not a failure
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            gp.fit(X, y)
-        return cls(gp.kernel_, X, y)
+        d = X.shape[1]
+        res = minimize(neg_log_posterior, Hyperparameters.initial(d).theta,
+                       args=(pairwise_sq(X), _standardise(y)[0]), method="L-BFGS-B", jac=True,
+                       bounds=Hyperparameters.log_bounds(d), options={"maxiter": 100, "ftol": 1e-6})
+        return cls(Hyperparameters.from_theta(res.x)).condition(X, y)
+
+    def condition(self, X: np.ndarray, y: np.ndarray) -> GP:
+        """Condition on ``(X, y)`` with the stored hyperparameters (one Cholesky factorisation)."""
+        hp = self.hyperparameters
+        self.X_train_ = np.asarray(X, dtype=float) / hp.lengthscales
+        ys, self.y_mean_, self.y_std_ = _standardise(np.asarray(y, dtype=float))
+        K = matern52(self.X_train_, amplitude=hp.amplitude) + (hp.noise + JITTER) * np.eye(len(ys))
+        L = cholesky(K, lower=True)
+        self.alpha_ = cho_solve((L, True), ys)
+        self.L_inv_ = solve_triangular(L, np.eye(len(ys)), lower=True)
+        self.log_marginal_likelihood = float(-0.5 * ys @ self.alpha_ - np.log(np.diag(L)).sum()
+                                             - 0.5 * len(ys) * np.log(2 * np.pi))
+        return self
 
     def refit(self, X: np.ndarray, y: np.ndarray) -> GP:
-        """The same hyperparameters conditioned on new data (one Cholesky factorisation)."""
-        return GP(self.kernel, X, y)
-
-    def _k(self, A: np.ndarray, B: np.ndarray | None = None) -> np.ndarray:
-        r = np.sqrt(5.0) * cdist(A, A if B is None else B)
-        return self.amplitude * (1.0 + r + r**2 / 3.0) * np.exp(-r)
+        """A new GP with the same hyperparameters conditioned on new data."""
+        return GP(self.hyperparameters).condition(X, y)
 
     def predict(self, X: np.ndarray, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Mean and variance (with the observation noise when ``noise``) in the units of y."""
-        K = self._k(np.asarray(X, dtype=float) / self.lengthscales, self.X)
-        V = self.L_inv @ K.T
-        var = np.maximum(self.amplitude - np.einsum("ij,ij->j", V, V), 1e-12 * self.amplitude)
-        var = var + (self.noise if noise else 0.0)
-        return self.y_std * (K @ self.alpha) + self.y_mean, self.y_std**2 * var
+        hp = self.hyperparameters
+        K = matern52(np.asarray(X, dtype=float) / hp.lengthscales, self.X_train_, hp.amplitude)
+        V = self.L_inv_ @ K.T
+        var = np.maximum(hp.amplitude - np.einsum("ij,ij->j", V, V), 1e-12 * hp.amplitude)
+        var = var + (hp.noise if noise else 0.0)
+        return self.y_std_ * (K @ self.alpha_) + self.y_mean_, self.y_std_**2 * var
+
+    @property
+    def lengthscales(self) -> np.ndarray:
+        return self.hyperparameters.lengthscales
 
     @property
     def noise_variance(self) -> float:
         """The fitted observation-noise variance, in the units of y."""
-        return self.noise * self.y_std**2
+        return self.hyperparameters.noise * self.y_std_**2

@@ -18,8 +18,6 @@ from boanon.models.base import Config, Surrogate, param_configs
 from boanon.models.inputs import ConfigBatch
 from boanon.models.nodes import GPNode, heavy_tailed
 from boanon.models.threads import single_blas_thread
-from boanon.objectives import Objective
-from boanon.space import Space
 
 
 class PlainGPSurrogate(Surrogate):
@@ -32,29 +30,25 @@ class PlainGPSurrogate(Surrogate):
 
     name = "gp"
 
-    def __init__(self, space: Space, objectives: Sequence[Objective], outputs: Sequence[str] = ()):
-        super().__init__(space, objectives, outputs)
-        self.models: dict[str, GPNode] = {}
-
     @single_blas_thread
     def fit(self, table: pd.DataFrame) -> PlainGPSurrogate:
-        self.table, self.models = table, {}
+        self.table, self.models_ = table, {}
         for name in self.outputs:
             col = self.node_column(name)
             y = table[col].to_numpy(dtype=float) if col in table.columns else np.array([])
-            self.models[name] = GPNode(self.space.names, [], log_target=heavy_tailed(y))
+            self.models_[name] = GPNode(self.space.names, [], log_target=heavy_tailed(y))
         return self._fit(table, refit=False)
 
     @single_blas_thread
     def refit(self, table: pd.DataFrame) -> PlainGPSurrogate:
         other = copy.copy(self)
-        other.models = dict(self.models)
+        other.models_ = dict(self.models_)
         return other._fit(table, refit=True)
 
     def _fit(self, table: pd.DataFrame, refit: bool) -> PlainGPSurrogate:
         self.table = table
         batch = ConfigBatch.of(self.space, param_configs(self.space, table, check=not refit))
-        for name, model in self.models.items():
+        for name, model in self.models_.items():
             col = self.node_column(name)
             if col not in table.columns:
                 raise ValueError(f"table has no column for output {name!r}")
@@ -63,14 +57,14 @@ class PlainGPSurrogate(Surrogate):
                 raise ValueError(f"no trial has a value for output {name!r}")
             inputs = batch.rows(rows).inputs(self.space.names)
             y = table[col].to_numpy(dtype=float)[rows]
-            self.models[name] = model.refit(inputs, y) if refit else model.fit(inputs, y)
+            self.models_[name] = model.refit(inputs, y) if refit else model.fit(inputs, y)
         return self
 
     @single_blas_thread
     def sample(self, configs: Sequence[Config], n_samples: int,
                rng: np.random.Generator, noise: bool = False) -> dict[str, np.ndarray]:
         inputs = ConfigBatch.of(self.space, configs).inputs(self.space.names, n_samples)
-        return {name: m.sample(inputs, rng, noise=noise) for name, m in self.models.items()}
+        return {name: m.sample(inputs, rng, noise=noise) for name, m in self.models_.items()}
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "nodes": {n: m.describe() for n, m in self.models.items()}}
+        return {**super().describe(), "nodes": {n: m.describe() for n, m in self.models_.items()}}

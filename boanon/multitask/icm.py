@@ -15,21 +15,16 @@ import copy
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.linalg import cho_solve, solve_triangular
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-_SQRT5 = np.sqrt(5.0)
+from boanon.models.kernels import GaussianPrior, Matern52Gram, gaussian_nll, matern52, pairwise_sq
+
 _LS_PRIOR = (np.log(0.5), 1.0)     # log-lengthscale mean and sd, inputs in [0, 1]
 _NOISE_PRIOR = (np.log(1e-2), 2.0)  # log noise variance, outputs standardised
+_FACTOR_PRIOR_SD = 2.0              # a weak Gaussian prior on the entries of the task factor
 _JITTER = 1e-8
-
-
-def matern52(x1: np.ndarray, x2: np.ndarray, lengthscales: np.ndarray) -> np.ndarray:
-    """Matern-5/2 correlation with ARD lengthscales."""
-    d = (x1[:, None, :] - x2[None, :, :]) / lengthscales
-    r = np.sqrt(np.sum(d * d, axis=2))
-    return (1.0 + _SQRT5 * r + 5.0 / 3.0 * r * r) * np.exp(-_SQRT5 * r)
 
 
 @dataclass
@@ -52,34 +47,48 @@ class _Params:
         return self.factor @ self.factor.T + np.diag(np.exp(self.log_kappa))
 
 
+def _prior(p: int, n_tasks: int, rank: int) -> GaussianPrior:
+    """Log-normal priors on the lengthscales and the noise, a weak Gaussian one on the task factor
+    (none on kappa), in the order of :meth:`_Params.vector`."""
+    def part(size: int, mean: float, sd: float) -> tuple[np.ndarray, np.ndarray]:
+        return np.full(size, mean), np.full(size, sd)
+
+    parts = [part(p, *_LS_PRIOR), part(n_tasks * rank, 0.0, _FACTOR_PRIOR_SD),
+             part(n_tasks, 0.0, np.inf), part(n_tasks, *_NOISE_PRIOR)]
+    return GaussianPrior(np.concatenate([m for m, _ in parts]), np.concatenate([s for _, s in parts]))
+
+
 class ICMGP:
     """``fit(X, tasks, y)`` then ``sample(X, tasks, n_samples, rng)`` (joint over all query rows).
 
     ``X`` is (n, p) in [0, 1] (``Space.encode``), ``tasks`` integer task ids in ``range(n_tasks)``.
+    ``rank`` bounds the rank of the task covariance's low-rank part (None: ``n_tasks``); ``seed``
+    seeds the jittered starts of the optimiser after the first.
     """
 
     def __init__(self, n_tasks: int, rank: int | None = None, restarts: int = 2, seed: int = 0):
         self.n_tasks = n_tasks
-        self.rank = min(rank or n_tasks, n_tasks)
+        self.rank = rank
         self.restarts = restarts
         self.seed = seed
 
     # --- fitting ---------------------------------------------------------------------------
     def fit(self, x: np.ndarray, tasks: np.ndarray, y: np.ndarray) -> ICMGP:
         x = np.asarray(x, dtype=float)
+        self.rank_ = min(self.rank or self.n_tasks, self.n_tasks)
         self._set_data(x, tasks, y)
-        self._sqdiff = (x[:, None, :] - x[None, :, :]) ** 2                # (n, n, p), reused by every step
+        sq = pairwise_sq(x)                                                 # reused by every step
         rng = np.random.default_rng(self.seed)
         best = None
         # small matrices: threaded BLAS only adds contention (10x slower on a busy 2-core machine)
         with threadpool_limits(limits=1, user_api="blas"):
             for start in range(self.restarts):
                 v0 = self._initial(rng, jitter=start > 0).vector()
-                res = minimize(self._objective, v0, jac=True, method="L-BFGS-B",
+                res = minimize(self._objective, v0, args=(sq,), jac=True, method="L-BFGS-B",
                                bounds=self._bounds(), options={"maxiter": 200})
                 if best is None or res.fun < best.fun:
                     best = res
-        self.params = _Params.from_vector(best.x, x.shape[1], self.n_tasks, self.rank)
+        self.params_ = _Params.from_vector(best.x, x.shape[1], self.n_tasks, self.rank_)
         self._factorise()
         return self
 
@@ -98,9 +107,9 @@ class ICMGP:
             raise ValueError(f"need matching, non-empty X ({len(x)}), tasks ({len(tasks)}) and y ({len(y)})")
         if tasks.min() < 0 or tasks.max() >= self.n_tasks:
             raise ValueError(f"task ids must lie in [0, {self.n_tasks})")
-        self.x, self.tasks = x, tasks
+        self.X_train_, self.tasks_train_ = x, tasks
         self.mean_, self.scale_ = self._standardisation(tasks, y)
-        self.z = (y - self.mean_[tasks]) / self.scale_[tasks]
+        self.z_ = (y - self.mean_[tasks]) / self.scale_[tasks]
 
     def _standardisation(self, tasks: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-task mean and scale; a task with fewer than 3 trials uses the pooled ones."""
@@ -115,74 +124,58 @@ class ICMGP:
         return mean, scale
 
     def _initial(self, rng: np.random.Generator, jitter: bool) -> _Params:
-        p = self.x.shape[1]
+        p = self.X_train_.shape[1]
         log_ls = np.full(p, _LS_PRIOR[0]) + (rng.normal(0, 0.5, p) if jitter else 0.0)
-        factor = np.full((self.n_tasks, self.rank), 0.7 / np.sqrt(self.rank))
+        factor = np.full((self.n_tasks, self.rank_), 0.7 / np.sqrt(self.rank_))
         if jitter:
             factor = factor + rng.normal(0, 0.3, factor.shape)
         kappa, noise = np.full(self.n_tasks, np.log(0.3)), np.full(self.n_tasks, np.log(1e-2))
         return _Params(log_ls, factor, kappa, noise)
 
     def _bounds(self) -> list[tuple[float, float]]:
-        p = self.x.shape[1]
-        return ([(np.log(0.01), np.log(20.0))] * p + [(-5.0, 5.0)] * (self.n_tasks * self.rank)
+        p = self.X_train_.shape[1]
+        return ([(np.log(0.01), np.log(20.0))] * p + [(-5.0, 5.0)] * (self.n_tasks * self.rank_)
                 + [(np.log(1e-6), np.log(5.0))] * self.n_tasks + [(np.log(1e-6), np.log(2.0))] * self.n_tasks)
 
-    def _objective(self, v: np.ndarray) -> tuple[float, np.ndarray]:
-        """Negative log posterior (up to a constant) and its gradient."""
-        prm = _Params.from_vector(v, self.x.shape[1], self.n_tasks, self.rank)
-        ls = np.exp(prm.log_ls)
-        diff2 = self._sqdiff / ls ** 2                                      # (n, n, p)
-        r = np.sqrt(diff2.sum(axis=2))
-        e = np.exp(-_SQRT5 * r)
-        kx = (1.0 + _SQRT5 * r + 5.0 / 3.0 * r * r) * e
-        bt = prm.task_cov[self.tasks][:, self.tasks]
+    def _objective(self, v: np.ndarray, sq: np.ndarray) -> tuple[float, np.ndarray]:
+        """Negative log posterior (up to a constant) and its gradient; ``sq`` is
+        :func:`~boanon.models.kernels.pairwise_sq` of the training inputs."""
+        p = self.X_train_.shape[1]
+        prm = _Params.from_vector(v, p, self.n_tasks, self.rank_)
+        gram = Matern52Gram(sq, prm.log_ls)
+        bt = prm.task_cov[self.tasks_train_][:, self.tasks_train_]
         noise = np.exp(prm.log_noise)
-        k = bt * kx + np.diag(noise[self.tasks] + _JITTER)
-        try:
-            chol = cho_factor(k, lower=True)
-        except np.linalg.LinAlgError:
+        nll = gaussian_nll(bt * gram.k + np.diag(noise[self.tasks_train_] + _JITTER), self.z_)
+        if nll is None:
             return 1e10, np.zeros_like(v)
-        alpha = cho_solve(chol, self.z)
-        nll = 0.5 * self.z @ alpha + np.sum(np.log(np.diag(chol[0])))
-        w = np.outer(alpha, alpha) - cho_solve(chol, np.eye(len(k)))   # dNLL/dK = -W/2
-        grads = []
-        dk_dr_term = 5.0 / 3.0 * (1.0 + _SQRT5 * r) * e                   # d kx / d log ls_j = term * diff2_j
-        grads.append(-0.5 * (w * bt * dk_dr_term).ravel() @ diff2.reshape(-1, len(ls)))
-        wk = w * kx
-        onehot = np.eye(self.n_tasks)[self.tasks]                           # (n, T)
-        wb = onehot.T @ wk @ onehot                                         # (T, T): W*kx per task pair
-        grads.append((-0.5 * (wb + wb.T) @ prm.factor).ravel())
-        grads.append(-0.5 * np.diag(wb) * np.exp(prm.log_kappa))
-        grads.append(-0.5 * (onehot.T @ np.diag(w)) * noise)
-        grad = np.concatenate(grads)
-        # log-normal priors on lengthscales and noise, a weak Gaussian one on the task factor
-        p = self.x.shape[1]
-        for sl, (mu, sd) in ((slice(0, p), _LS_PRIOR), (slice(len(v) - self.n_tasks, len(v)), _NOISE_PRIOR)):
-            nll += 0.5 * np.sum(((v[sl] - mu) / sd) ** 2)
-            grad[sl] += (v[sl] - mu) / sd ** 2
-        f = slice(p, p + self.n_tasks * self.rank)
-        nll += 0.5 * np.sum(v[f] ** 2) / 4.0
-        grad[f] += v[f] / 4.0
-        return float(nll), grad
+        value, W = nll                                                      # dNLL/dK = W/2
+        onehot = np.eye(self.n_tasks)[self.tasks_train_]                    # (n, T)
+        wb = onehot.T @ (W * gram.k) @ onehot                               # (T, T): W*kx per task pair
+        grad = np.concatenate([gram.grad_log_lengthscales(W * bt, 0.5),
+                               (0.5 * (wb + wb.T) @ prm.factor).ravel(),
+                               0.5 * np.diag(wb) * np.exp(prm.log_kappa),
+                               0.5 * (onehot.T @ np.diag(W)) * noise])
+        penalty, penalty_grad = _prior(p, self.n_tasks, self.rank_).neg_log_density(v)
+        return float(value + penalty), grad + penalty_grad
 
     def _factorise(self) -> None:
-        k = self._cov(self.x, self.tasks, self.x, self.tasks)
-        k[np.diag_indices_from(k)] += np.exp(self.params.log_noise)[self.tasks] + _JITTER
-        self._chol = np.linalg.cholesky(k)
-        self._alpha = cho_solve((self._chol, True), self.z)
+        k = self._cov(self.X_train_, self.tasks_train_, self.X_train_, self.tasks_train_)
+        k[np.diag_indices_from(k)] += np.exp(self.params_.log_noise)[self.tasks_train_] + _JITTER
+        self.chol_ = np.linalg.cholesky(k)
+        self.alpha_ = cho_solve((self.chol_, True), self.z_)
 
     def _cov(self, x1: np.ndarray, t1: np.ndarray, x2: np.ndarray, t2: np.ndarray) -> np.ndarray:
-        return self.params.task_cov[t1][:, t2] * matern52(x1, x2, np.exp(self.params.log_ls))
+        ls = np.exp(self.params_.log_ls)
+        return self.params_.task_cov[t1][:, t2] * matern52(x1 / ls, x2 / ls)
 
     # --- prediction ------------------------------------------------------------------------
     def predict(self, x: np.ndarray, tasks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and standard deviation of the noise-free function, in y's units."""
         tasks = np.asarray(tasks, dtype=int)
-        ks = self._cov(self.x, self.tasks, np.asarray(x, dtype=float), tasks)
-        v = solve_triangular(self._chol, ks, lower=True)
-        var = np.clip(np.diag(self.params.task_cov)[tasks] - np.sum(v * v, axis=0), 1e-12, None)
-        return (self.mean_[tasks] + self.scale_[tasks] * (ks.T @ self._alpha),
+        ks = self._cov(self.X_train_, self.tasks_train_, np.asarray(x, dtype=float), tasks)
+        v = solve_triangular(self.chol_, ks, lower=True)
+        var = np.clip(np.diag(self.params_.task_cov)[tasks] - np.sum(v * v, axis=0), 1e-12, None)
+        return (self.mean_[tasks] + self.scale_[tasks] * (ks.T @ self.alpha_),
                 self.scale_[tasks] * np.sqrt(var))
 
     def sample(self, x: np.ndarray, tasks: np.ndarray, n_samples: int,
@@ -191,19 +184,19 @@ class ICMGP:
         unless ``noise`` (then each row also gets its task's observation noise)."""
         x = np.asarray(x, dtype=float)
         tasks = np.asarray(tasks, dtype=int)
-        ks = self._cov(self.x, self.tasks, x, tasks)
-        v = solve_triangular(self._chol, ks, lower=True)
+        ks = self._cov(self.X_train_, self.tasks_train_, x, tasks)
+        v = solve_triangular(self.chol_, ks, lower=True)
         cov = self._cov(x, tasks, x, tasks) - v.T @ v
-        mean = ks.T @ self._alpha
+        mean = ks.T @ self.alpha_
         root = _psd_root(cov)
         z = mean + rng.standard_normal((n_samples, len(x))) @ root.T
         if noise:
-            z = z + rng.standard_normal(z.shape) * np.sqrt(np.exp(self.params.log_noise)[tasks])
+            z = z + rng.standard_normal(z.shape) * np.sqrt(np.exp(self.params_.log_noise)[tasks])
         return self.mean_[tasks] + self.scale_[tasks] * z
 
     def task_correlation(self) -> np.ndarray:
         """The learned correlation between tasks (from B)."""
-        b = self.params.task_cov
+        b = self.params_.task_cov
         s = np.sqrt(np.diag(b))
         return b / np.outer(s, s)
 

@@ -26,22 +26,26 @@ class MultiTaskGPSurrogate(Surrogate):
 
     Models the objectives and the extra ``outputs`` (metric or objective names) jointly. A
     ``__task__`` parameter in the table (a warm start) makes every (output, workload) pair a task.
-    ``rank`` bounds the rank of the task covariance's low-rank part (None: full).
+    ``rank`` bounds the rank of the task covariance's low-rank part (None: full). The fit has one
+    optimiser start, at the priors' centre (it runs at every proposal, and a second start rarely
+    changed the cross-validation), so it draws nothing at random and needs no seed.
     """
 
     name = "multitask-gp"
 
     def __init__(self, space: Space, objectives: Sequence[Objective], outputs: Sequence[str] = (),
-                 rank: int | None = None, seed: int = 0):
+                 rank: int | None = None):
         super().__init__(space, objectives, outputs)
         self.rank = rank
-        self.seed = seed
-        self.inputs = [n for n in space.names if n != TASK]
-        self.workloads = [TARGET]
+
+    @property
+    def inputs(self) -> list[str]:
+        """The parameters the GP reads: all but the task indicator (the task index instead)."""
+        return [n for n in self.space.names if n != TASK]
 
     def _data(self, table: pd.DataFrame, check: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         x = self.space.encode(param_configs(self.space, table, check=check), self.inputs)
-        workload = np.array([self.workloads.index(t) for t in task_of(table)])
+        workload = np.array([self.workloads_.index(t) for t in task_of(table)])
         xs, ts, ys = [], [], []
         for k, name in enumerate(self.outputs):
             col = self.node_column(name)
@@ -50,7 +54,7 @@ class MultiTaskGPSurrogate(Surrogate):
             y = pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float)
             ok = np.isfinite(y)
             xs.append(x[ok])
-            ts.append(k * len(self.workloads) + workload[ok])
+            ts.append(k * len(self.workloads_) + workload[ok])
             ys.append(y[ok])
         if not sum(len(y) for y in ys):
             raise ValueError(f"no finished trial measured any of {self.outputs}")
@@ -58,16 +62,15 @@ class MultiTaskGPSurrogate(Surrogate):
 
     def fit(self, table: pd.DataFrame) -> MultiTaskGPSurrogate:
         self.table = table
-        self.workloads = task_labels(table)
-        # one optimiser start: it runs at every proposal, and a second start rarely changed the CV
-        self.model = ICMGP(len(self.outputs) * len(self.workloads), self.rank, restarts=1, seed=self.seed)
-        self.model.fit(*self._data(table))
+        self.workloads_ = task_labels(table)
+        n_tasks = len(self.outputs) * len(self.workloads_)
+        self.model_ = ICMGP(n_tasks, self.rank, restarts=1).fit(*self._data(table))
         return self
 
     def refit(self, table: pd.DataFrame) -> MultiTaskGPSurrogate:
         other = copy.copy(self)
         other.table = table
-        other.model = self.model.condition(*other._data(table, check=False))  # checked by fit
+        other.model_ = self.model_.condition(*other._data(table, check=False))  # checked by fit
         return other
 
     def _rows(self, configs: Sequence[Config]) -> tuple[np.ndarray, np.ndarray]:
@@ -75,27 +78,27 @@ class MultiTaskGPSurrogate(Surrogate):
         target when absent) picks its workload, so held-out related trials are predicted as such."""
         x = self.space.encode(list(configs), self.inputs)
         labels = [c.get(TASK, TARGET) for c in configs]  # the target is always workload 0
-        workload = np.array([self.workloads.index(t) if t in self.workloads else 0 for t in labels])
-        tasks = (np.arange(len(self.outputs))[:, None] * len(self.workloads) + workload[None, :]).ravel()
+        workload = np.array([self.workloads_.index(t) if t in self.workloads_ else 0 for t in labels])
+        tasks = (np.arange(len(self.outputs))[:, None] * len(self.workloads_) + workload[None, :]).ravel()
         return np.tile(x, (len(self.outputs), 1)), tasks
 
     def sample(self, configs: Sequence[Config], n_samples: int, rng: np.random.Generator,
                noise: bool = False) -> dict[str, np.ndarray]:
         x, tasks = self._rows(configs)
-        draws = self.model.sample(x, tasks, n_samples, rng, noise=noise)
+        draws = self.model_.sample(x, tasks, n_samples, rng, noise=noise)
         draws = draws.reshape(n_samples, len(self.outputs), len(configs))
         return {name: draws[:, k, :] for k, name in enumerate(self.outputs)}
 
     def output_correlation(self) -> pd.DataFrame:
         """Learned correlation between outputs on the target workload."""
-        target = self.workloads.index(TARGET) if TARGET in self.workloads else 0
-        idx = [k * len(self.workloads) + target for k in range(len(self.outputs))]
-        corr = self.model.task_correlation()[np.ix_(idx, idx)]
+        target = self.workloads_.index(TARGET) if TARGET in self.workloads_ else 0
+        idx = [k * len(self.workloads_) + target for k in range(len(self.outputs))]
+        corr = self.model_.task_correlation()[np.ix_(idx, idx)]
         return pd.DataFrame(corr, index=self.outputs, columns=self.outputs)
 
     def describe(self) -> dict:
-        return {**super().describe(), "tasks": len(self.outputs) * len(self.workloads),
-                "workloads": list(self.workloads),
+        return {**super().describe(), "tasks": len(self.outputs) * len(self.workloads_),
+                "workloads": list(self.workloads_),
                 "output_correlation": self.output_correlation().round(3).to_dict()}
 
 

@@ -2,16 +2,17 @@
 
 A runner writes whatever the system writes into ``trial_dir`` and names the adapter that parses
 it; BoAnon then reads the trial back through that adapter, so every logged metric feeds the model.
-Runners are registered by name, like adapters (entry-point group ``boanon.runners``).
+Runners are registered by name in a :class:`~boanon.registry.Registry`, like adapters
+(entry-point group ``boanon.runners``).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from boanon.registry import Registry
 from boanon.table import Value
 
 ENTRY_POINT_GROUP = "boanon.runners"
@@ -38,29 +39,22 @@ class Runner(ABC):
         """
 
 
+#: The built-in targets (``boanon.targets``) register here when the registry first imports them.
+RUNNERS: Registry[type[Runner]] = Registry("runner", ENTRY_POINT_GROUP,
+                                           builtins=("boanon.runners", "boanon.targets"))
 R = TypeVar("R", bound=type[Runner])
-_REGISTRY: dict[str, type[Runner]] = {}
 
 
 def register_runner(cls: R) -> R:
     """Class decorator: make a runner available under its ``name``."""
-    name = getattr(cls, "name", None)
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"{cls.__qualname__} needs a non-empty class attribute 'name'")
-    _REGISTRY[name] = cls
-    return cls
+    return RUNNERS.register_class(cls)
 
 
 def available_runners() -> list[str]:
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        _REGISTRY.setdefault(ep.name, ep.load())
-    import boanon.targets  # noqa: F401  (registers the built-in targets)
-
-    return sorted(_REGISTRY)
+    """Names of all registered runners, built-in and plugged in."""
+    return RUNNERS.names()
 
 
 def make_runner(name: str, **options: Any) -> Runner:
     """Instantiate the runner called ``name`` with its options."""
-    if name not in available_runners():
-        raise ValueError(f"unknown runner {name!r}; available: {', '.join(available_runners())}")
-    return _REGISTRY[name](**options)
+    return RUNNERS.get(name)(**options)

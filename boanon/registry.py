@@ -1,0 +1,75 @@
+"""Named plug-ins: one registry pattern for adapters, runners and learners.
+
+A built-in entry registers itself (a decorator) when its module is imported; the registry imports
+its built-in modules on the first lookup, so a base module need not import the modules that
+subclass it (``runners/base.py`` used to import ``boanon.targets``, which imports it back). A
+third-party package adds entries through the registry's entry-point group, declared in its own
+``pyproject.toml``, so supporting a new system needs no change to BoAnon itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+C = TypeVar("C", bound=type)
+
+
+class Registry(Generic[T]):
+    """Entries of one ``kind`` by name: the ``builtins`` modules' and the entry-point ``group``'s."""
+
+    def __init__(self, kind: str, group: str, builtins: Sequence[str] = ()):
+        self.kind = kind
+        self.group = group
+        self.builtins = tuple(builtins)
+        self.entries: dict[str, T] = {}
+
+    def register(self, name: str, entry: T) -> T:
+        """Add ``entry`` under ``name``; a second, different entry under one name is an error
+        (an entry from outside the built-in modules is checked against all of them)."""
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a {self.kind} needs a non-empty name, got {name!r}")
+        if not str(getattr(entry, "__module__", "")).startswith(self.builtins):
+            self._import_builtins()
+        if name in self.entries and self.entries[name] is not entry:
+            raise ValueError(f"a {self.kind} named {name!r} is already registered ({self.entries[name]})")
+        self.entries[name] = entry
+        return entry
+
+    def register_class(self, cls: C) -> C:
+        """Class decorator: register ``cls`` under its class attribute ``name``."""
+        name = getattr(cls, "name", None)
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{cls.__qualname__} needs a non-empty class attribute 'name'")
+        self.register(name, cls)  # type: ignore[arg-type]
+        return cls
+
+    def names(self) -> list[str]:
+        """Every registered name, built-in and plugged in, sorted."""
+        self._load()
+        return sorted(self.entries)
+
+    def get(self, name: str) -> T:
+        """The entry called ``name``; an unknown name is a ValueError listing the known ones."""
+        self._load()
+        try:
+            return self.entries[name]
+        except KeyError:
+            known = ", ".join(sorted(self.entries))
+            raise ValueError(f"unknown {self.kind} {name!r}; available: {known}") from None
+
+    def _load(self) -> None:
+        """Import the built-in modules (once: Python caches modules) and the plug-ins not yet
+        registered (at every lookup: a package installed while the process runs is found)."""
+        self._import_builtins()
+        for ep in entry_points(group=self.group):
+            if ep.name not in self.entries:
+                loaded: Any = ep.load()
+                self.register(ep.name, loaded)
+
+    def _import_builtins(self) -> None:
+        for module in self.builtins:
+            importlib.import_module(module)
