@@ -102,9 +102,9 @@ def synthetic_rows(seeds: int) -> list[dict[str, Any]]:
 
 def dataset_rows() -> list[dict[str, Any]]:
     rows = []
-    for case, (path, objective, annotations) in DATASETS.items():
+    for case, (path, objective, expert_file) in DATASETS.items():
         table = with_objectives(ingest(ROOT / path).table, [objective], [])
-        expert = Knowledge.from_yaml(ROOT / annotations).node_models
+        expert = Knowledge.from_yaml(ROOT / expert_file).node_models
         for k in SIZES:
             result = learn(table.iloc[:k].reset_index(drop=True))
             params = result.graph.nodes("param")

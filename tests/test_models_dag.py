@@ -52,7 +52,7 @@ def test_nodes_are_fitted_on_the_trials_that_have_them():
     table = _chain_table(60)
     table.loc[:19, "metric:m"] = np.nan  # an older log format without this metric
     table.loc[40:, "objective:y"] = np.nan  # failed runs measured m but no objective
-    model = DAGSurrogate(SPACE, CHAIN, COST).fit(table)
+    model = DAGSurrogate(SPACE, CHAIN, COST, learn_forms=False).fit(table)  # GP nodes: their rows
     assert len(model.models["m"]._gp.gp.X_train_) == 40
     assert len(model.models["y"]._gp.gp.X_train_) == 20
 
@@ -121,7 +121,7 @@ def test_structured_beats_plain_gp_on_held_out_synthetic_trials():
 
 def test_fantasize_conditions_on_pending_points():
     table = _chain_table(30)
-    model = DAGSurrogate(SPACE, CHAIN, COST).fit(table)
+    model = DAGSurrogate(SPACE, CHAIN, COST, learn_forms=False).fit(table)
     pending = [{"x": 0.5, "z": 0.5}]
     before = model.predict(pending, rng=np.random.default_rng(0))["y"][1][0]
     after_model = model.fantasize(pending, np.random.default_rng(0))

@@ -25,7 +25,10 @@ def test_structured_proposal_is_valid_and_explained(system):
     assert "CV" in p.reason and set(p.info["cv"]) == {"structured", "gp"}
     assert p.info["acquisition"]["kind"] == "ei" and p.info["acquisition"]["value"] >= 0
     assert {"mean", "sd"} <= set(p.info["predicted"]["cost"])
-    assert p.info["structure"]["node_models"]["cost"] == "gp"
+    # each subsystem's load is a bowl in its parameters, the cost a sum: the forms say so
+    forms = p.info["structure"]["forms"]
+    assert forms["g0_load"]["form"] == forms["g1_load"]["form"] == "quadratic"
+    assert forms["cost"]["form"] == "affine" and p.info["structure"]["node_models"]["cost"] == "formula"
     assert p.info["groups"] == [grp.params for grp in system.groups]
 
 

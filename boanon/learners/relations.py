@@ -106,6 +106,30 @@ class Relation:
 
 
 @dataclass
+class _Columns:
+    """Named columns of one float matrix: the search indexes thousands of column sets, which a
+    DataFrame makes slow (column lookups cost more than the least-squares fits)."""
+
+    names: list[str]
+    matrix: np.ndarray  # (n, len(names))
+
+    def __post_init__(self) -> None:
+        self.index = {n: i for i, n in enumerate(self.names)}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.matrix[:, self.index[name]]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.index
+
+    def select(self, names: list[str]) -> _Columns:
+        return _Columns(list(names), self.matrix[:, [self.index[n] for n in names]])
+
+    def where(self, keep: np.ndarray) -> _Columns:
+        return _Columns([n for n, k in zip(self.names, keep, strict=True) if k], self.matrix[:, keep])
+
+
+@dataclass
 class _Fit:
     expression: str
     kind: str
@@ -135,14 +159,17 @@ def find_relations(table: pd.DataFrame, skip: Iterable[str] = (), known: Iterabl
     """Relations among ``table``'s quantities (tidy trial table), targets in ``skip`` excluded
     (an expert's node model wins over a learned relation), consistent with the ``known`` edges
     (no relation closes a cycle with them); ``approximate=0`` keeps exact ones only."""
-    values, roles = node_values(table)
+    frame, roles = node_values(table)
     skip = set(skip)
-    spread = values.std()
-    usable = [c for c in values.columns if c.isidentifier() and np.isfinite(spread[c]) and spread[c] > 0]
+    spread = frame.std()
+    usable = [c for c in frame.columns if c.isidentifier() and np.isfinite(spread[c]) and spread[c] > 0]
+    values = _Columns(usable, frame[usable].to_numpy())
+    varies = np.array([_varies(values.matrix[:, j]) for j in range(len(usable))], dtype=bool)
     targets = [c for c in usable if roles[c] != "param" and c not in skip]
     targets.sort(key=lambda c: (roles[c] != "objective", -float(np.nanmean(np.abs(values[c])))))
     inputs = [c for c in usable if roles[c] != "objective"]
     groups = name_groups(inputs)
+    aggregates = aggregate_groups(values, groups)
     params = {c for c in inputs if roles[c] == "param"}
     found: list[Relation] = []
     dag = nx.DiGraph(list(known))
@@ -150,11 +177,12 @@ def find_relations(table: pd.DataFrame, skip: Iterable[str] = (), known: Iterabl
         below = nx.descendants(dag, target) if target in dag else set()
         allowed = [c for c in inputs if c != target and c not in below]
         loose = max(tolerance, approximate)
-        fit = _best_fit(values, target, allowed, groups, params, loose, max_terms, tolerance / loose)
+        fit = _best_fit(values, varies, target, allowed, groups, aggregates, params, loose, max_terms,
+                        tolerance / loose)
         if fit is None:
             continue
         exact = fit.heldout <= tolerance * float(spread[target])
-        y = values[target].to_numpy()
+        y = values[target]
         rows = np.isfinite(y) & np.isfinite(fit.predicted)
         err = np.abs(fit.predicted[rows] - y[rows])
         scale = float(np.mean(np.abs(y[rows]))) or 1.0
@@ -185,24 +213,31 @@ def name_groups(names: Iterable[str], min_size: int = 3) -> dict[str, list[str]]
     return groups
 
 
-def _best_fit(values: pd.DataFrame, target: str, allowed: list[str], groups: dict[str, list[str]],
-              params: set[str], tolerance: float, max_terms: int, tolerance_ratio: float) -> _Fit | None:
+def _best_fit(values: _Columns, varies: np.ndarray, target: str, allowed: list[str],
+              groups: dict[str, list[str]], aggregates: dict[str, np.ndarray], params: set[str],
+              tolerance: float, max_terms: int, tolerance_ratio: float) -> _Fit | None:
     """The simplest form within ``tolerance`` (held-out RMSE / std), preferring the exact ones
-    (within ``tolerance * tolerance_ratio``)."""
-    y_all = values[target].to_numpy()
+    (within ``tolerance * tolerance_ratio``). ``varies``: per column of ``values``, whether it
+    varies enough on all rows (recomputed when the target misses some)."""
+    y_all = values[target]
     rows = np.isfinite(y_all)
     if rows.sum() < MIN_ROWS:
         return None
     y = y_all[rows]
     if not _varies(y):
         return None
-    sub = values.loc[rows, allowed]
-    sub = sub.loc[:, sub.notna().all() & sub.apply(_varies)]
-    if sub.shape[1] == 0:
+    index = [values.index[c] for c in allowed]
+    block = values.matrix[np.ix_(rows, index)] if not rows.all() else values.matrix[:, index]
+    keep = np.isfinite(block).all(axis=0)
+    keep &= varies[index] if rows.all() else np.array([_varies(c) for c in block.T], dtype=bool)
+    sub = _Columns(list(allowed), block).where(keep)
+    if not sub.names:
         return None
     limit = tolerance * float(np.std(y, ddof=1))
-    fits = [f for f in (_linear(sub, y, max_terms, params), _group(sub, y, groups), _product(sub, y),
-                        _share(target, sub[[c for c in sub.columns if c in params]], y, groups))
+    group_values = {p: a[rows] for p, a in aggregates.items()}
+    fits = [f for f in (_linear(sub, y, max_terms, params), _group(sub, y, groups, group_values),
+                        _product(sub, y), _share(target, sub.select([c for c in sub.names if c in params]),
+                                                 y, groups))
             if f is not None and f.heldout <= limit]
     exact = [f for f in fits if f.heldout <= limit * tolerance_ratio]
     # an approximate relation must be an aggregate over a name group: its direction (the
@@ -235,13 +270,12 @@ def _loo_rmse(X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray, np.ndarr
     return float(np.sqrt(np.mean(loo**2))), coef, fitted
 
 
-def _linear(sub: pd.DataFrame, y: np.ndarray, max_terms: int, params: set[str]) -> _Fit | None:
+def _linear(sub: _Columns, y: np.ndarray, max_terms: int, params: set[str]) -> _Fit | None:
     """Greedy forward selection of up to ``max_terms`` columns; the fewest whose held-out error is
     within twice the best size's (a further term that only fits rounding noise is left out).
     One term is a relation only on a parameter: a metric proportional to another is a duplicate,
     which preprocessing merges (keeping both would hide each other's edges from the tests)."""
-    X = sub.to_numpy()
-    names = list(sub.columns)
+    X, names = sub.matrix, sub.names
     n = len(y)
     z = (X - X.mean(axis=0)) / X.std(axis=0)
     chosen: list[int] = []
@@ -278,39 +312,58 @@ def _fewest(fits: list[_Fit]) -> _Fit | None:
     return min((f for f in fits if f.heldout <= bar), key=lambda f: (len(f.inputs), f.heldout))
 
 
-def _group(sub: pd.DataFrame, y: np.ndarray, groups: dict[str, list[str]]) -> _Fit | None:
-    """``a * agg(group) + b`` for the name groups fully present among the allowed columns."""
+def aggregate_groups(values: _Columns, groups: dict[str, list[str]]) -> dict[str, np.ndarray]:
+    """Each group's aggregates (n, len(AGGREGATES)), computed once for every target."""
+    out = {}
+    for pattern, members in groups.items():
+        block = values.select(members).matrix
+        out[pattern] = np.column_stack([getattr(np, agg)(block, axis=1) for agg in AGGREGATES])
+    return out
+
+
+def _group(sub: _Columns, y: np.ndarray, groups: dict[str, list[str]],
+           aggregates: dict[str, np.ndarray]) -> _Fit | None:
+    """``a * agg(group) + b`` for the name groups fully present among the allowed columns
+    (``aggregates``: their values on the target's rows); leave-one-out errors in closed form."""
     best: _Fit | None = None
-    ones = np.ones(len(y))
-    for members in groups.values():
-        if not all(m in sub.columns for m in members):
+    sd = float(np.std(y))
+    for pattern, members in groups.items():
+        if not all(m in sub for m in members):
             continue
-        block = sub[members].to_numpy()
-        for agg in AGGREGATES:
-            z = getattr(np, agg)(block, axis=1)
-            if np.std(z) == 0:
-                continue
-            heldout, coef, fitted = _loo_rmse(np.column_stack([z, ones]), y)
-            if best is None or heldout < best.heldout - 1e-9 * np.std(y):
-                call = f"{agg}({', '.join(members)})"
-                exact = _rmse(z, y) <= 2 * _rmse(fitted, y) + 1e-9 * np.std(y)
-                text = call if exact else f"{_num(coef[0])} * {call} + {_num(coef[1])}".replace("+ -", "- ")
-                best = _Fit(text, f"group {agg}", tuple(members), heldout, z if exact else fitted)
+        Z = aggregates[pattern]
+        zc = Z - Z.mean(axis=0)
+        sxx = np.sum(zc**2, axis=0)
+        ok = sxx > 0
+        if not ok.any():
+            continue
+        slope = np.where(ok, zc.T @ (y - y.mean()) / np.where(ok, sxx, 1.0), 0.0)
+        fitted = y.mean() + zc * slope
+        h = 1.0 / len(y) + zc**2 / np.where(ok, sxx, 1.0)
+        loo = (y[:, None] - fitted) / (1.0 - np.minimum(h, 0.999))
+        heldout = np.where(ok & (h.max(axis=0) <= MAX_LEVERAGE), np.sqrt(np.mean(loo**2, axis=0)), np.inf)
+        i = int(np.argmin(heldout))
+        if np.isfinite(heldout[i]) and (best is None or heldout[i] < best.heldout - 1e-9 * sd):
+            agg, z = AGGREGATES[i], Z[:, i]
+            call = f"{agg}({', '.join(members)})"
+            exact = _rmse(z, y) <= 2 * _rmse(fitted[:, i], y) + 1e-9 * sd
+            offset = float(y.mean() - slope[i] * Z[:, i].mean())
+            text = call if exact else f"{_num(slope[i])} * {call} + {_num(offset)}".replace("+ -", "- ")
+            best = _Fit(text, f"group {agg}", tuple(members), float(heldout[i]), z if exact else fitted[:, i])
     return best
 
 
-def _product(sub: pd.DataFrame, y: np.ndarray) -> _Fit | None:
+def _product(sub: _Columns, y: np.ndarray) -> _Fit | None:
     """``c * x * w`` or ``c * x / w`` for positive columns among those most log-correlated with y."""
     if np.min(y) <= 0:
         return None
-    positive = sub.loc[:, (sub > 0).all()]
-    if positive.shape[1] < 2:
+    positive = sub.where((sub.matrix > 0).all(axis=0))
+    if len(positive.names) < 2:
         return None
-    logs = np.log(positive.to_numpy())
+    logs = np.log(positive.matrix)
     ly = np.log(y)
     corr = np.abs([np.corrcoef(ly, c)[0, 1] if np.std(c) > 0 else 0.0 for c in logs.T])
     top = np.argsort(-np.nan_to_num(corr))[:PRODUCT_CANDIDATES]
-    names = list(positive.columns)
+    names = positive.names
     best: _Fit | None = None
     for i, j in combinations(top, 2):
         for sign in (1.0, -1.0):
@@ -329,7 +382,7 @@ def _product(sub: pd.DataFrame, y: np.ndarray) -> _Fit | None:
     return best
 
 
-def _share(target: str, sub: pd.DataFrame, y: np.ndarray, groups: dict[str, list[str]],
+def _share(target: str, sub: _Columns, y: np.ndarray, groups: dict[str, list[str]],
            max_factors: int = 3) -> _Fit | None:
     """``c * prod(entity's factors) / sum over entities of prod(common factors)`` for a target
     named after an entity (``m3_cpu_samples``: entity ``m3``), with factors among the parameters
@@ -338,7 +391,8 @@ def _share(target: str, sub: pd.DataFrame, y: np.ndarray, groups: dict[str, list
     ``sub`` holds the parameters; weights are those in [0, 1] (shares, switches, fractions)."""
     if np.min(y) < 0:
         return None
-    unit = [c for c in sub.columns if sub[c].min() >= 0 and sub[c].max() <= 1]
+    unit = {c for c in sub.names if sub[c].min() >= 0 and sub[c].max() <= 1}
+    totals: dict[tuple[str, ...], np.ndarray] = {}  # denominators by the groups they sum over
     best: _Fit | None = None
     for m in _DIGITS.finditer(target):
         entity, index = target[:m.start()], m.group()
@@ -352,15 +406,18 @@ def _share(target: str, sub: pd.DataFrame, y: np.ndarray, groups: dict[str, list
         for size in range(1, max_factors + 1):
             for factors in combinations(own, size):
                 for flips in product((False, True), repeat=size):
-                    num = np.prod([1 - sub[f].to_numpy() if flip else sub[f].to_numpy()
+                    num = np.prod([1 - sub[f] if flip else sub[f]
                                    for f, flip in zip(factors, flips, strict=True)], axis=0)
                     suffixes = {f[len(entity) + len(index):] for f, flip in zip(factors, flips, strict=True)
                                 if not flip}
                     shared = [g for g in common if g[0][len(entity):].lstrip("0123456789") in suffixes]
                     if not shared:
                         continue
-                    den = np.sum([np.prod([sub[n].to_numpy() for n in row], axis=0)
-                                  for row in zip(*shared, strict=True)], axis=0)
+                    key = tuple(g[0] for g in shared)
+                    if key not in totals:
+                        totals[key] = np.sum([np.prod([sub[n] for n in row], axis=0)
+                                              for row in zip(*shared, strict=True)], axis=0)
+                    den = totals[key]
                     with np.errstate(divide="ignore", invalid="ignore"):
                         z = np.where(den > 0, num / den, 0.0)
                     if np.std(z) == 0:
