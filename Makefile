@@ -18,17 +18,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev,zigzag,dask,bench]'
 	touch $(STAMP)
 
-# The SGD cluster end to end (docs/targets.md), a few minutes: read the 40-trial dataset, learn
-# its graph under the expert's annotations and draw it, tune 15 trials started warm from the
-# dataset, summarise. Everything goes to a fresh demo/ each time.
+# The SGD cluster end to end from its logs alone (docs/sgd.md), a few minutes: read the 40-trial
+# dataset, learn its graph and the relations in it (no annotations) and draw it, tune 15 trials
+# started warm from the dataset, summarise. Everything goes to a fresh demo/ each time.
 DEMO := demo
 
 demo: setup
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(BIN)/boanon ingest datasets/sgd-googlenet -o $(DEMO)/sgd-googlenet.csv
-	$(BIN)/boanon learn datasets/sgd-googlenet --annotations examples/sgd-annotations.yaml \
-		-o $(DEMO)/sgd-graph.json --render $(DEMO)/sgd-graph.svg
-	$(BIN)/boanon tune examples/sgd.yaml --budget 15 --store $(DEMO)/sgd.db
+	$(BIN)/boanon learn datasets/sgd-googlenet -o $(DEMO)/sgd-graph.json --render $(DEMO)/sgd-graph.svg
+	$(BIN)/boanon tune examples/sgd-from-logs.yaml --budget 15 --store $(DEMO)/sgd.db
 	$(BIN)/boanon status $(DEMO)/sgd.db
 
 test: setup

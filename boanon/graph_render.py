@@ -25,6 +25,17 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _label(node: str, spec: dict | None, width: int = 48) -> str:
+    """A node's label: its name, and the relation or formula that models it (shortened)."""
+    if not spec:
+        return ""
+    text = spec.get("function") or spec.get("formula") or ""
+    sign = "=" if "function" in spec else "~"
+    short = text if len(text) <= width else text[: width - 3] + "..."
+    label = node + "\n" + f"{sign} {short}"
+    return f", label={_quote(label)}"
+
+
 def to_dot(graph: CausalGraph) -> str:
     """The graph as DOT text (roles as shapes and colours, one rank per role)."""
     fallback = {tuple(s.split(" -> ")) for s in graph.metadata.get("params_connected", [])}
@@ -38,7 +49,7 @@ def to_dot(graph: CausalGraph) -> str:
         lines.append(f"  subgraph {role}s {{")
         if role != "metric":
             lines.append(f"    rank={rank};")
-        lines += [f"    {_quote(n)} [{STYLE[role]}];" for n in nodes]
+        lines += [f"    {_quote(n)} [{STYLE[role]}{_label(n, graph.node_models.get(n))}];" for n in nodes]
         lines.append("  }")
     for e in graph.edges:
         attrs = []

@@ -39,9 +39,11 @@ def test_space_has_a_worker_server_and_share_per_machine_and_gpu_shares():
     Space.from_dict(space, default_constraints())  # the shared space code accepts it
 
 
-def test_shipped_example_uses_the_target_space():
-    example = yaml.safe_load((Path(__file__).parents[1] / "examples" / "sgd.yaml").read_text())
+@pytest.mark.parametrize("name", ["sgd.yaml", "sgd-from-logs.yaml"])
+def test_shipped_examples_use_the_target_space(name):
+    example = yaml.safe_load((Path(__file__).parents[1] / "examples" / name).read_text())
     assert example["space"] == default_space()
+    assert ("annotations" in example) == (name == "sgd.yaml")  # the logs-first one has none
     assert example["constraints"] == default_constraints()
     assert example["runner"]["name"] == "sgd"
     assert example["objectives"] == [{"name": "iteration_time", "direction": "minimize"}]

@@ -8,6 +8,7 @@ from datetime import datetime
 import click
 
 from boanon.errors import ConfigError
+from boanon.learners.relations import Relation
 from boanon.multiobjective import (
     OutputConstraint,
     format_front,
@@ -15,7 +16,7 @@ from boanon.multiobjective import (
     table_hypervolume,
 )
 from boanon.objectives import Objective, parse_objectives
-from boanon.store import Store
+from boanon.store import Store, StoredTrial
 from boanon.tuner import best_trial
 
 
@@ -56,6 +57,24 @@ def study_goals(store: Store) -> tuple[list[Objective], list[OutputConstraint]]:
     return objectives, parse_output_constraints(study.get("outputs"), source=source)
 
 
+def model_lines(trials: list[StoredTrial], store: Store) -> list[str]:
+    """What the run's latest structured model was made of: the relations its graph found in the
+    logs and the form each learned node got, with its held-out fit."""
+    latest = next((t for t in reversed(trials) if t.graph_id is not None and t.info.get("structure")), None)
+    if latest is None:
+        return []
+    lines = [f"model:      the structured surrogate of {latest.name}"]
+    relations = store.graph(latest.graph_id).metadata.get("relations", [])
+    if relations:
+        lines.append(f"  relations found in the logs ({len(relations)}):")
+        lines += [f"    {Relation.from_dict(r).describe()}" for r in relations]
+    forms = latest.info["structure"].get("forms", {})
+    if forms:
+        lines.append("  node forms (held-out R^2 of the form alone): " + ", ".join(
+            f"{node}: {f['form']} ({f['heldout_r2']:.2f})" for node, f in forms.items()))
+    return lines
+
+
 def summary(store: Store, n_failures: int = 10) -> str:
     """The text ``boanon status`` prints."""
     study = store.study()
@@ -92,6 +111,7 @@ def summary(store: Store, n_failures: int = 10) -> str:
         if len(objectives) > 1:
             lines.append(f"hypervolume: {table_hypervolume(table, objectives, constraints):.6g} "
                          "(reference point inferred from the front)")
+    lines += model_lines(trials, store)
     failed = [t for t in trials if t.status == "failed"]
     if failed:
         lines.append(f"failures ({len(failed)}, last {min(n_failures, len(failed))} shown):")

@@ -52,7 +52,15 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                  seed: int | None, strategy: str | None, trials_dir: str | None,
                  warm_start: str | None, workers: int | None, dask: str | None,
                  early_stopping: str | None, trial_timeout: float | None) -> None:
-    """Tune the system described by CONFIG.yaml; every trial is kept in the store."""
+    """Tune the system described by CONFIG.yaml; every trial is kept in the store.
+
+    \b
+    Start from your logs: point warm_start (or --warm-start) at what the system already
+    wrote (a dataset directory of trial logs, a CSV table, or an earlier run's store). BoAnon
+    learns from them, before its first proposal, how the system composes its measurements
+    (sums, maxima, shares: `boanon learn DIR` shows them) and a model form per node, then
+    tunes with that structure; no annotations needed (an expert's still win).
+    """
     created: Path | None = None
     try:
         config = load_config(config_file)
