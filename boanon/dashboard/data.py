@@ -28,7 +28,7 @@ from boanon.store import MEASURED, StoredTrial
 from boanon.table import records_to_table, with_objectives
 from boanon.tuner import best_trial, is_feasible
 
-GROUP_SEPARATORS = re.compile(r"[_.:/-]")
+GROUP_PREFIX = re.compile(r"([A-Za-z0-9]+)[_.:/-]")  # m3_busy_s, rocksdb.block.cache.miss
 MIN_GROUP = 2  # a name prefix shared by fewer nodes is no group
 
 
@@ -173,12 +173,17 @@ def timeline(trials: Sequence[StoredTrial]) -> dict[str, Any]:
 
 
 # --- the graph ---------------------------------------------------------------------------------
-def name_groups(names: Sequence[str]) -> dict[str, str]:
-    """Node -> group, from a name prefix (``m3_busy_s`` -> ``m3``) shared by at least
-    :data:`MIN_GROUP` nodes but not by all (a prefix every node has tells nothing)."""
-    prefix = {n: GROUP_SEPARATORS.split(n, maxsplit=1)[0] for n in names if GROUP_SEPARATORS.search(n)}
-    sizes = Counter(prefix.values())
-    return {n: p for n, p in prefix.items() if MIN_GROUP <= sizes[p] < len(names)}
+def name_groups(roles: Mapping[str, str]) -> dict[str, str]:
+    """Node -> group: the nodes of one role sharing a name prefix (``m3_busy_s`` and ``m3_traffic_mb``
+    -> ``m3 metrics``), when at least :data:`MIN_GROUP` do and the prefix is not every node's (then
+    it tells nothing). Roles stay apart so that folded groups keep the graph's direction:
+    parameters feed metrics, never the other way."""
+    matches = {n: GROUP_PREFIX.match(n) for n in roles}
+    prefix = {n: m.group(1) for n, m in matches.items() if m}
+    everyone = Counter(prefix.values())
+    key = {n: f"{p} {roles[n]}s" for n, p in prefix.items() if everyone[p] < len(roles)}
+    sizes = Counter(key.values())
+    return {n: k for n, k in key.items() if sizes[k] >= MIN_GROUP}
 
 
 def node_form(spec: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -205,13 +210,13 @@ def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], focu
     keep = set(targets).union(*(nx.ancestors(g, o) for o in targets)) if focus and targets else set(g)
     stored = {(e.source, e.target) for e in graph.edges}
     fallback = {tuple(s.split(" -> ")) for s in graph.metadata.get("params_connected", [])}
-    nodes = [n for n in g if n in keep]
-    groups = name_groups(nodes)
+    roles = {n: graph.roles.get(n, "param") for n in g if n in keep}
+    groups = name_groups(roles)
     kinds = model_kinds or {}
     return {
-        "nodes": [{"id": n, "role": graph.roles.get(n, "param"), "group": groups.get(n),
+        "nodes": [{"id": n, "role": role, "group": groups.get(n),
                    "form": node_form(graph.node_models.get(n)), "model": kinds.get(n),
-                   "parents": sum(1 for p in g.predecessors(n) if p in keep)} for n in nodes],
+                   "parents": sum(1 for p in g.predecessors(n) if p in keep)} for n, role in roles.items()],
         "edges": [{"source": s, "target": t, "weight": d.get("weight"), "stability": d.get("stability"),
                    "fallback": (s, t) in fallback, "annotated": (s, t) not in stored}
                   for s, t, d in g.edges(data=True) if s in keep and t in keep],
