@@ -214,7 +214,7 @@ function graphElements(view) {
     const members = view.nodes.filter((n) => n.group === g);
     if (folded.has(g)) {
       const label = `▸ ${g} (${members.length})`;
-      nodes.push({ group: "nodes", data: { id: `group:${g}`, label, kind: "folded", groupName: g, w: 7 * label.length + 16 } });
+      nodes.push({ group: "nodes", data: { id: `group:${g}`, label, kind: "folded", groupName: g, w: 8 * label.length + 16 } });
     } else nodes.push({ group: "nodes", data: { id: `group:${g}`, label: `▾ ${g}`, kind: "group", groupName: g } });
   }
   for (const n of view.nodes) {
@@ -223,7 +223,7 @@ function graphElements(view) {
     const [fill, border, shape] = ROLE_STYLE[n.role] || ROLE_STYLE.metric;
     nodes.push({ group: "nodes", data: { id: n.id, label: n.id, kind: "node", role: n.role, fill, border, shape,
       form: n.form ? n.form.kind : "", parent: n.group ? `group:${n.group}` : undefined,
-      w: Math.max(40, 7 * n.id.length + 14) } });
+      w: Math.max(40, 7.5 * n.id.length + 14) } });
   }
   const edges = {};
   for (const e of view.edges) {
@@ -241,14 +241,14 @@ function graphElements(view) {
 }
 const GRAPH_STYLE = [
   { selector: "node[kind = 'node']", style: { label: "data(label)", "background-color": "data(fill)", "border-color": "data(border)",
-    "border-width": 1.2, shape: "data(shape)", width: "data(w)", height: 24, "font-size": 10, "text-valign": "center", "text-halign": "center" } },
+    "border-width": 1.2, shape: "data(shape)", width: "data(w)", height: 26, "font-size": 11, "text-valign": "center", "text-halign": "center" } },
   { selector: "node[form = 'function'], node[form = 'formula']", style: { "border-color": "#6a3d9a", "border-width": 3 } },
   { selector: "node[kind = 'group']", style: { label: "data(label)", "text-valign": "top", "text-halign": "center", "font-size": 11,
     "font-weight": "bold", color: "#8a6d00", "background-color": "#fffbeb", "background-opacity": 0.6, "border-color": "#e2c76a",
-    "border-width": 1, shape: "round-rectangle", padding: 8 } },
+    "border-width": 1, shape: "round-rectangle", padding: 20, "text-margin-y": 18 } },
   { selector: "node[kind = 'folded']", style: { label: "data(label)", "background-color": "#fff7e0", "border-color": "#c9a227",
     "border-style": "dashed", "border-width": 1.5, shape: "round-rectangle", width: "data(w)", height: 26,
-    "font-size": 11, "text-valign": "center", "text-halign": "center" } },
+    "font-size": 13, "text-valign": "center", "text-halign": "center" } },
   { selector: "edge", style: { width: (e) => e.data("w") === null ? 1.5 : 0.8 + 5 * e.data("w"), "curve-style": "bezier",
     "target-arrow-shape": "triangle", "arrow-scale": 0.8, "line-color": "#555", "target-arrow-color": "#555",
     "line-style": "data(style)", opacity: (e) => (e.data("count") > 1 ? 0.25 : 0.3) + 0.6 * e.data("stability") * (e.data("count") > 1 ? 0.5 : 1),
@@ -278,7 +278,8 @@ function drawGraph() {
     state.cy.on("tap", (evt) => { if (evt.target === state.cy) state.cy.elements().removeClass("faded"); });
   } else { state.cy.elements().remove(); state.cy.add(elements); }
   // left to right: parameters, then metrics, then objectives; node labels are wider than tall
-  state.cy.layout({ name: "dagre", rankDir: "LR", nodeSep: 8, rankSep: 90, edgeSep: 4, animate: false, fit: true, padding: 12 }).run();
+  state.cy.layout({ name: "dagre", rankDir: "LR", nodeSep: 8, rankSep: 70, edgeSep: 4, animate: false, fit: true, padding: 12 }).run();
+  if (state.cy.zoom() > 1.1) { state.cy.zoom(1.1); state.cy.center(); }  // a small graph is not blown up
 }
 function onNodeTap(node) {
   const kind = node.data("kind");
