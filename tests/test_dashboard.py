@@ -130,6 +130,19 @@ def test_page_shows_the_run_and_follows_it(run: Path, server: str, browser) -> N
     detail = browser.find_element(By.ID, "trial-detail").text
     assert t.reason in detail and f"{t.name}" in detail and str(run.with_suffix(".trials") / t.name) in detail
 
+    # a click on a point of the plot opens that trial too
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    x, y, name = browser.execute_script(
+        "const c = Chart.getChart('convergence'); const i = c.data.datasets.findIndex("
+        "d => d.label.startsWith('trials:')); const e = c.getDatasetMeta(i).data[0];"
+        "return [e.x, e.y, c.data.datasets[i].data[0].trial];")
+    canvas = browser.find_element(By.ID, "convergence")
+    ActionChains(browser).move_to_element_with_offset(canvas, x - canvas.rect["width"] / 2,
+                                                      y - canvas.rect["height"] / 2).click().perform()
+    wait_for(browser, lambda b: b.find_element(By.CSS_SELECTOR, "#trial-detail h3").text.startswith(name),
+             what=f"a click on {name}'s point did not open it")
+
     # sorting by the objective and filtering by status
     browser.find_element(By.CSS_SELECTOR, "#trial-table th[data-key='obj:cost']").click()
     order = [r.get_attribute("data-trial") for r in rows(browser)]

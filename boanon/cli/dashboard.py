@@ -30,8 +30,8 @@ def dashboard_command(store_file: str, host: str, port: int, trials_dir: str | N
         url = dashboard.start()
     except RuntimeError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(f"dashboard of {store_file}: {url}  (Ctrl-C to stop)")
     try:
+        click.echo(f"dashboard of {store_file}: {url}  (Ctrl-C to stop)")
         dashboard.thread.join()
     except KeyboardInterrupt:
         pass

@@ -41,8 +41,11 @@ function fmtSeconds(s) {
 async function getJSON(url) {
   const r = await fetch(url, { cache: "no-store" });
   if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
-  return [await r.text()].map((t) => ({ text: t, data: JSON.parse(t) }))[0];
+  const text = await r.text();
+  return { text, data: JSON.parse(text) };
 }
+// the data point under a Chart.js click
+const clicked = (chart, items) => items.length ? chart.data.datasets[items[0].datasetIndex].data[items[0].index] : null;
 function chart(id, config) {
   if (state.charts[id]) { const c = state.charts[id]; c.data = config.data; c.options = config.options; c.update("none"); return c; }
   state.charts[id] = new Chart(document.getElementById(id), config);
@@ -109,8 +112,7 @@ function drawConvergence(run) {
       plugins: { tooltip: { callbacks: { label: (ctx) => ctx.raw.trial
         ? `${ctx.raw.trial}: ${fmt(ctx.raw.y)} [${ctx.raw.surrogate}]${ctx.raw.status === "stopped" ? " stopped early" : ""}${ctx.raw.feasible ? "" : " infeasible"}`
         : `${ctx.dataset.label}: ${fmt(ctx.raw.y)}` } } },
-      onClick: (evt, items) => { const p = items.length && items[0].element.$context.raw;
-        if (p && p.trial) selectTrial(p.trial, true); } },
+      onClick: (evt, items, c) => { const p = clicked(c, items); if (p && p.trial) selectTrial(p.trial, true); } },
   });
   const last = c.best.length ? c.best[c.best.length - 1].y : null;
   const gain = (last !== null && c.default) ? (c.direction === "minimize" ? (c.default - last) / Math.abs(c.default)
@@ -176,7 +178,7 @@ function selectTrial(name, scroll = false) {
   for (const tr of document.querySelectorAll("#trial-table tbody tr")) tr.classList.toggle("selected", tr.dataset.trial === name);
   drawTrialDetail();
   if (scroll) { const tr = document.querySelector(`#trial-table tbody tr[data-trial="${name}"]`);
-    if (tr) tr.scrollIntoView({ block: "nearest" }); $("#trials").scrollIntoView({ behavior: "smooth" }); }
+    if (tr) tr.scrollIntoView({ block: "nearest" }); $("#trials").scrollIntoView(); }
 }
 function drawTrialDetail() {
   const t = state.run.trials.find((x) => x.name === state.selectedTrial);
@@ -406,7 +408,7 @@ function drawPareto(run) {
     { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 }] },
   options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: a } }, y: { title: { display: true, text: b } } },
     plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${fmt(c.raw.x)}, ${fmt(c.raw.y)}` } } },
-    onClick: (evt, items) => { if (items.length) selectTrial(items[0].element.$context.raw.trial, true); } } });
+    onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
   chart("hv-chart", { data: { datasets: [{ type: "line", label: "hypervolume", data: p.hypervolume, parsing: false, stepped: "after",
     borderColor: "#2f6fd6", pointRadius: 2 }] },
   options: { maintainAspectRatio: false, plugins: { legend: { display: false } },
@@ -425,7 +427,7 @@ function drawTimeline(run) {
   chart("timeline-chart", { type: "bar", data: { labels: lanes, datasets },
     options: { indexAxis: "y", maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: "seconds since the first trial started" } } },
       plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${fmt(c.raw.x[0])}–${fmt(c.raw.x[1])} s (${c.dataset.label})` } } },
-      onClick: (evt, items) => { if (items.length) selectTrial(items[0].element.$context.raw.trial, true); } } });
+      onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
 }
 
 // --- polling ----------------------------------------------------------------------------------------------
