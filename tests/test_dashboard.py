@@ -71,9 +71,13 @@ def browser():
 
 
 def wait_for(browser, condition, timeout: float = 20.0, what: str = ""):
+    """``condition`` comes true in time; elements the page redraws meanwhile are looked up again."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(browser, timeout, poll_frequency=0.2).until(lambda b: condition(b), message=what)
+    wait = WebDriverWait(browser, timeout, poll_frequency=0.2,
+                         ignored_exceptions=[StaleElementReferenceException])
+    return wait.until(lambda b: condition(b), message=what)
 
 
 def api(url: str, path: str) -> dict:
@@ -190,3 +194,27 @@ def test_tune_serves_the_dashboard_while_it_runs(tmp_path: Path) -> None:
     assert "best:" in rest
     with pytest.raises(OSError):  # the server ended with the run
         api(url, "api/run")
+
+
+def test_a_plain_gp_run_shows_effects_without_node_models(tmp_path: Path, browser) -> None:
+    """A run whose surrogate is the plain GP has no per-node models; its parameter effects still show."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.dashboard.app import Dashboard, RunView
+    from boanon.runners.function import CallableRunner
+    from boanon.synthetic import SyntheticSystem
+    from boanon.tuner import Tuner
+
+    system = SyntheticSystem(n_params=4, n_groups=2, seed=1)
+    tuner = Tuner(system.space, ["cost"], strategy="gp", n_init=4, store=tmp_path / "gp.db")
+    tuner.optimize(CallableRunner(system.evaluate), 6, trials_dir=tmp_path / "gp.trials")
+    server = Dashboard(RunView(tmp_path / "gp.db", poll_s=0.5), port=0)
+    url = server.start()
+    try:
+        browser.get(url)
+        bars = "const c = Chart.getChart('effect-ranking'); return c ? c.data.labels : [];"
+        wait_for(browser, lambda b: b.execute_script(bars), timeout=30, what="no parameter effects drawn")
+        assert sorted(browser.execute_script(bars)) == sorted(system.space.names)
+        assert "no per-node models" in browser.find_element(By.ID, "fit-caption").text
+    finally:
+        server.stop()

@@ -152,11 +152,12 @@ def pareto(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
 
 
 def timeline(trials: Sequence[StoredTrial]) -> dict[str, Any]:
-    """Trials as bars in time (seconds since the first started), packed into lanes: a trial takes
-    the first lane free when it starts. The store does not record which worker ran a trial, so
-    the lanes are the fewest that fit the overlaps: as many as trials ran at once."""
+    """Trials as bars in time (seconds since ``origin``, when the first started; a running trial
+    has no end), packed into lanes: a trial takes the first lane free when it starts. The store
+    does not record which worker ran a trial, so the lanes are the fewest that fit the overlaps:
+    as many as trials ran at once."""
     if not trials:
-        return {"lanes": 0, "bars": []}
+        return {"lanes": 0, "bars": [], "origin": None}
     origin = trials[0].started
     ends: list[float] = []  # per lane, when its last trial ended
     bars = []
@@ -169,7 +170,7 @@ def timeline(trials: Sequence[StoredTrial]) -> dict[str, Any]:
         ends[lane] = float("inf") if end is None else end
         bars.append({"trial": t.name, "lane": lane, "start": start, "end": end, "status": t.status,
                      "error": t.error})
-    return {"lanes": len(ends), "bars": bars}
+    return {"lanes": len(ends), "bars": bars, "origin": origin}
 
 
 # --- the graph ---------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ async function getJSON(url) {
   const r = await fetch(url, { cache: "no-store" });
   if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
   const text = await r.text();
-  return { text, data: JSON.parse(text) };
+  return { text, data: JSON.parse(text), date: r.headers.get("Date") };
 }
 // the data point under a Chart.js click
 const clicked = (chart, items) => items.length ? chart.data.datasets[items[0].datasetIndex].data[items[0].index] : null;
@@ -335,10 +335,10 @@ function drawModels() {
     "data-node": id, onclick: () => selectFitNode(id) }, el("td", {}, id), el("td", {}, f.kind), el("td", { class: "num" }, f.parents.length),
   el("td", { class: "num" }, f.n), el("td", { class: `num ${f.rank_correlation < 0.5 ? "bad" : f.rank_correlation > 0.8 ? "good" : ""}` }, fmt(f.rank_correlation)),
   el("td", { class: "num" }, fmt(f.rmse_standardised)))));
+  drawEffects();
   if (!nodes.length) { $("#fit-caption").textContent = `no per-node models: the ${m.surrogate} surrogate models the objectives directly`; return; }
   if (!state.fitNode || !m.nodes[state.fitNode]) state.fitNode = nodes[0][0];
   drawFit();
-  drawEffects();
 }
 function selectFitNode(id) { state.fitNode = id; drawModels(); }
 function drawFit() {
@@ -414,15 +414,17 @@ function drawPareto(run) {
   options: { maintainAspectRatio: false, plugins: { legend: { display: false } },
     scales: { x: { type: "linear", title: { display: true, text: "trial" }, ticks: { precision: 0 } }, y: { title: { display: true, text: "hypervolume" } } } } });
 }
-function drawTimeline(run) {
+function drawTimeline(run, serverDate) {
+  // running trials end at the server's clock (the Date header): redrawn at every poll while any runs
   const tl = run.timeline, stopped = tl.bars.filter((b) => b.status === "stopped").length;
+  const now = serverDate && tl.origin ? (Date.parse(serverDate) - Date.parse(tl.origin)) / 1000
+    : Math.max(0, ...tl.bars.map((b) => b.end ?? b.start));
   $("#timeline").hidden = tl.lanes < 2 && !stopped;
   if ($("#timeline").hidden) return;
-  const now = Math.max(...tl.bars.map((b) => b.end ?? b.start));
   const lanes = Array.from({ length: tl.lanes }, (_, i) => `lane ${i + 1}`);
   const datasets = ["done", "stopped", "failed", "running"].map((s) => ({ label: s, grouped: false, barThickness: 16,
     backgroundColor: STATUS_COLORS[s], borderColor: s === "stopped" ? "#7f4a00" : STATUS_COLORS[s], borderWidth: s === "stopped" ? 2 : 0,
-    data: tl.bars.filter((b) => b.status === s).map((b) => ({ x: [b.start, b.end ?? now], y: lanes[b.lane], trial: b.trial })) }));
+    data: tl.bars.filter((b) => b.status === s).map((b) => ({ x: [b.start, Math.max(b.end ?? now, b.start)], y: lanes[b.lane], trial: b.trial })) }));
   $("#timeline-caption").textContent = `${tl.bars.length} trials on ${tl.lanes} lanes (a trial takes the first lane free when it starts: as many lanes as trials ran at once); ${stopped} stopped early.`;
   chart("timeline-chart", { type: "bar", data: { labels: lanes, datasets },
     options: { indexAxis: "y", maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: "seconds since the first trial started" } } },
@@ -450,16 +452,16 @@ async function refreshModels() {
 async function poll() {
   let delay = 2000;
   try {
-    const { text, data } = await getJSON("/api/run");
+    const { text, data, date } = await getJSON("/api/run");
     delay = 1000 * (data.poll_s || 2);
     if (text !== state.runText) {
       state.run = data; state.runText = text;
       drawHeader(data);
       if (data.summary.recorded) {
-        drawConvergence(data); drawBest(data); drawTrials(data); drawPareto(data); drawTimeline(data);
+        drawConvergence(data); drawBest(data); drawTrials(data); drawPareto(data); drawTimeline(data, date);
         await refreshGraph();
       }
-    }
+    } else if (data.summary.recorded && data.summary.counts.running) drawTimeline(data, date);
     if (data.summary.recorded) await refreshModels();
     $("#live").className = "ok";
     $("#updated").textContent = `live · updated ${new Date().toLocaleTimeString()}`;
