@@ -86,7 +86,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _dumps(value: Any, sort_keys: bool = False) -> str:
+def dump_json(value: Any, sort_keys: bool = False) -> str:
     """JSON that round-trips floats exactly and keeps key order (parameters stay in space order);
     NaN/inf become null (they are not JSON)."""
     return json.dumps(_finite(value), sort_keys=sort_keys, allow_nan=False)
@@ -143,16 +143,26 @@ class Store:
     """A tuning run in one SQLite file (created on first use).
 
     One :class:`Store` object may be shared by threads; several processes may open the same file.
+    ``readonly`` opens an existing file through SQLite's read-only mode, for watching a run while
+    it goes on (``boanon dashboard``): no write can happen, and under WAL the reader never blocks
+    the run's writers.
     """
 
-    def __init__(self, path: str | Path, timeout: float = 30.0, retries: int = 20):
+    def __init__(self, path: str | Path, timeout: float = 30.0, retries: int = 20, readonly: bool = False):
         self.path = Path(path)
         self.retries = retries
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None,
-                                     check_same_thread=False)
+        target = f"{self.path.resolve().as_uri()}?mode=ro" if readonly else self.path
+        try:
+            self._conn = sqlite3.connect(target, timeout=timeout, isolation_level=None,
+                                         check_same_thread=False, uri=readonly)
+        except sqlite3.OperationalError as exc:  # read-only: the file must exist
+            raise ConfigError(self.path, "store", f"cannot open it read-only ({exc})") from None
         self._conn.row_factory = sqlite3.Row
         self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        if readonly:
+            self._check_readable()
+            return
         try:
             self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
         except sqlite3.OperationalError:
@@ -208,6 +218,24 @@ class Store:
         with self._lock:
             yield self._conn
 
+    def _check_readable(self) -> None:
+        """A read-only store cannot be migrated: it must already be a store this BoAnon reads."""
+        try:
+            tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
+                if "meta" in tables else None
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise ConfigError(self.path, "store", f"not a BoAnon run store ({exc})") from None
+        if row is None or not {"studies", "graphs", "trials"} <= tables:
+            self._conn.close()
+            raise ConfigError(self.path, "store", "not a BoAnon run store (no trials table)")
+        if int(row["value"]) != SCHEMA_VERSION:
+            self._conn.close()
+            raise ConfigError(self.path, "schema_version",
+                              f"store has schema version {row['value']}; read-only access needs version "
+                              f"{SCHEMA_VERSION} (open it once with this BoAnon, e.g. boanon status)")
+
     def _migrate(self, conn: sqlite3.Connection) -> None:
         has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
@@ -240,12 +268,12 @@ class Store:
         A mismatch is a :class:`ConfigError` naming the fields that differ, so a run is never
         resumed with another search space, objective, seed or strategy by mistake.
         """
-        spec = json.loads(_dumps(spec))
+        spec = json.loads(dump_json(spec))
 
         def init(conn: sqlite3.Connection) -> None:
             row = conn.execute("SELECT spec FROM studies ORDER BY id LIMIT 1").fetchone()
             if row is None:
-                conn.execute("INSERT INTO studies (created, spec) VALUES (?, ?)", (_now(), _dumps(spec)))
+                conn.execute("INSERT INTO studies (created, spec) VALUES (?, ?)", (_now(), dump_json(spec)))
                 return
             stored = json.loads(row["spec"])
             differ = sorted(k for k in set(stored) | set(spec) if stored.get(k) != spec.get(k))
@@ -258,7 +286,7 @@ class Store:
     # --- graphs ---------------------------------------------------------------------------------
     def add_graph(self, graph: CausalGraph) -> int:
         """Store ``graph`` once (identical graphs share a row) and return its id."""
-        text = _dumps(graph.to_dict(), sort_keys=True)
+        text = dump_json(graph.to_dict(), sort_keys=True)
         digest = hashlib.sha256(text.encode()).hexdigest()
 
         def add(conn: sqlite3.Connection) -> int:
@@ -273,6 +301,16 @@ class Store:
             raise KeyError(f"{self.path}: no graph with id {graph_id}")
         return CausalGraph.from_dict(json.loads(row["json"]), source=f"{self.path}:graph {graph_id}")
 
+    def last_graph_id(self) -> int | None:
+        """The graph of the latest trial that used one (the structure a run goes on with), else the
+        last graph stored (a fixed graph before its first structured trial), else None."""
+        with self._read() as conn:
+            row = conn.execute("SELECT graph_id FROM trials WHERE graph_id IS NOT NULL"
+                               " ORDER BY id DESC LIMIT 1").fetchone()
+            if row is None:
+                row = conn.execute("SELECT MAX(id) FROM graphs").fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
     # --- trials ---------------------------------------------------------------------------------
     def start_trial(self, config: Mapping[str, Any], surrogate: str | None = None,
                     reason: str | None = None, info: Mapping[str, Any] | None = None,
@@ -285,8 +323,8 @@ class Store:
             conn.execute(
                 "INSERT INTO trials (id, name, status, config, started, graph_id, surrogate, reason,"
                 " info, retry_of) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
-                (trial_id, trial_name(trial_id), _dumps(dict(config)), started, graph_id, surrogate,
-                 reason, _dumps(dict(info or {})), retry_of))
+                (trial_id, trial_name(trial_id), dump_json(dict(config)), started, graph_id, surrogate,
+                 reason, dump_json(dict(info or {})), retry_of))
             return trial_id
         return self.trial(self._write(start))
 
@@ -294,7 +332,7 @@ class Store:
         """Mark a running trial done with what its logs gave (``stopped``: ended early by an
         early-stopping rule; what it measured until then still feeds the model)."""
         self._end(trial_id, "stopped" if stopped else "done",
-                  (_dumps(record.params), _dumps(record.metrics), _dumps(record.objectives), None))
+                  (dump_json(record.params), dump_json(record.metrics), dump_json(record.objectives), None))
 
     def fail_trial(self, trial_id: int, error: str) -> None:
         """Mark a running trial failed with its error (the run goes on)."""

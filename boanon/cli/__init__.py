@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from boanon.cli.dashboard import dashboard_command
 from boanon.cli.export import export_command
 from boanon.cli.generate import generate_command
 from boanon.cli.ingest import ingest_command
@@ -24,3 +25,4 @@ main.add_command(generate_command)
 main.add_command(tune_command)
 main.add_command(status_command)
 main.add_command(export_command)
+main.add_command(dashboard_command)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import signal
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import FrameType
 
@@ -48,10 +49,15 @@ from boanon.tuner import STRATEGIES, Tuner, best_trial, is_feasible
                    "(e.g. asha:min_resource=5,reduction_factor=3).")
 @click.option("--trial-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="SECONDS", help="Kill a trial running longer and store it as failed.")
+@click.option("--dashboard", "dashboard", is_flag=True,
+              help="Serve the run's live web page (boanon dashboard) on 127.0.0.1 while it runs.")
+@click.option("--dashboard-port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
+              help="Port of --dashboard (0: any free one).")
 def tune_command(config_file: str, budget: int | None, store_path: str | None, resume: bool,
                  seed: int | None, strategy: str | None, trials_dir: str | None,
                  warm_start: str | None, workers: int | None, dask: str | None,
-                 early_stopping: str | None, trial_timeout: float | None) -> None:
+                 early_stopping: str | None, trial_timeout: float | None, dashboard: bool,
+                 dashboard_port: int) -> None:
     """Tune the system described by CONFIG.yaml; every trial is kept in the store.
 
     \b
@@ -101,7 +107,10 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
                f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
     err = sys.stderr
-    with click.progressbar(length=budget, label="tuning", file=err, show_pos=True) as bar:
+    served = ExitStack()  # the dashboard, if asked for, lives as long as the loop
+    if dashboard:
+        served.enter_context(_dashboard(store_file, trials, dashboard_port))
+    with served, click.progressbar(length=budget, label="tuning", file=err, show_pos=True) as bar:
         bar.update(min(start, budget))
         prefix = "\r\033[K" if err.isatty() else ""
 
@@ -149,6 +158,23 @@ def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Obj
 
 def _values(trial: StoredTrial, objectives: list[Objective]) -> str:
     return "  ".join(f"{o.name}={trial.objectives[o.name]:.6g}" for o in objectives)
+
+
+@contextmanager
+def _dashboard(store_file: Path, trials: Path, port: int) -> Iterator[None]:
+    """The run's dashboard, served from a background thread of this process."""
+    from boanon.dashboard.app import Dashboard, RunView  # the web stack only when asked for
+
+    server = Dashboard(RunView(store_file, trials), port=port)
+    try:
+        url = server.start()
+    except RuntimeError as exc:
+        raise click.ClickException(f"--dashboard: {exc}") from None
+    click.echo(f"dashboard: {url} (served while the run goes on; afterwards: boanon dashboard {store_file})")
+    try:
+        yield
+    finally:
+        server.stop()
 
 
 def _check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None:

@@ -39,8 +39,8 @@ from boanon.models.nodes import (
     MarginalNode,
     NodeModel,
     build_node_model,
-    cross_validate_node,
     heavy_tailed,
+    heldout_predictions,
 )
 from boanon.models.threads import single_blas_thread
 from boanon.objectives import Objective
@@ -165,14 +165,17 @@ class DAGSurrogate(Surrogate):
     def _node_data(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
                    model: NodeModel) -> tuple[NodeInputs, np.ndarray]:
         """A node's training rows: trials that logged it and all its metric parents."""
-        cols = [self.node_column(node)] + [self.node_column(p) for p in model.metric_parents]
-        rows = table[cols].notna().all(axis=1).to_numpy()
-        y = table[cols[0]].to_numpy(dtype=float)[rows]
+        rows = self._node_rows(table, node, model)
+        y = table[self.node_column(node)].to_numpy(dtype=float)[rows]
         if len(y) == 0:
             raise ValueError(f"no trial has values for node {node!r} and all its parents")
         metrics = {p: table[self.node_column(p)].to_numpy(dtype=float)[rows][None, :]
                    for p in model.metric_parents}
         return batch.rows(rows).inputs(model.param_parents, 1, metrics), y
+
+    def _node_rows(self, table: pd.DataFrame, node: str, model: NodeModel) -> np.ndarray:
+        cols = [self.node_column(node)] + [self.node_column(p) for p in model.metric_parents]
+        return table[cols].notna().all(axis=1).to_numpy()
 
     def _safety_net(self, table: pd.DataFrame, batch: ConfigBatch) -> None:
         """Per learned node, its graph parents or all parameters, whichever predicts it better.
@@ -260,17 +263,28 @@ class DAGSurrogate(Surrogate):
                                samples.std(axis=0)[seen, None])
         return score["log_predictive_density"], samples
 
-    @single_blas_thread
     def node_scores(self, rng: np.random.Generator, n_folds: int = 5) -> dict[str, dict[str, Any]]:
         """Per fitted node: its parents and the held-out scores of its model given *observed* parents."""
+        out = {}
+        for node, fit in self.node_fits(rng, n_folds).items():
+            model = self.models[node]
+            out[node] = {"kind": model.kind, "param_parents": len(model.param_parents),
+                         "metric_parents": len(model.metric_parents), "n": len(fit["observed"]),
+                         **heldout_scores(*(fit[k][:, None] for k in ("observed", "predicted", "sd")))}
+        return out
+
+    @single_blas_thread
+    def node_fits(self, rng: np.random.Generator, n_folds: int = 5) -> dict[str, dict[str, Any]]:
+        """Per fitted node: the observed values, the held-out predicted mean and sd given the
+        *observed* parents (:func:`heldout_predictions`), and the table rows they belong to."""
         batch = ConfigBatch.of(self.space, param_configs(self.space, self.table, check=False))
         out = {}
         for node in self.order:
             model = self.models[node]
             inputs, y = self._node_data(self.table, batch, node, model)
-            out[node] = {"kind": model.kind, "param_parents": len(model.param_parents),
-                         "metric_parents": len(model.metric_parents), "n": len(y),
-                         **cross_validate_node(model, inputs, y, rng, n_folds)}
+            mu, sd = heldout_predictions(model, inputs, y, rng, n_folds)
+            out[node] = {"observed": y, "predicted": mu, "sd": sd,
+                         "rows": np.flatnonzero(self._node_rows(self.table, node, model))}
         return out
 
     def _check_formula_inputs(self, node: str, model: NodeModel) -> None:

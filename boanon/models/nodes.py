@@ -319,6 +319,14 @@ def cross_validate_node(model: NodeModel, inputs: NodeInputs, y: np.ndarray, rng
     it, errors of the parents' own models do not enter, so comparing the two shows where a chain
     of models loses information.
     """
+    mu, sd = heldout_predictions(model, inputs, y, rng, n_folds)
+    return heldout_scores(y[:, None], mu[:, None], sd[:, None])
+
+
+def heldout_predictions(model: NodeModel, inputs: NodeInputs, y: np.ndarray, rng: np.random.Generator,
+                        n_folds: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Each trial's predicted mean and sd from the model refitted without its fold (the numbers
+    :func:`cross_validate_node` scores, and the dashboard plots against the observed values)."""
     folds = np.array_split(rng.permutation(len(y)), min(n_folds, len(y)))
     mu, sd = np.empty(len(y)), np.empty(len(y))
     for fold in folds:
@@ -326,7 +334,7 @@ def cross_validate_node(model: NodeModel, inputs: NodeInputs, y: np.ndarray, rng
         mean, var = model.refit(inputs.rows(train), y[train]).predict(inputs.rows(fold), noise=True)
         mu[fold] = np.ravel(np.broadcast_to(mean, (1, len(fold))))
         sd[fold] = np.sqrt(np.maximum(np.ravel(np.broadcast_to(var, (1, len(fold)))), 0.0))
-    return heldout_scores(y[:, None], mu[:, None], sd[:, None])
+    return mu, sd
 
 
 def build_node_model(node: str, spec: Mapping[str, Any] | None, parents: list[str],

@@ -1,0 +1,39 @@
+"""``boanon dashboard``: serve the live web page of a run (see docs/dashboard.md)."""
+
+from __future__ import annotations
+
+import click
+
+from boanon.errors import ConfigError
+
+
+@click.command("dashboard")
+@click.argument("store_file", metavar="RUN.db", type=click.Path(exists=True, dir_okay=False))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (the default serves this machine only).")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
+              help="Port to listen on (0: any free one).")
+@click.option("--trials-dir", type=click.Path(file_okay=False), default=None,
+              help="Where the run keeps its trials' logs (default: <store>.trials, as boanon tune).")
+@click.option("--poll", "poll_s", type=click.FloatRange(min=0.2), default=2.0, show_default=True,
+              help="Seconds between the page's refreshes.")
+def dashboard_command(store_file: str, host: str, port: int, trials_dir: str | None, poll_s: float) -> None:
+    """Follow a tuning run in the browser: progress, trials, graph, models (read-only; Ctrl-C stops)."""
+    from boanon.dashboard.app import Dashboard, RunView  # the web stack only for this command
+
+    try:
+        view = RunView(store_file, trials_dir, poll_s=poll_s)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    dashboard = Dashboard(view, host, port)
+    try:
+        url = dashboard.start()
+    except RuntimeError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        click.echo(f"dashboard of {store_file}: {url}  (Ctrl-C to stop)")
+        dashboard.thread.join()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        dashboard.stop()

@@ -1,0 +1,161 @@
+"""The dashboard's model views: each node model's held-out fit and the parameters' effects.
+
+Both need the run's surrogate fitted on its trials (seconds on a large graph), so they are
+computed in a background thread, at most once per new graph or batch of trials and no more often
+than every ``min_interval_s``; a request gets the last result at once, marked ``stale`` while a
+newer one is being computed. The surrogate is the one the run uses: the DAG surrogate over the
+run's last graph (structured runs), else the plain GP (objectives only, no per-node models).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from boanon.graph import CausalGraph
+from boanon.models import DAGSurrogate, PlainGPSurrogate, Surrogate
+from boanon.models.base import heldout_scores
+from boanon.multiobjective import OutputConstraint
+from boanon.objectives import Objective
+from boanon.space import Bool, Categorical, Space
+from boanon.table import TRIAL, Value
+
+GRID = 11  # values per numeric parameter in an effect curve
+EFFECT_SAMPLES = 64
+MAX_METRICS = 6  # metrics shown per parameter: those it moves most
+
+
+class Background:
+    """One result computed off the request path, recomputed when its key changes."""
+
+    def __init__(self, min_interval_s: float = 10.0):
+        self.min_interval_s = min_interval_s
+        self._lock = threading.Lock()
+        self._key: Hashable | None = None
+        self._result: dict[str, Any] | None = None
+        self._running = False
+        self._last_start = -float("inf")
+
+    def get(self, key: Hashable, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The result for ``key`` if there is one; else start computing it (when none is under way
+        and the last started long enough ago) and return the previous result as ``stale``."""
+        with self._lock:
+            fresh = self._key == key and self._result is not None
+            if not fresh and not self._running and time.monotonic() - self._last_start >= self.min_interval_s:
+                self._running, self._last_start = True, time.monotonic()
+                threading.Thread(target=self._run, args=(key, compute), daemon=True,
+                                 name="boanon-dashboard-models").start()
+            if self._result is None:
+                return {"status": "computing"}
+            return {**self._result, "status": "ready" if fresh else "stale"}
+
+    def _run(self, key: Hashable, compute: Callable[[], dict[str, Any]]) -> None:
+        started = time.perf_counter()
+        try:
+            result = compute()
+        except Exception as exc:  # shown on the page; the dashboard keeps serving
+            result = {"error": f"{type(exc).__name__}: {exc}"}
+        result["seconds"] = round(time.perf_counter() - started, 3)
+        with self._lock:
+            self._key, self._result, self._running = key, result, False
+
+
+def fit_surrogate(space: Space, table: pd.DataFrame, objectives: Sequence[Objective],
+                  constraints: Sequence[OutputConstraint], graph: CausalGraph | None) -> Surrogate:
+    """The run's kind of surrogate fitted on ``table`` (the tuner's view of its measured trials)."""
+    outputs = [c.name for c in constraints]
+    if graph is None:
+        return PlainGPSurrogate(space, objectives, outputs).fit(table)
+    graph = graph.with_objectives([o.name for o in objectives], outputs)
+    return DAGSurrogate(space, graph, objectives, outputs).fit(table)
+
+
+def node_fits(model: DAGSurrogate, table: pd.DataFrame, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Per node model: its kind and parents, each trial's observed value against the value
+    predicted without that trial (observed parents), and the held-out scores."""
+    out = {}
+    for node, fit in model.node_fits(np.random.default_rng(seed)).items():
+        m = model.models[node]
+        y, mu, sd = fit["observed"], fit["predicted"], fit["sd"]
+        scores = heldout_scores(y[:, None], mu[:, None], sd[:, None]) if len(y) > 1 else {}
+        out[node] = {"kind": m.kind, "parents": m.parents, "n": len(y),
+                     "trials": table[TRIAL].to_numpy()[fit["rows"]].tolist(),
+                     "observed": y.tolist(), "predicted": mu.tolist(), "sd": sd.tolist(), **scores}
+    return out
+
+
+def sweep_values(space: Space, name: str) -> list[Value]:
+    """The values an effect curve visits: every choice, or :data:`GRID` evenly spaced values."""
+    p = space.params[name]
+    if isinstance(p, Bool):
+        return [False, True]
+    if isinstance(p, Categorical):
+        return list(p.choices)
+    return sorted({p.from_unit(u) for u in np.linspace(0.0, 1.0, GRID)})
+
+
+def downstream(model: Surrogate, name: str) -> list[str]:
+    """The modelled nodes a parameter reaches (through metrics) in the DAG surrogate."""
+    if not isinstance(model, DAGSurrogate):
+        return []
+    reached = {name}
+    for node in model.order:  # topological: a node's parents come first
+        if reached & set(model.models[node].parents):
+            reached.add(node)
+    return [n for n in model.order if n in reached]
+
+
+def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objectives: Sequence[Objective],
+            table: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
+    """What the model says each parameter does, the others held at ``base``: the objectives'
+    predicted mean and 10-90 % band along the parameter's values and, for the DAG surrogate, the
+    metrics on its way to them (those it moves most relative to their spread across the trials).
+    Sorted by how much the first objective's mean moves."""
+    rng = np.random.default_rng(seed)
+    sweeps = {n: [v for v in sweep_values(space, n) if space.is_feasible({**base, n: v})]
+              for n in space.names}
+    configs = [{**base, n: v} for n in space.names for v in sweeps[n]]
+    samples = model.sample(configs, EFFECT_SAMPLES, rng)
+    out, start = [], 0
+    for name in space.names:
+        k = len(sweeps[name])
+        part = {node: s[:, start:start + k] for node, s in samples.items()}
+        start += k
+        curves = {o.name: {"mean": part[o.name].mean(axis=0).tolist(),
+                           "low": np.quantile(part[o.name], 0.1, axis=0).tolist(),
+                           "high": np.quantile(part[o.name], 0.9, axis=0).tolist()} for o in objectives}
+        metrics = []
+        for node in downstream(model, name):
+            if node == name or node in curves or node not in part:
+                continue
+            mean = part[node].mean(axis=0)
+            col = model.node_column(node)
+            spread = float(np.nanstd(table[col].to_numpy(dtype=float))) if col in table.columns else 0.0
+            moved = float(np.ptp(mean)) / spread if spread > 0 else 0.0
+            metrics.append({"name": node, "mean": mean.tolist(), "moved_sd": moved})
+        metrics.sort(key=lambda m: -m["moved_sd"])
+        first = np.asarray(curves[objectives[0].name]["mean"])
+        out.append({"param": name, "values": sweeps[name], "base": base[name], "objectives": curves,
+                    "range": float(np.ptp(first)) if len(first) else 0.0, "metrics": metrics[:MAX_METRICS],
+                    "n_metrics": len(metrics)})
+    out.sort(key=lambda e: -e["range"])
+    return out
+
+
+def analyse(space: Space, table: pd.DataFrame, objectives: Sequence[Objective],
+            constraints: Sequence[OutputConstraint], graph: CausalGraph | None,
+            base: Mapping[str, Value]) -> dict[str, Any]:
+    """The model views of one state of the run (plain data for the page)."""
+    if len(table) < 2:
+        return {"error": f"{len(table)} measured trial(s): too few to fit a model"}
+    model = fit_surrogate(space, table, objectives, constraints, graph)
+    return {
+        "surrogate": model.name, "n_trials": len(table), "base": dict(base),
+        "nodes": node_fits(model, table) if isinstance(model, DAGSurrogate) else {},
+        "effects": effects(model, space, base, objectives, table),
+    }

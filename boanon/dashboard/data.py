@@ -1,0 +1,227 @@
+"""What the dashboard shows, as plain dicts and lists (JSON-able), computed from a run's store.
+
+Kept apart from the web layer (:mod:`boanon.dashboard.app`) so each view can be checked without a
+server, and from the model fits (:mod:`boanon.dashboard.analysis`), which are too slow for a
+request. Every function reads values the store already holds; none writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from boanon.graph import CausalGraph
+from boanon.models.dag import model_graph
+from boanon.multiobjective import OutputConstraint
+from boanon.multiobjective.pareto import objective_matrix, reference_point
+from boanon.multiobjective.summary import hypervolume_trace, pareto_flags
+from boanon.objectives import Objective
+from boanon.space import Space
+from boanon.store import MEASURED, StoredTrial
+from boanon.table import records_to_table, with_objectives
+from boanon.tuner import best_trial, is_feasible
+
+GROUP_PREFIX = re.compile(r"([A-Za-z0-9]+)[_.:/-]")  # m3_busy_s, rocksdb.block.cache.miss
+MIN_GROUP = 2  # a name prefix shared by fewer nodes is no group
+
+
+def study_space(study: Mapping[str, Any]) -> Space:
+    """The run's search space as its store recorded it."""
+    return Space.from_dict(study["space"], study.get("constraints", ()), source="store")
+
+
+def seconds(start: str, end: str | None) -> float | None:
+    """Seconds between two of the store's ISO timestamps (None while a trial runs)."""
+    if end is None:
+        return None
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+
+
+# --- the run ---------------------------------------------------------------------------------------
+def run_summary(path: str, study: Mapping[str, Any] | None, trials: Sequence[StoredTrial],
+                objectives: Sequence[Objective], constraints: Sequence[OutputConstraint]) -> dict[str, Any]:
+    """The header: strategy, counts by status, time span, and the best trial per objective."""
+    if study is None:
+        return {"store": path, "recorded": False}
+    counts = Counter(t.status for t in trials)
+    done = [t for t in trials if t.status == "done"]
+    last = max((t.finished for t in trials if t.finished), default=None)
+    bests = {}
+    for o in objectives:
+        b = best_trial(done, o, constraints)
+        bests[o.name] = None if b is None else {"trial": b.name, "value": b.objectives[o.name],
+                                                "config": b.config, "surrogate": b.surrogate}
+    return {
+        "store": path, "recorded": True, "strategy": study.get("strategy"), "seed": study.get("seed"),
+        "n_params": len(study.get("space", {})), "warm_start": study.get("warm_start"),
+        "objectives": [o.to_dict() for o in objectives],
+        "constraints": [c.to_dict() for c in constraints],
+        "counts": {s: counts.get(s, 0) for s in ("done", "stopped", "failed", "running")},
+        "interrupted": sum(t.interrupted for t in trials),
+        "started": trials[0].started if trials else None, "last_finished": last,
+        "elapsed_s": seconds(trials[0].started, last) if trials and last else None,
+        "best": bests,
+    }
+
+
+def default_trial(trials: Sequence[StoredTrial], space: Space) -> StoredTrial | None:
+    """The first finished trial that ran the space's default configuration (the baseline)."""
+    default = space.default()
+    return next((t for t in trials if t.status == "done" and t.config == default), None)
+
+
+def convergence(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
+                constraints: Sequence[OutputConstraint], space: Space) -> list[dict[str, Any]]:
+    """Per objective: every measured trial's value, the best feasible finished value so far (in
+    trial order), and the default configuration's value (None when the run did not measure it)."""
+    baseline = default_trial(trials, space)
+    out = []
+    for o in objectives:
+        points, steps, best = [], [], None
+        for t in trials:
+            value = t.objectives.get(o.name)
+            if t.status not in MEASURED or value is None:
+                continue
+            feasible = is_feasible(t, constraints)
+            points.append({"x": t.id, "y": value, "trial": t.name, "status": t.status,
+                           "feasible": feasible, "surrogate": t.surrogate})
+            if t.status == "done" and feasible and (best is None or o.better(value, best)):
+                best = value
+            if best is not None:
+                steps.append({"x": t.id, "y": best})
+        out.append({"objective": o.name, "direction": o.direction, "points": points, "best": steps,
+                    "default": None if baseline is None else baseline.objectives.get(o.name),
+                    "default_trial": None if baseline is None else baseline.name})
+    return out
+
+
+def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None) -> list[dict[str, Any]]:
+    """The trials table: one plain row per trial, newest last, with what proposed it and why,
+    what the model predicted for it, and where its logs are."""
+    rows = []
+    for t in trials:
+        folder = None if trials_dir is None else trials_dir / t.name
+        files = sorted(p.name for p in folder.iterdir() if p.is_file()) \
+            if folder is not None and folder.is_dir() else []
+        rows.append({
+            "id": t.id, "name": t.name, "status": t.status, "started": t.started, "finished": t.finished,
+            "duration_s": seconds(t.started, t.finished), "surrogate": t.surrogate, "reason": t.reason,
+            "objectives": t.objectives, "config": t.config, "error": t.error, "retry_of": t.retry_of,
+            "predicted": t.info.get("predicted", {}), "cv": t.info.get("cv", {}),
+            "timings_s": t.info.get("timings_s", {}), "graph_id": t.graph_id,
+            "logs": None if folder is None else str(folder), "log_files": files,
+        })
+    return rows
+
+
+# --- Pareto front and workers ----------------------------------------------------------------------
+def pareto(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
+           constraints: Sequence[OutputConstraint]) -> dict[str, Any] | None:
+    """For several objectives: each finished trial's values with its front and feasibility flags,
+    and the hypervolume after each trial against one reference point inferred from them all."""
+    if len(objectives) < 2:
+        return None
+    done = [t for t in trials if t.status == "done"]
+    table = with_objectives(records_to_table(t.record() for t in done), [o.name for o in objectives],
+                            [c.name for c in constraints])
+    if not len(table):
+        return {"objectives": [o.name for o in objectives], "points": [], "hypervolume": [], "ref": None}
+    flags = pareto_flags(table, objectives, constraints).to_numpy()
+    points = objective_matrix(table, objectives)
+    ok = np.array([is_feasible(t, constraints) for t in done])
+    try:
+        ref = reference_point(objectives, None, points, ok)
+    except ValueError:  # nothing feasible yet
+        ref = None
+    ref_units = None if ref is None else [o.from_minimize(v) for o, v in zip(objectives, ref, strict=True)]
+    trace = [] if ref is None else hypervolume_trace(table, objectives, ref_units, constraints).tolist()
+    return {
+        "objectives": [o.name for o in objectives],
+        "points": [{"trial": t.name, "id": t.id, "values": [t.objectives.get(o.name) for o in objectives],
+                    "front": bool(f), "feasible": bool(k)} for t, f, k in zip(done, flags, ok, strict=True)],
+        "hypervolume": [{"x": t.id, "y": v} for t, v in zip(done, trace, strict=False)],
+        "ref": ref_units,
+    }
+
+
+def timeline(trials: Sequence[StoredTrial]) -> dict[str, Any]:
+    """Trials as bars in time (seconds since ``origin``, when the first started; a running trial
+    has no end), packed into lanes: a trial takes the first lane free when it starts. The store
+    does not record which worker ran a trial, so the lanes are the fewest that fit the overlaps:
+    as many as trials ran at once."""
+    if not trials:
+        return {"lanes": 0, "bars": [], "origin": None}
+    origin = trials[0].started
+    ends: list[float] = []  # per lane, when its last trial ended
+    bars = []
+    for t in sorted(trials, key=lambda t: t.started):
+        start = seconds(origin, t.started) or 0.0
+        end = seconds(origin, t.finished)
+        lane = next((i for i, e in enumerate(ends) if e <= start), len(ends))
+        if lane == len(ends):
+            ends.append(0.0)
+        ends[lane] = float("inf") if end is None else end
+        bars.append({"trial": t.name, "lane": lane, "start": start, "end": end, "status": t.status,
+                     "error": t.error})
+    return {"lanes": len(ends), "bars": bars, "origin": origin}
+
+
+# --- the graph ---------------------------------------------------------------------------------
+def name_groups(roles: Mapping[str, str]) -> dict[str, str]:
+    """Node -> group: the nodes of one role sharing a name prefix (``m3_busy_s`` and ``m3_traffic_mb``
+    -> ``m3 metrics``), when at least :data:`MIN_GROUP` do and the prefix is not every node's (then
+    it tells nothing). Roles stay apart so that folded groups keep the graph's direction:
+    parameters feed metrics, never the other way."""
+    matches = {n: GROUP_PREFIX.match(n) for n in roles}
+    prefix = {n: m.group(1) for n, m in matches.items() if m}
+    everyone = Counter(prefix.values())
+    key = {n: f"{p} {roles[n]}s" for n, p in prefix.items() if everyone[p] < len(roles)}
+    sizes = Counter(key.values())
+    return {n: k for n, k in key.items() if sizes[k] >= MIN_GROUP}
+
+
+def node_form(spec: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """An annotated node model in short: a deterministic function or a formula with a residual."""
+    if not spec:
+        return None
+    if "function" in spec:
+        return {"kind": "function", "text": spec["function"]}
+    return {"kind": "formula", "text": spec.get("formula"), "residual": spec.get("residual", "gp"),
+            "free": sorted(spec.get("free") or {})}
+
+
+def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], focus: bool = True,
+               model_kinds: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The graph for drawing: with ``focus``, only the objectives and their ancestors; nodes with
+    role, name group, annotated form and the model kind the last structured proposal used;
+    edges with weight, stability, whether they are fallbacks (a parameter connected straight to
+    an objective for want of a learned path) and whether only a node's expression implies them."""
+    try:
+        g = model_graph(graph, space)  # the names a node's expression reads are its parents
+    except ValueError:  # drawn as stored; the model would have refused it
+        g = graph.to_networkx()
+    targets = [o for o in objectives if o in g]
+    keep = set(targets).union(*(nx.ancestors(g, o) for o in targets)) if focus and targets else set(g)
+    stored = {(e.source, e.target) for e in graph.edges}
+    fallback = {tuple(s.split(" -> ")) for s in graph.metadata.get("params_connected", [])}
+    roles = {n: graph.roles.get(n, "param") for n in g if n in keep}
+    groups = name_groups(roles)
+    kinds = model_kinds or {}
+    return {
+        "nodes": [{"id": n, "role": role, "group": groups.get(n),
+                   "form": node_form(graph.node_models.get(n)), "model": kinds.get(n),
+                   "parents": sum(1 for p in g.predecessors(n) if p in keep)} for n, role in roles.items()],
+        "edges": [{"source": s, "target": t, "weight": d.get("weight"), "stability": d.get("stability"),
+                   "fallback": (s, t) in fallback, "annotated": (s, t) not in stored}
+                  for s, t, d in g.edges(data=True) if s in keep and t in keep],
+        "groups": sorted(set(groups.values())),
+        "objectives": targets, "focus": focus, "total_nodes": len(graph.roles),
+        "total_edges": len(graph.edges), "learned_from_trials": graph.metadata.get("learned_from_trials"),
+    }

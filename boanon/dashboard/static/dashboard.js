@@ -1,0 +1,486 @@
+// BoAnon dashboard: polls the run's JSON views and draws them (Chart.js, Cytoscape + dagre).
+// Everything the page shows comes from /api/run, /api/graph and /api/models; nothing is computed
+// here beyond layout, sorting and filtering.
+"use strict";
+
+const COLORS = { init: "#868e96", structured: "#2f6fd6", gp: "#e8590c", random: "#ae3ec9", user: "#0ca678",
+  "multitask-gp": "#f08c00" };
+const STATUS_COLORS = { done: "#2f9e44", stopped: "#e8890c", failed: "#d6336c", running: "#1c7ed6" };
+const ROLE_STYLE = { param: ["#cfe2ff", "#3d6bb3", "round-rectangle"], metric: ["#eeeeee", "#777777", "ellipse"],
+  objective: ["#f8c4c0", "#b3403d", "octagon"] };
+const state = { run: null, runText: "", objective: 0, statusFilter: "all", search: "", sort: { key: "id", asc: true },
+  selectedTrial: null, focus: true, graphKey: null, graph: null, folded: new Set(), foldedInit: false,
+  models: null, modelsKey: null, fitNode: null, effectParam: null, charts: {}, cy: null };
+window.boanon = state;  // for the browser test and for poking at the data from the console
+
+// --- helpers ----------------------------------------------------------------------------------------
+const $ = (sel) => document.querySelector(sel);
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v; else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (v !== null && v !== undefined) e.setAttribute(k, v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
+  return e;
+}
+function fmt(v) {
+  if (v === null || v === undefined) return "–";
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (typeof v !== "number") return String(v);
+  if (Number.isInteger(v)) return String(v);
+  const a = Math.abs(v);
+  return (a !== 0 && (a < 1e-3 || a >= 1e6)) ? v.toExponential(3) : String(Number(v.toPrecision(4)));
+}
+function fmtSeconds(s) {
+  if (s === null || s === undefined) return "–";
+  if (s < 60) return `${fmt(s)} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+  return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
+}
+async function getJSON(url) {
+  const r = await fetch(url, { cache: "no-store" });
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  const text = await r.text();
+  return { text, data: JSON.parse(text), date: r.headers.get("Date") };
+}
+// the data point under a Chart.js click
+const clicked = (chart, items) => items.length ? chart.data.datasets[items[0].datasetIndex].data[items[0].index] : null;
+function chart(id, config) {
+  if (state.charts[id]) { const c = state.charts[id]; c.data = config.data; c.options = config.options; c.update("none"); return c; }
+  state.charts[id] = new Chart(document.getElementById(id), config);
+  return state.charts[id];
+}
+function setTabs(container, items, current, onPick) {
+  container.replaceChildren(...items.map(([key, label]) =>
+    el("button", { class: key === current ? "on" : "", "data-key": key, onclick: () => onPick(key) }, label)));
+}
+Chart.defaults.font.size = 11;
+Chart.defaults.animation = false;
+
+// --- header -----------------------------------------------------------------------------------------
+function drawHeader(run) {
+  const s = run.summary;
+  $("#store").textContent = s.store;
+  if (!s.recorded) { $("#run-facts").replaceChildren("no run recorded in this store yet"); return; }
+  const c = s.counts;
+  const facts = [
+    el("span", {}, "strategy ", el("b", {}, s.strategy), ", seed ", s.seed, ", ", s.n_params, " parameters"),
+    el("span", {}, el("b", {}, c.done), " done · ", el("b", {}, c.stopped), " stopped · ",
+      el("b", {}, c.failed), " failed · ", el("b", {}, c.running), " running"),
+    el("span", {}, "elapsed ", el("b", {}, fmtSeconds(s.elapsed_s))),
+  ];
+  for (const o of s.objectives) {
+    const b = s.best[o.name];
+    facts.push(el("span", {}, `best ${o.name} (${o.direction === "minimize" ? "min" : "max"}) `,
+      el("b", {}, b ? fmt(b.value) : "–"), b ? ` in ${b.trial}` : ""));
+  }
+  $("#run-facts").replaceChildren(...facts);
+}
+
+// --- best so far --------------------------------------------------------------------------------------
+function drawConvergence(run) {
+  const conv = run.convergence;
+  if (!conv.length) return;
+  if (state.objective >= conv.length) state.objective = 0;
+  setTabs($("#objective-tabs"), conv.length > 1 ? conv.map((c, i) => [i, c.objective]) : [], state.objective,
+    (k) => { state.objective = k; drawConvergence(state.run); });
+  const c = conv[state.objective];
+  const xs = c.points.map((p) => p.x);
+  const [x0, x1] = [Math.min(0, ...xs), Math.max(1, ...xs)];
+  const bySurrogate = {};
+  for (const p of c.points) (bySurrogate[p.surrogate || "?"] ||= []).push(p);
+  const datasets = Object.entries(bySurrogate).map(([name, pts]) => ({
+    type: "scatter", label: `trials: ${name}`, data: pts, parsing: false, order: 2,
+    pointRadius: 4.5, pointHoverRadius: 7,
+    pointStyle: pts.map((p) => !p.feasible ? "crossRot" : "circle"),
+    backgroundColor: pts.map((p) => p.status === "stopped" ? "rgba(255,255,255,0.9)" : COLORS[name] || "#495057"),
+    borderColor: COLORS[name] || "#495057", borderWidth: 1.5,
+  }));
+  datasets.push({ type: "line", label: "best so far", data: c.best, parsing: false, stepped: "after",
+    borderColor: "#1f2933", borderWidth: 2, pointRadius: 0, order: 1 });
+  if (c.default !== null) {
+    datasets.push({ type: "line", label: `default configuration (${c.default_trial})`, parsing: false,
+      data: [{ x: x0, y: c.default }, { x: x1, y: c.default }], borderColor: "#c92a2a", borderDash: [6, 4],
+      borderWidth: 1.5, pointRadius: 0, order: 0 });
+  }
+  chart("convergence", {
+    data: { datasets },
+    options: { maintainAspectRatio: false, scales: {
+      x: { type: "linear", title: { display: true, text: "trial" }, ticks: { precision: 0 } },
+      y: { title: { display: true, text: `${c.objective} (${c.direction})` } } },
+      plugins: { tooltip: { callbacks: { label: (ctx) => ctx.raw.trial
+        ? `${ctx.raw.trial}: ${fmt(ctx.raw.y)} [${ctx.raw.surrogate}]${ctx.raw.status === "stopped" ? " stopped early" : ""}${ctx.raw.feasible ? "" : " infeasible"}`
+        : `${ctx.dataset.label}: ${fmt(ctx.raw.y)}` } } },
+      onClick: (evt, items, c) => { const p = clicked(c, items); if (p && p.trial) selectTrial(p.trial, true); } },
+  });
+  const last = c.best.length ? c.best[c.best.length - 1].y : null;
+  const gain = (last !== null && c.default) ? (c.direction === "minimize" ? (c.default - last) / Math.abs(c.default)
+    : (last - c.default) / Math.abs(c.default)) : null;
+  $("#progress-caption").textContent = `${c.points.length} trials measured; best ${fmt(last)}` +
+    (c.default !== null ? ` against the default's ${fmt(c.default)}` + (gain !== null ? ` (${(100 * gain).toFixed(1)} % better)` : "") : "; the default configuration was not measured") +
+    ". Hollow points: stopped early; crosses: infeasible. Click a point to open its trial.";
+}
+
+function drawBest(run) {
+  const s = run.summary, o = s.objectives[state.objective] || s.objectives[0];
+  const b = o && s.best[o.name];
+  if (!b) { $("#best-caption").textContent = "no finished trial yet"; $("#best-config").replaceChildren(); return; }
+  const dflt = (run.trials.find((t) => t.name === (run.convergence[state.objective] || {}).default_trial) || {}).config || {};
+  $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmt(b.value)}, proposed by ${b.surrogate}. Bold: differs from the default.`;
+  $("#best-config").replaceChildren(el("tr", {}, el("td", {}, "parameter"), el("td", {}, "best"), el("td", {}, "default")),
+    ...Object.entries(b.config).map(([k, v]) => el("tr", { class: k in dflt && dflt[k] !== v ? "changed" : "" },
+      el("td", {}, k), el("td", {}, fmt(v)), el("td", {}, k in dflt ? fmt(dflt[k]) : "–"))));
+}
+
+// --- trials table ---------------------------------------------------------------------------------------
+function trialColumns(run) {
+  const objs = run.summary.objectives.map((o) => o.name);
+  return [
+    ["id", "#", (t) => t.id, true], ["name", "trial", (t) => t.name], ["status", "status", (t) => t.status],
+    ...objs.map((o) => [`obj:${o}`, o, (t) => t.objectives[o] ?? null, true]),
+    ["duration_s", "duration", (t) => t.duration_s, true], ["surrogate", "surrogate", (t) => t.surrogate],
+    ["reason", "why", (t) => t.error ? `error: ${t.error}` : t.reason], ["started", "started", (t) => t.started],
+  ];
+}
+function drawTrials(run) {
+  const counts = { all: run.trials.length };
+  for (const t of run.trials) counts[t.status] = (counts[t.status] || 0) + 1;
+  setTabs($("#status-filter"), ["all", "done", "stopped", "failed", "running"].map((k) => [k, `${k} (${counts[k] || 0})`]),
+    state.statusFilter, (k) => { state.statusFilter = k; drawTrials(state.run); });
+  const cols = trialColumns(run);
+  $("#trial-table thead").replaceChildren(el("tr", {}, ...cols.map(([key, label]) => el("th", {
+    class: state.sort.key === key ? `sorted ${state.sort.asc ? "asc" : ""}` : "", "data-key": key,
+    onclick: () => { state.sort = { key, asc: state.sort.key === key ? !state.sort.asc : true }; drawTrials(state.run); },
+  }, label))));
+  const get = Object.fromEntries(cols.map(([k, , f]) => [k, f]));
+  const q = state.search.toLowerCase();
+  const rows = run.trials.filter((t) => (state.statusFilter === "all" || t.status === state.statusFilter) &&
+    (!q || [t.name, t.surrogate, t.reason, t.error].some((v) => v && v.toLowerCase().includes(q))));
+  const f = get[state.sort.key] || get.id;
+  rows.sort((a, b) => { const x = f(a), y = f(b);
+    const r = x === y ? 0 : x === null ? 1 : y === null ? -1 : x < y ? -1 : 1;
+    return state.sort.asc || x === null || y === null ? r : -r; });
+  $("#trial-table tbody").replaceChildren(...rows.map((t) => el("tr", {
+    class: t.name === state.selectedTrial ? "selected" : "", "data-trial": t.name, onclick: () => selectTrial(t.name) },
+  ...cols.map(([key, , fn, num]) => {
+    const v = fn(t);
+    if (key === "status") return el("td", {}, el("span", { class: `status ${v}` }, v));
+    if (key === "duration_s") return el("td", { class: "num" }, fmtSeconds(v));
+    if (key === "reason") return el("td", { class: "reason", title: v || "" }, v || "");
+    if (key === "started") return el("td", {}, v ? v.replace("T", " ").slice(0, 19) : "");
+    return el("td", { class: num ? "num" : "" }, fmt(v));
+  }))));
+  if (state.selectedTrial) drawTrialDetail();
+}
+function selectTrial(name, scroll = false) {
+  state.selectedTrial = name;
+  for (const tr of document.querySelectorAll("#trial-table tbody tr")) tr.classList.toggle("selected", tr.dataset.trial === name);
+  drawTrialDetail();
+  if (scroll) { const tr = document.querySelector(`#trial-table tbody tr[data-trial="${name}"]`);
+    if (tr) tr.scrollIntoView({ block: "nearest" }); $("#trials").scrollIntoView(); }
+}
+function drawTrialDetail() {
+  const t = state.run.trials.find((x) => x.name === state.selectedTrial);
+  const box = $("#trial-detail");
+  if (!t) { box.replaceChildren(el("p", { class: "hint" }, `${state.selectedTrial} is not in this run`)); return; }
+  const parts = [el("h3", {}, t.name, " ", el("span", { class: `status ${t.status}` }, t.status)),
+    el("div", { class: "hint" }, `proposed by ${t.surrogate || "–"}; ran ${fmtSeconds(t.duration_s)}`,
+      t.retry_of !== null ? ` (re-run of t${String(t.retry_of).padStart(4, "0")})` : "")];
+  if (t.reason) parts.push(el("div", { class: "why" }, t.reason));
+  if (t.error) parts.push(el("div", { class: "why bad" }, "error: ", t.error));
+  const objs = Object.keys({ ...t.objectives, ...t.predicted });
+  if (objs.length) {
+    parts.push(el("table", { class: "kv" }, el("tr", {}, el("td", {}, "objective"), el("td", {}, "observed"), el("td", {}, "predicted")),
+      ...objs.map((o) => el("tr", {}, el("td", {}, o), el("td", {}, fmt(t.objectives[o])),
+        el("td", {}, t.predicted[o] ? `${fmt(t.predicted[o].mean)} ± ${fmt(t.predicted[o].sd)}` : "–")))));
+  }
+  parts.push(el("h3", {}, "configuration"), el("table", { class: "kv", id: "trial-config" },
+    ...Object.entries(t.config).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, fmt(v))))));
+  const cv = Object.entries(t.cv || {});
+  if (cv.length) parts.push(el("h3", {}, "surrogates compared (held-out)"), el("table", { class: "kv" },
+    el("tr", {}, el("td", {}, "model"), el("td", {}, "log density"), el("td", {}, "rank corr")),
+    ...cv.map(([m, s]) => el("tr", {}, el("td", {}, m), el("td", {}, fmt(s.log_predictive_density)), el("td", {}, fmt(s.rank_correlation))))));
+  parts.push(el("h3", {}, "logs"), el("div", { class: "mono" }, t.logs || "–"));
+  if (t.log_files.length) parts.push(el("ul", {}, ...t.log_files.map((f) =>
+    el("li", {}, el("a", { href: `/logs/${encodeURIComponent(t.name)}/${encodeURIComponent(f)}`, target: "_blank" }, f)))));
+  else parts.push(el("div", { class: "hint" }, "no files there (yet)"));
+  box.replaceChildren(...parts);
+}
+
+// --- graph --------------------------------------------------------------------------------------------
+function graphElements(view) {
+  const folded = state.folded, shown = {};
+  const nodes = [];
+  for (const g of view.groups) {
+    const members = view.nodes.filter((n) => n.group === g);
+    if (folded.has(g)) {
+      const label = `▸ ${g} (${members.length})`;
+      nodes.push({ group: "nodes", data: { id: `group:${g}`, label, kind: "folded", groupName: g, w: 8 * label.length + 16 } });
+    } else nodes.push({ group: "nodes", data: { id: `group:${g}`, label: `▾ ${g}`, kind: "group", groupName: g } });
+  }
+  for (const n of view.nodes) {
+    shown[n.id] = n.group && folded.has(n.group) ? `group:${n.group}` : n.id;
+    if (shown[n.id] !== n.id) continue;
+    const [fill, border, shape] = ROLE_STYLE[n.role] || ROLE_STYLE.metric;
+    nodes.push({ group: "nodes", data: { id: n.id, label: n.id, kind: "node", role: n.role, fill, border, shape,
+      form: n.form ? n.form.kind : "", parent: n.group ? `group:${n.group}` : undefined,
+      w: Math.max(40, 7.5 * n.id.length + 14) } });
+  }
+  const edges = {};
+  for (const e of view.edges) {
+    const s = shown[e.source], t = shown[e.target];
+    if (s === t) continue;
+    const key = `${s}->${t}`, w = e.weight === null ? null : Math.min(1, Math.abs(e.weight));
+    const prev = edges[key];
+    if (prev) { prev.data.count += 1; if (w !== null) prev.data.w = Math.max(prev.data.w ?? 0, w); continue; }
+    edges[key] = { group: "edges", data: { id: key, source: s, target: t, w, count: 1,
+      stability: e.stability === null ? 1 : e.stability, style: e.fallback ? "dotted" : e.annotated ? "dashed" : "solid",
+      annotated: e.annotated, weight: e.weight } };
+  }
+  for (const e of Object.values(edges)) e.data.label = e.data.count > 1 ? `×${e.data.count}` : "";
+  return [...nodes, ...Object.values(edges)];
+}
+const GRAPH_STYLE = [
+  { selector: "node[kind = 'node']", style: { label: "data(label)", "background-color": "data(fill)", "border-color": "data(border)",
+    "border-width": 1.2, shape: "data(shape)", width: "data(w)", height: 26, "font-size": 11, "text-valign": "center", "text-halign": "center" } },
+  { selector: "node[form = 'function'], node[form = 'formula']", style: { "border-color": "#6a3d9a", "border-width": 3 } },
+  { selector: "node[kind = 'group']", style: { label: "data(label)", "text-valign": "top", "text-halign": "center", "font-size": 11,
+    "font-weight": "bold", color: "#8a6d00", "background-color": "#fffbeb", "background-opacity": 0.6, "border-color": "#e2c76a",
+    "border-width": 1, shape: "round-rectangle", padding: 20, "text-margin-y": 18 } },
+  { selector: "node[kind = 'folded']", style: { label: "data(label)", "background-color": "#fff7e0", "border-color": "#c9a227",
+    "border-style": "dashed", "border-width": 1.5, shape: "round-rectangle", width: "data(w)", height: 26,
+    "font-size": 13, "text-valign": "center", "text-halign": "center" } },
+  { selector: "edge", style: { width: (e) => e.data("w") === null ? 1.5 : 0.8 + 5 * e.data("w"), "curve-style": "bezier",
+    "target-arrow-shape": "triangle", "arrow-scale": 0.8, "line-color": "#555", "target-arrow-color": "#555",
+    "line-style": "data(style)", opacity: (e) => (e.data("count") > 1 ? 0.25 : 0.3) + 0.6 * e.data("stability") * (e.data("count") > 1 ? 0.5 : 1),
+    label: "data(label)", "font-size": 9,
+    color: "#8a6d00", "text-background-color": "#fff", "text-background-opacity": 0.8 } },
+  { selector: "edge[?annotated]", style: { "line-color": "#6a3d9a", "target-arrow-color": "#6a3d9a" } },
+  { selector: ".faded", style: { opacity: 0.12 } },
+  { selector: "node:selected", style: { "border-color": "#f08c00", "border-width": 3 } },
+];
+function drawGraph() {
+  const view = state.graph;
+  if (!view) { $("#graph-caption").textContent = "no graph yet: the run has not learned or been given one"; return; }
+  if (!state.foldedInit) {  // large graphs open folded: one box per machine or subsystem
+    if (view.nodes.length > 40) view.groups.forEach((g) => state.folded.add(g));
+    state.foldedInit = true;
+  }
+  const roles = {};
+  for (const n of view.nodes) roles[n.role] = (roles[n.role] || 0) + 1;
+  $("#graph-caption").textContent = `${view.focus ? "The objectives and their ancestors" : "The whole graph"}: ` +
+    `${view.nodes.length} of ${view.total_nodes} nodes (${Object.entries(roles).map(([r, k]) => `${k} ${r}s`).join(", ")}), ` +
+    `${view.edges.length} edges` + (view.learned_from_trials ? `, learned from ${view.learned_from_trials} trials` : "") +
+    (view.groups.length ? `; ${view.groups.length} name groups (${view.groups.slice(0, 8).join(", ")}${view.groups.length > 8 ? "…" : ""})` : "") + ".";
+  const elements = graphElements(view);
+  if (!state.cy) {
+    state.cy = cytoscape({ container: $("#cy"), elements, style: GRAPH_STYLE, minZoom: 0.05, maxZoom: 3 });
+    state.cy.on("tap", "node", (evt) => onNodeTap(evt.target));
+    state.cy.on("tap", (evt) => { if (evt.target === state.cy) state.cy.elements().removeClass("faded"); });
+  } else { state.cy.elements().remove(); state.cy.add(elements); }
+  // left to right: parameters, then metrics, then objectives; node labels are wider than tall
+  state.cy.layout({ name: "dagre", rankDir: "LR", nodeSep: 8, rankSep: 70, edgeSep: 4, animate: false, fit: true, padding: 12 }).run();
+  if (state.cy.zoom() > 1.1) { state.cy.zoom(1.1); state.cy.center(); }  // a small graph is not blown up
+}
+function onNodeTap(node) {
+  const kind = node.data("kind");
+  if (kind === "group" || kind === "folded") {
+    const g = node.data("groupName");
+    if (state.folded.has(g)) state.folded.delete(g); else state.folded.add(g);
+    drawGraph();
+    return;
+  }
+  state.cy.elements().addClass("faded");
+  node.closedNeighborhood().removeClass("faded");
+  node.ancestors().removeClass("faded");
+  drawNodeDetail(node.id());
+}
+function drawNodeDetail(id) {
+  const view = state.graph, n = view.nodes.find((x) => x.id === id);
+  if (!n) return;
+  const parents = view.edges.filter((e) => e.target === id), children = view.edges.filter((e) => e.source === id);
+  const fit = state.models && state.models.nodes ? state.models.nodes[id] : null;
+  const edgeLine = (e, other) => el("li", {}, other, e.weight !== null ? ` (weight ${fmt(e.weight)}${e.stability !== null ? `, stability ${fmt(e.stability)}` : ""})` : "",
+    e.fallback ? " fallback" : "", e.annotated ? " (expression)" : "");
+  const parts = [el("h3", {}, id), el("div", { class: "hint" }, `${n.role}${n.group ? `, group ${n.group}` : ""}`)];
+  if (n.form) parts.push(el("div", { class: "why" }, `annotated ${n.form.kind}: `, el("span", { class: "mono" }, n.form.text),
+    n.form.kind === "formula" ? ` (free: ${n.form.free.join(", ") || "none"}; residual ${n.form.residual})` : ""));
+  if (n.model || fit) parts.push(el("div", {}, "model in the last structured proposal: ", el("b", {}, (fit && fit.kind) || n.model)));
+  if (fit) {
+    parts.push(el("div", {}, `held-out fit on ${fit.n} trials: rank correlation `, el("b", {}, fmt(fit.rank_correlation)),
+      `, standardised RMSE ${fmt(fit.rmse_standardised)} `, el("a", { href: "#models", onclick: () => selectFitNode(id) }, "(plot)")));
+  }
+  parts.push(el("h3", {}, `parents (${parents.length})`), el("ul", {}, ...parents.map((e) => edgeLine(e, e.source))));
+  parts.push(el("h3", {}, `children (${children.length})`), el("ul", {}, ...children.map((e) => edgeLine(e, e.target))));
+  $("#node-detail").replaceChildren(...parts);
+}
+
+// --- node models ----------------------------------------------------------------------------------------
+function modelStatus(m) {
+  if (!m || m.status === "computing") return "fitting the run's model in the background…";
+  if (m.error) return `not available: ${m.error}`;
+  return `${m.surrogate} surrogate on ${m.n_trials} measured trials (${fmt(m.seconds)} s to fit)` + (m.status === "stale" ? "; refitting on newer trials…" : "");
+}
+function drawModels() {
+  const m = state.models;
+  $("#models-status").textContent = modelStatus(m);
+  $("#effects-status").textContent = modelStatus(m);
+  if (!m || !m.nodes) return;
+  const roleOf = Object.fromEntries((state.graph ? state.graph.nodes : []).map((n) => [n.id, n.role]));
+  const nodes = Object.entries(m.nodes).sort(([a, x], [b, y]) => (roleOf[a] === "objective") - (roleOf[b] === "objective") ||
+    (x.rank_correlation ?? 2) - (y.rank_correlation ?? 2)).reverse();
+  $("#fit-table thead").replaceChildren(el("tr", {}, ...["node", "model", "parents", "trials", "rank corr", "std. RMSE"].map((h) => el("th", {}, h))));
+  $("#fit-table tbody").replaceChildren(...nodes.map(([id, f]) => el("tr", { class: id === state.fitNode ? "selected" : "",
+    "data-node": id, onclick: () => selectFitNode(id) }, el("td", {}, id), el("td", {}, f.kind), el("td", { class: "num" }, f.parents.length),
+  el("td", { class: "num" }, f.n), el("td", { class: `num ${f.rank_correlation < 0.5 ? "bad" : f.rank_correlation > 0.8 ? "good" : ""}` }, fmt(f.rank_correlation)),
+  el("td", { class: "num" }, fmt(f.rmse_standardised)))));
+  drawEffects();
+  if (!nodes.length) { $("#fit-caption").textContent = `no per-node models: the ${m.surrogate} surrogate models the objectives directly`; return; }
+  if (!state.fitNode || !m.nodes[state.fitNode]) state.fitNode = nodes[0][0];
+  drawFit();
+}
+function selectFitNode(id) { state.fitNode = id; drawModels(); }
+function drawFit() {
+  const f = state.models.nodes[state.fitNode];
+  const pts = f.observed.map((y, i) => ({ x: y, y: f.predicted[i], trial: f.trials[i], sd: f.sd[i] }));
+  const all = [...f.observed, ...f.predicted].filter(Number.isFinite);
+  const lo = Math.min(...all), hi = Math.max(...all);
+  $("#fit-caption").textContent = `${state.fitNode} (${f.kind} on ${f.parents.length} parents): each trial's value predicted by the model refitted without it, from its observed parents. On the line: perfect.`;
+  chart("fit-chart", { data: { datasets: [
+    { type: "scatter", label: "trials", data: pts, parsing: false, backgroundColor: "#2f6fd6", pointRadius: 4 },
+    { type: "line", label: "predicted = observed", data: [{ x: lo, y: lo }, { x: hi, y: hi }], parsing: false,
+      borderColor: "#adb5bd", borderDash: [4, 4], pointRadius: 0 }] },
+  options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: "observed" } },
+    y: { title: { display: true, text: "predicted (held out)" } } },
+  plugins: { tooltip: { callbacks: { label: (c) => c.raw.trial ? `${c.raw.trial}: observed ${fmt(c.raw.x)}, predicted ${fmt(c.raw.y)} ± ${fmt(c.raw.sd)}` : "" } } } } });
+  for (const tr of document.querySelectorAll("#fit-table tbody tr")) tr.classList.toggle("selected", tr.dataset.node === state.fitNode);
+}
+
+// --- parameter effects ----------------------------------------------------------------------------------
+function drawEffects() {
+  const m = state.models;
+  if (!m || !m.effects || !m.effects.length) return;
+  const names = Object.keys(m.effects[0].objectives);
+  const objName = names[Math.min(state.objective, names.length - 1)];
+  const top = m.effects.slice(0, 15);
+  chart("effect-ranking", { type: "bar", data: { labels: top.map((e) => e.param), datasets: [{ label: `range of predicted ${names[0]} mean`,
+    data: top.map((e) => e.range), backgroundColor: top.map((e) => e.param === state.effectParam ? "#f08c00" : "#2f6fd6") }] },
+  options: { indexAxis: "y", maintainAspectRatio: false, plugins: { legend: { display: false },
+    title: { display: true, text: `How far each parameter moves the predicted ${names[0]} (top ${top.length} of ${m.effects.length}; click one)` } },
+  onClick: (evt, items) => { if (items.length) { state.effectParam = top[items[0].index].param; drawEffects(); } } } });
+  if (!state.effectParam || !m.effects.find((e) => e.param === state.effectParam)) state.effectParam = top[0].param;
+  const e = m.effects.find((x) => x.param === state.effectParam);
+  const curve = e.objectives[objName];
+  const labels = e.values.map(fmt);
+  const scaled = (arr) => { const lo = Math.min(...arr), hi = Math.max(...arr); return arr.map((v) => hi > lo ? (v - lo) / (hi - lo) : 0.5); };
+  const palette = ["#ae3ec9", "#0ca678", "#f08c00", "#1098ad", "#d6336c", "#5c940d"];
+  chart("effect-curve", { type: "line", data: { labels, datasets: [
+    { label: "10 %", data: curve.low, borderWidth: 0, pointRadius: 0, fill: false, yAxisID: "y" },
+    { label: "10-90 % band", data: curve.high, borderWidth: 0, pointRadius: 0, fill: "-1", backgroundColor: "rgba(47,111,214,0.15)", yAxisID: "y" },
+    { label: `${objName} (mean)`, data: curve.mean, borderColor: "#2f6fd6", borderWidth: 2.5, pointRadius: 3, yAxisID: "y" },
+    ...e.metrics.map((x, i) => ({ label: `${x.name} (scaled)`, data: scaled(x.mean), borderColor: palette[i % palette.length],
+      borderDash: [5, 3], borderWidth: 1.5, pointRadius: 0, yAxisID: "y2" }))] },
+  options: { maintainAspectRatio: false, scales: { x: { title: { display: true, text: `${e.param} (others at the best trial's values; there ${fmt(e.base)})` } },
+    y: { title: { display: true, text: `predicted ${objName}` } },
+    y2: { display: e.metrics.length > 0, position: "right", min: -0.05, max: 1.05, grid: { drawOnChartArea: false }, title: { display: true, text: "metric, scaled 0–1" } } },
+  plugins: { legend: { labels: { filter: (item) => item.text !== "10 %" } } } } });
+  $("#effect-caption").textContent = `${e.param}: predicted ${objName} from ${fmt(Math.min(...curve.mean))} to ${fmt(Math.max(...curve.mean))} over its range.`;
+  $("#effect-metrics").replaceChildren(...(e.metrics.length ? e.metrics.map((x) =>
+    el("li", {}, `through ${x.name}: moves ${fmt(x.moved_sd)} × its spread across the trials`)) :
+    [el("li", {}, m.surrogate === "structured" ? "reaches the objective directly (no modelled metric in between)" : "the plain GP has no metrics in between")]),
+  e.n_metrics > e.metrics.length ? el("li", {}, `and ${e.n_metrics - e.metrics.length} more metrics`) : "");
+}
+
+// --- Pareto front and workers ----------------------------------------------------------------------------
+function drawPareto(run) {
+  const p = run.pareto;
+  $("#pareto").hidden = !p;
+  if (!p) return;
+  const [a, b] = p.objectives;
+  const pts = (sel) => p.points.filter(sel).map((q) => ({ x: q.values[0], y: q.values[1], trial: q.trial }));
+  const front = pts((q) => q.front).sort((u, v) => u.x - v.x);
+  $("#pareto-caption").textContent = `${front.length} of ${p.points.length} finished trials on the front` +
+    (p.objectives.length > 2 ? ` (first two of ${p.objectives.length} objectives shown)` : "") + ".";
+  chart("pareto-chart", { data: { datasets: [
+    { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, borderColor: "#d6336c" },
+    { type: "scatter", label: "dominated", data: pts((q) => !q.front && q.feasible), parsing: false, backgroundColor: "#adb5bd", pointRadius: 4 },
+    { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 }] },
+  options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: a } }, y: { title: { display: true, text: b } } },
+    plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${fmt(c.raw.x)}, ${fmt(c.raw.y)}` } } },
+    onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
+  chart("hv-chart", { data: { datasets: [{ type: "line", label: "hypervolume", data: p.hypervolume, parsing: false, stepped: "after",
+    borderColor: "#2f6fd6", pointRadius: 2 }] },
+  options: { maintainAspectRatio: false, plugins: { legend: { display: false } },
+    scales: { x: { type: "linear", title: { display: true, text: "trial" }, ticks: { precision: 0 } }, y: { title: { display: true, text: "hypervolume" } } } } });
+}
+function drawTimeline(run, serverDate) {
+  // running trials end at the server's clock (the Date header): redrawn at every poll while any runs
+  const tl = run.timeline, stopped = tl.bars.filter((b) => b.status === "stopped").length;
+  const now = serverDate && tl.origin ? (Date.parse(serverDate) - Date.parse(tl.origin)) / 1000
+    : Math.max(0, ...tl.bars.map((b) => b.end ?? b.start));
+  $("#timeline").hidden = tl.lanes < 2 && !stopped;
+  if ($("#timeline").hidden) return;
+  const lanes = Array.from({ length: tl.lanes }, (_, i) => `lane ${i + 1}`);
+  const datasets = ["done", "stopped", "failed", "running"].map((s) => ({ label: s, grouped: false, barThickness: 16,
+    backgroundColor: STATUS_COLORS[s], borderColor: s === "stopped" ? "#7f4a00" : STATUS_COLORS[s], borderWidth: s === "stopped" ? 2 : 0,
+    data: tl.bars.filter((b) => b.status === s).map((b) => ({ x: [b.start, Math.max(b.end ?? now, b.start)], y: lanes[b.lane], trial: b.trial })) }));
+  $("#timeline-caption").textContent = `${tl.bars.length} trials on ${tl.lanes} lanes (a trial takes the first lane free when it starts: as many lanes as trials ran at once); ${stopped} stopped early.`;
+  chart("timeline-chart", { type: "bar", data: { labels: lanes, datasets },
+    options: { indexAxis: "y", maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: "seconds since the first trial started" } } },
+      plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${fmt(c.raw.x[0])}–${fmt(c.raw.x[1])} s (${c.dataset.label})` } } },
+      onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
+}
+
+// --- polling ----------------------------------------------------------------------------------------------
+async function refreshGraph(force = false) {
+  const key = `${state.run.graph_id}:${state.focus}`;
+  if (!force && key === state.graphKey) return;
+  const { data } = await getJSON(`/api/graph?focus=${state.focus ? 1 : 0}`);
+  state.graphKey = key;
+  state.graph = data.graph;
+  drawGraph();
+}
+async function refreshModels() {
+  const key = `${state.run.graph_id}:${state.run.trials.filter((t) => t.status === "done" || t.status === "stopped").length}`;
+  if (key === state.modelsKey && state.models && state.models.status === "ready") return;
+  const { data } = await getJSON("/api/models");
+  state.models = data;
+  if (data.status === "ready") state.modelsKey = key;
+  drawModels();
+}
+async function poll() {
+  let delay = 2000;
+  try {
+    const { text, data, date } = await getJSON("/api/run");
+    delay = 1000 * (data.poll_s || 2);
+    if (text !== state.runText) {
+      state.run = data; state.runText = text;
+      drawHeader(data);
+      if (data.summary.recorded) {
+        drawConvergence(data); drawBest(data); drawTrials(data); drawPareto(data); drawTimeline(data, date);
+        await refreshGraph();
+      }
+    } else if (data.summary.recorded && data.summary.counts.running) drawTimeline(data, date);
+    if (data.summary.recorded) await refreshModels();
+    $("#live").className = "ok";
+    $("#updated").textContent = `live · updated ${new Date().toLocaleTimeString()}`;
+  } catch (err) {
+    $("#live").className = "err";
+    $("#updated").textContent = `cannot reach the dashboard (${err.message})`;
+  }
+  setTimeout(poll, delay);
+}
+
+$("#trial-search").addEventListener("input", (e) => { state.search = e.target.value; if (state.run) drawTrials(state.run); });
+for (const b of document.querySelectorAll("#graph-scope button")) {
+  b.addEventListener("click", () => {
+    state.focus = b.dataset.focus === "1";
+    for (const x of document.querySelectorAll("#graph-scope button")) x.classList.toggle("on", x === b);
+    refreshGraph(true);
+  });
+}
+$("#fold-all").addEventListener("click", () => { if (state.graph) { state.graph.groups.forEach((g) => state.folded.add(g)); drawGraph(); } });
+$("#unfold-all").addEventListener("click", () => { state.folded.clear(); drawGraph(); });
+$("#fit-graph").addEventListener("click", () => state.cy && state.cy.fit(undefined, 12));
+poll();

@@ -1,0 +1,220 @@
+"""``boanon dashboard`` in a real browser: Debian's headless Chromium, driven by Selenium, opens the
+page of a real tuning run and checks what a person sees; the run then goes on and the page follows.
+
+Chromium and chromedriver come from scripts/install-system-deps.sh (``make setup``), Selenium
+from the dev extra; nothing is downloaded at test time (the driver's path is given, so Selenium
+Manager never looks for one).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from boanon.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+BOANON = [str(Path(sys.executable).parent / "boanon")]
+
+
+def tune(store: Path, budget: int, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*BOANON, "tune", "examples/synthetic.yaml", "--budget", str(budget), "--store",
+                           str(store), *extra], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          check=True)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run of 8 trials (6 initial, 2 proposed from a learned graph)."""
+    store = tmp_path_factory.mktemp("dashboard") / "syn.db"
+    tune(store, 8)
+    return store
+
+
+@pytest.fixture(scope="module")
+def server(run: Path):
+    """``boanon dashboard RUN.db --port 0`` in its own process; yields the page's URL."""
+    proc = subprocess.Popen([*BOANON, "dashboard", str(run), "--port", "0", "--poll", "0.5"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert found, f"no URL in {line!r} ({proc.stderr.read() if proc.poll() is not None else ''})"
+        yield found.group(0)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver, "chromium and chromedriver missing: run scripts/install-system-deps.sh"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1400,1800"):
+        options.add_argument(arg)
+    b = webdriver.Chrome(service=Service(driver), options=options)
+    yield b
+    b.quit()
+
+
+def wait_for(browser, condition, timeout: float = 20.0, what: str = ""):
+    """``condition`` comes true in time; elements the page redraws meanwhile are looked up again."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, timeout, poll_frequency=0.2,
+                         ignored_exceptions=[StaleElementReferenceException])
+    return wait.until(lambda b: condition(b), message=what)
+
+
+def api(url: str, path: str) -> dict:
+    with urllib.request.urlopen(url + path, timeout=10) as r:
+        return json.load(r)
+
+
+def rows(browser) -> list:
+    from selenium.webdriver.common.by import By
+
+    return browser.find_elements(By.CSS_SELECTOR, "#trial-table tbody tr")
+
+
+def test_page_shows_the_run_and_follows_it(run: Path, server: str, browser) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get(server)
+    wait_for(browser, lambda b: len(rows(b)) == 8, what="the trials table never showed the 8 trials")
+    with Store(run, readonly=True) as store:
+        trials = store.trials()
+        graph = store.graph(store.last_graph_id())
+
+    # the convergence plot: one drawn point per measured trial, the best-so-far line, the default's line
+    drawn = browser.execute_script(
+        "const c = Chart.getChart('convergence'); return c.data.datasets.map((d, i) => "
+        "[d.label, c.getDatasetMeta(i).data.length, c.isDatasetVisible(i)]);")
+    points = sum(n for label, n, visible in drawn if label.startswith("trials:") and visible)
+    assert points == 8
+    assert any(label == "best so far" for label, _, _ in drawn)
+    assert any(label == "default configuration (t0000)" for label, _, _ in drawn)
+    assert "8 trials measured" in browser.find_element(By.ID, "progress-caption").text
+
+    # the graph: every node of the run's graph drawn, the objective among them, inside the canvas
+    wait_for(browser, lambda b: b.execute_script("return window.boanon.cy !== null"), what="no graph drawn")
+    drawn_nodes = browser.execute_script(
+        "return window.boanon.cy.nodes(\"[kind = 'node']\").map(n => n.id());")
+    assert set(drawn_nodes) == set(graph.roles)
+    assert "cost" in drawn_nodes
+    inside = browser.execute_script(
+        "const cy = window.boanon.cy, w = cy.width(), h = cy.height();"
+        "return cy.nodes().every(n => { const p = n.renderedPosition();"
+        " return p.x >= 0 && p.y >= 0 && p.x <= w && p.y <= h; });")
+    assert inside, "some graph nodes are drawn outside the visible canvas"
+
+    # a click on a trial's row shows its configuration
+    t = trials[3]
+    browser.find_element(By.CSS_SELECTOR, f"#trial-table tbody tr[data-trial='{t.name}']").click()
+    config_rows = browser.find_elements(By.CSS_SELECTOR, "#trial-config tr")
+    shown = {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(By.TAG_NAME, "td")[1].text
+             for r in config_rows}
+    assert set(shown) == set(t.config)
+    for name, value in t.config.items():
+        assert float(shown[name]) == pytest.approx(value, rel=1e-3), name
+    detail = browser.find_element(By.ID, "trial-detail").text
+    assert t.reason in detail and f"{t.name}" in detail and str(run.with_suffix(".trials") / t.name) in detail
+
+    # a click on a point of the plot opens that trial too
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    x, y, name = browser.execute_script(
+        "const c = Chart.getChart('convergence'); const i = c.data.datasets.findIndex("
+        "d => d.label.startsWith('trials:')); const e = c.getDatasetMeta(i).data[0];"
+        "return [e.x, e.y, c.data.datasets[i].data[0].trial];")
+    canvas = browser.find_element(By.ID, "convergence")
+    ActionChains(browser).move_to_element_with_offset(canvas, x - canvas.rect["width"] / 2,
+                                                      y - canvas.rect["height"] / 2).click().perform()
+    wait_for(browser, lambda b: b.find_element(By.CSS_SELECTOR, "#trial-detail h3").text.startswith(name),
+             what=f"a click on {name}'s point did not open it")
+
+    # sorting by the objective and filtering by status
+    browser.find_element(By.CSS_SELECTOR, "#trial-table th[data-key='obj:cost']").click()
+    order = [r.get_attribute("data-trial") for r in rows(browser)]
+    assert order == [x.name for x in sorted(trials, key=lambda x: x.objectives["cost"])]
+    browser.find_element(By.CSS_SELECTOR, "#status-filter button[data-key='failed']").click()
+    assert rows(browser) == []
+    browser.find_element(By.CSS_SELECTOR, "#status-filter button[data-key='all']").click()
+
+    # the node models, fitted in the background, reach the page
+    wait_for(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#fit-table tbody tr"), timeout=30,
+             what="no node model fits shown")
+    models = api(server, "api/models")
+    assert models["status"] == "ready" and "cost" in models["nodes"]
+    assert {e["param"] for e in models["effects"]} == set(trials[0].config)
+
+    # live: the run goes on (in another process, writing the store the page reads) and the page follows
+    tune(run, 10, "--resume")
+    wait_for(browser, lambda b: len(rows(b)) == 10, what="the page did not follow the run to 10 trials")
+    assert "10 trials measured" in browser.find_element(By.ID, "progress-caption").text
+
+
+def test_tune_serves_the_dashboard_while_it_runs(tmp_path: Path) -> None:
+    """``boanon tune --dashboard``: the URL printed answers while trials run, and not after."""
+    config = tmp_path / "slow.yaml"
+    text = (ROOT / "examples/synthetic.yaml").read_text()
+    config.write_text(text.replace("n_groups: 4}", "n_groups: 4, delay: 0.3}"))
+    proc = subprocess.Popen([*BOANON, "tune", str(config), "--budget", "8", "--store", str(tmp_path / "r.db"),
+                             "--dashboard", "--dashboard-port", "0"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = None
+        for line in proc.stdout:
+            found = re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url, "boanon tune --dashboard printed no URL"
+        seen = api(url, "api/run")
+        assert seen["summary"]["store"] == str(tmp_path / "r.db")
+        assert seen["summary"]["counts"]["done"] < 8  # answered while the run was going on
+        rest = proc.stdout.read()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        proc.kill()
+    assert "best:" in rest
+    with pytest.raises(OSError):  # the server ended with the run
+        api(url, "api/run")
+
+
+def test_a_plain_gp_run_shows_effects_without_node_models(tmp_path: Path, browser) -> None:
+    """A run whose surrogate is the plain GP has no per-node models; its parameter effects still show."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.dashboard.app import Dashboard, RunView
+    from boanon.runners.function import CallableRunner
+    from boanon.synthetic import SyntheticSystem
+    from boanon.tuner import Tuner
+
+    system = SyntheticSystem(n_params=4, n_groups=2, seed=1)
+    tuner = Tuner(system.space, ["cost"], strategy="gp", n_init=4, store=tmp_path / "gp.db")
+    tuner.optimize(CallableRunner(system.evaluate), 6, trials_dir=tmp_path / "gp.trials")
+    server = Dashboard(RunView(tmp_path / "gp.db", poll_s=0.5), port=0)
+    url = server.start()
+    try:
+        browser.get(url)
+        bars = "const c = Chart.getChart('effect-ranking'); return c ? c.data.labels : [];"
+        wait_for(browser, lambda b: b.execute_script(bars), timeout=30, what="no parameter effects drawn")
+        assert sorted(browser.execute_script(bars)) == sorted(system.space.names)
+        assert "no per-node models" in browser.find_element(By.ID, "fit-caption").text
+    finally:
+        server.stop()

@@ -1,0 +1,190 @@
+"""The dashboard's data side without a browser: the read-only store, the views as plain data, the
+background model views. Runs are real (the synthetic system through the Tuner)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from boanon.dashboard import analysis, data
+from boanon.dashboard.app import RunView
+from boanon.errors import ConfigError
+from boanon.objectives import Objective
+from boanon.runners.function import CallableRunner
+from boanon.store import Store, StoredTrial
+from boanon.synthetic import SyntheticSystem
+from boanon.tuner import Tuner
+
+SYSTEM = SyntheticSystem(n_params=4, n_groups=2, seed=3)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("run") / "run.db"
+    tuner = Tuner(SYSTEM.space, ["cost"], store=path, n_init=5, seed=0)  # learns at the 6th
+    tuner.optimize(CallableRunner(SYSTEM.evaluate), 7)
+    tuner.store.close()
+    return path
+
+
+def test_the_read_only_store_reads_and_never_writes(run: Path, tmp_path: Path) -> None:
+    before = run.read_bytes()
+    view = RunView(run)
+    page = view.run()
+    assert [r["name"] for r in page["trials"]] == [f"t{i:04d}" for i in range(7)]
+    assert view.graph(focus=True)["graph"] is not None
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        view.store.start_trial({"x0": 0.5})
+    view.store.close()
+    assert run.read_bytes() == before
+    for bad, message in ((tmp_path / "missing.db", "cannot open it read-only"),
+                         (tmp_path / "t.csv", "not a BoAnon run store")):
+        if bad.suffix == ".csv":
+            bad.write_text("trial,param:x,objective:y\nt0,1,2\n")
+        with pytest.raises(ConfigError, match=message):
+            Store(bad, readonly=True)
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_reading_does_not_wait_for_a_writer(run: Path, tmp_path: Path) -> None:
+    """While the run holds its write lock, the dashboard still reads (WAL), and the other way round."""
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(run.read_bytes())
+    writer = sqlite3.connect(copy, isolation_level=None)
+    writer.execute("PRAGMA journal_mode = WAL")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("UPDATE trials SET reason = 'changing' WHERE id = 0")
+    reader = Store(copy, readonly=True, timeout=0.5, retries=0)
+    started = time.perf_counter()
+    assert reader.trial(0).reason != "changing"  # the last committed state, at once
+    assert time.perf_counter() - started < 0.4
+    writer.execute("COMMIT")
+    assert reader.trial(0).reason == "changing"
+    with reader._read():  # a reader mid-read does not stop the run's next write
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("UPDATE trials SET reason = 'again' WHERE id = 0")
+        writer.execute("COMMIT")
+    assert reader.trial(0).reason == "again"
+    reader.close()
+    writer.close()
+
+
+def trial(i: int, start: float, end: float | None, status: str = "done", cost: float = 1.0,
+          config: dict | None = None, load: float = 0.0) -> StoredTrial:
+    iso = "2026-01-01T00:00:{:06.3f}+00:00".format
+    return StoredTrial(id=i, name=f"t{i:04d}", status=status, config=config or {"x": float(i)},
+                       started=iso(start), finished=None if end is None else iso(end),
+                       objectives={"cost": cost}, metrics={"load": load}, surrogate="init")
+
+
+def test_timeline_packs_trials_into_as_many_lanes_as_ran_at_once() -> None:
+    trials = [trial(0, 0, 4), trial(1, 0, 2), trial(2, 2, 5, "stopped"), trial(3, 4.5, None, "running"),
+              trial(4, 6, 7), trial(5, 6.5, 8)]
+    tl = data.timeline(trials)
+    assert tl["lanes"] == 3  # at 6.5 s: t0003 (still running), t0004 and t0005
+    assert [b["lane"] for b in tl["bars"]] == [0, 1, 1, 0, 1, 2]
+    assert tl["bars"][2]["status"] == "stopped" and tl["bars"][3]["end"] is None
+
+
+def test_convergence_counts_only_feasible_finished_trials_and_marks_the_default() -> None:
+    from boanon.multiobjective import OutputConstraint
+    from boanon.space import Float, Space
+
+    space = Space([Float("x", 0.0, 10.0, default=1.0)])
+    trials = [trial(0, 0, 1, cost=5.0, config={"x": 1.0}), trial(1, 1, 2, "stopped", cost=1.0),
+              trial(2, 2, 3, cost=2.0, load=9.0), trial(3, 3, 4, cost=3.0), trial(4, 4, 5, "failed")]
+    trials[4].objectives = {}
+    (conv,) = data.convergence(trials, [Objective("cost")], [OutputConstraint("load", max=1.0)], space)
+    assert [p["trial"] for p in conv["points"]] == ["t0000", "t0001", "t0002", "t0003"]
+    assert [(s["x"], s["y"]) for s in conv["best"]] == [(0, 5.0), (1, 5.0), (2, 5.0), (3, 3.0)]
+    assert conv["default"] == 5.0 and conv["default_trial"] == "t0000"
+    assert [p["feasible"] for p in conv["points"]] == [True, True, False, True]
+
+
+def test_name_groups_follow_prefixes_within_a_role() -> None:
+    roles = {"m0_share": "param", "m0_worker": "param", "m0_busy_s": "metric", "m1_share": "param",
+             "m1_busy_s": "metric", "m1_traffic": "metric", "__task__": "param", "cost": "objective"}
+    assert data.name_groups(roles) == {"m0_share": "m0 params", "m0_worker": "m0 params",
+                                       "m1_busy_s": "m1 metrics", "m1_traffic": "m1 metrics"}
+    assert data.name_groups({"x_a": "param", "x_b": "param"}) == {}  # every node's prefix: no group
+
+
+def test_graph_view_focuses_on_the_objectives_ancestors() -> None:
+    from boanon.graph import CausalGraph, Edge
+    from boanon.space import Float, Space
+
+    graph = CausalGraph(roles={"a": "param", "b": "param", "m": "metric", "n": "metric", "cost": "objective"},
+                        edges=[Edge("a", "m", 0.7, 0.9), Edge("m", "cost"), Edge("b", "n")],
+                        node_models={"cost": {"function": "m + a"}},
+                        metadata={"params_connected": []})
+    space = Space([Float("a", 0, 1), Float("b", 0, 1)])
+    view = data.graph_view(graph, space, ["cost"])
+    assert {n["id"] for n in view["nodes"]} == {"a", "m", "cost"}
+    edges = {(e["source"], e["target"]): e for e in view["edges"]}
+    assert edges[("a", "m")]["weight"] == 0.7 and edges[("a", "m")]["stability"] == 0.9
+    assert edges[("a", "cost")]["annotated"] and not edges[("m", "cost")]["annotated"]
+    forms = {n["id"]: n["form"] for n in view["nodes"]}
+    assert forms == {"a": None, "m": None, "cost": {"kind": "function", "text": "m + a"}}
+    whole = data.graph_view(graph, space, ["cost"], focus=False)
+    assert {n["id"] for n in whole["nodes"]} == set(graph.roles)
+
+
+def test_model_views_are_computed_off_the_request_and_cached(run: Path) -> None:
+    view = RunView(run, min_model_interval_s=0.0)
+    first = view.model_views()
+    assert first == {"status": "computing"}  # answered at once, fitting in the background
+    deadline = time.monotonic() + 30
+    while (result := view.model_views())["status"] != "ready":
+        assert time.monotonic() < deadline, result
+        time.sleep(0.05)
+    assert "error" not in result, result
+    nodes = result["nodes"]
+    assert "cost" in nodes and nodes["cost"]["n"] == 7
+    fit = nodes["cost"]
+    assert len(fit["observed"]) == len(fit["predicted"]) == len(fit["trials"]) == 7
+    assert -1.0 <= fit["rank_correlation"] <= 1.0
+    assert {e["param"] for e in result["effects"]} == set(SYSTEM.space.names)
+    ranges = [e["range"] for e in result["effects"]]
+    assert ranges == sorted(ranges, reverse=True) and ranges[0] > 0
+    assert view.model_views() is not result and view.model_views()["seconds"] == result["seconds"]  # cached
+    view.store.close()
+
+
+def test_background_recomputes_on_a_new_key_and_reports_errors() -> None:
+    bg = analysis.Background(min_interval_s=0.0)
+    gate = threading.Event()
+
+    def slow() -> dict:
+        gate.wait(5)
+        return {"value": 1}
+
+    assert bg.get("a", slow) == {"status": "computing"}
+    gate.set()
+    while bg.get("a", slow)["status"] != "ready":
+        time.sleep(0.01)
+    assert bg.get("b", lambda: 1 / 0)["status"] == "stale"  # the old result while the new one runs
+    while (out := bg.get("b", lambda: 1 / 0))["status"] != "ready":
+        time.sleep(0.01)
+    assert out["error"].startswith("ZeroDivisionError")
+
+
+def test_node_fits_score_as_node_scores(run: Path) -> None:
+    """The held-out predictions the page plots are the ones node_scores scores."""
+    view = RunView(run)
+    study = view.store.study()
+    from boanon.table import records_to_table, with_objectives
+
+    table = with_objectives(records_to_table(t.record() for t in view.store.trials("done")), ["cost"])
+    model = analysis.fit_surrogate(data.study_space(study), table, [Objective("cost")], [],
+                                   view.store.graph(view.store.last_graph_id()))
+    fits = analysis.node_fits(model, table, seed=4)
+    scores = model.node_scores(np.random.default_rng(4))
+    for node, s in scores.items():
+        assert fits[node]["rank_correlation"] == pytest.approx(s["rank_correlation"])
+        assert fits[node]["n"] == s["n"]
+    view.store.close()
