@@ -57,8 +57,11 @@ def from_store(path: str | Path, trials_dir: str | Path | None = None,
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, "store", "no such file")
+    # read only; with no write-ahead log beside it no run is writing, and ``immutable`` keeps
+    # SQLite from creating one (a read-only WAL connection otherwise leaves -wal/-shm files)
+    immutable = "&immutable=1" if not Path(f"{path}-wal").exists() else ""
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{immutable}", uri=True)
         try:
             rows = conn.execute("SELECT name, status, started, finished FROM trials ORDER BY id").fetchall()
         finally:
