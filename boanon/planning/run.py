@@ -3,8 +3,8 @@
 The tuning loop is :func:`boanon.parallel.optimize_parallel` unchanged; this module only follows
 it. After each ended trial it sets how many trials the loop keeps in flight (the stage's
 workers) and scales the cluster through Dask's own API: ``cluster.scale(n)`` to grow; to shrink,
-the workers running nothing are retired the way Dask's adaptive scaling does
-(``Client.retire_workers`` then ``cluster.scale_down``), so no running trial loses its worker.
+the workers running nothing are handed to ``cluster.scale_down`` (which retires them through the
+scheduler, as Dask's adaptive scaling does), so no running trial loses its worker.
 Once every trial has started, idle workers go at once (as the simulator assumes). Any cluster
 object with ``scale``/``scale_down`` and a ``worker_spec`` works (``LocalCluster`` here;
 dask-jobqueue, dask-cloudprovider and other ``SpecCluster`` deployments elsewhere).
@@ -117,14 +117,8 @@ class _Scaler:
             self.retiring.add(name)
             if name in self.open:
                 self.open.pop(name)["released"] = now
-        addresses = [launched[n] for n in chosen if n in launched]
         spec_names = [k for k in self.cluster.worker_spec if str(k) in chosen]
-        self._retirer.submit(self._retire, addresses, spec_names)
-
-    def _retire(self, addresses: list[str], spec_names: list[Any]) -> None:
-        if addresses:  # as Dask's adaptive scaling does: retire cleanly, then drop from the cluster
-            self.executor.client.retire_workers(workers=addresses, close_workers=True, remove=True)
-        self.cluster.sync(self.cluster.scale_down, spec_names)
+        self._retirer.submit(self.cluster.sync, self.cluster.scale_down, spec_names)
 
     def note(self, instance: str, at: float | None = None) -> None:
         """Open a record for every new worker (asked for ``at``, default now); close those of
