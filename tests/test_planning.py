@@ -217,3 +217,17 @@ def test_plan_file_errors_name_the_field(tmp_path: Path) -> None:
     path.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match=r"stages\[1\]\.instance: 'zz' is not in instances"):
         PlanFile.load(path)
+
+
+def test_plan_command_profiles_the_system_without_a_store(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)  # examples.synthetic_system is imported from the current directory
+    before = set(ROOT.iterdir())
+    instances = tmp_path / "instances.yaml"
+    instances.write_text("instances: {local: {price_per_hour: 1, max_count: 2}}\n")
+    result = CliRunner().invoke(main, ["plan", "examples/synthetic.yaml", "--instances", str(instances),
+                                       "--deadline", "1h", "--profile", "2", "--budget", "10",
+                                       "--replications", "20"])
+    assert result.exit_code == 0, result.output
+    assert "2 trial durations from a profiling run of 2 trials of examples/synthetic.yaml" in result.output
+    assert "stage 1: 1 x local" in result.output  # an hour is plenty: one machine is cheapest
+    assert set(ROOT.iterdir()) == before  # the profiling store and trials were temporary
