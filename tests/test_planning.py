@@ -75,7 +75,7 @@ def test_simulator_time_and_cost_of_a_deterministic_job() -> None:
     assert np.all(hourly.times == 20) and np.all(hourly.costs == pytest.approx(2 * 3.6))
     # 4 workers until 1 trial ended, then 1: three machines go when their trials end at 5 + 10
     shrink = sim.predict(Plan((Stage("a", 4, 1), Stage("a", 1, 8)), 8))
-    assert np.all(shrink.times == 5 + 10 + 40)
+    assert np.all(shrink.times == 5 + 10 + 40) and np.all(shrink.stage_starts[:, 1] == 15)
     assert np.all(shrink.costs == pytest.approx(3.6 * (55 + 3 * 15) / 3600))
 
 

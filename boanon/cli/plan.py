@@ -81,9 +81,9 @@ def plan_command(config_file: str, deadline: str, instances_file: str, store_fil
     predicted = planner.prediction_.to_dict(seconds, probability)
     click.echo(f"plan: the cheapest of the plans looked at that ends by {seconds:.0f} s "
                f"with probability {probability:g}")
-    for i, stage in enumerate(planner.plan_.stages):
-        click.echo(f"  stage {i + 1}: {stage.workers} x {stage.instance} until {stage.until_ended} "
-                   f"of {budget} trials ended")
+    for i, (stage, begins) in enumerate(zip(planner.plan_.stages, predicted["stage_start_s"], strict=True)):
+        click.echo(f"  stage {i + 1}: {stage.workers} x {stage.instance} from ~{begins:.0f} s until "
+                   f"{stage.until_ended} of {budget} trials ended")
     t, c = predicted["time_s"], predicted["cost"]
     click.echo(f"predicted time: mean {t['mean']:.0f} s, p10 {t['p10']:.0f}, p50 {t['p50']:.0f}, "
                f"p90 {t['p90']:.0f}; by the deadline with probability {predicted['p_deadline']:.2f}")

@@ -21,6 +21,8 @@ from boanon.planning.instances import InstanceType, parse_instances
 
 @dataclass(frozen=True)
 class Stage:
+    """``workers`` trials in flight on ``instance`` machines until ``until_ended`` trials ended."""
+
     instance: str
     workers: int
     until_ended: int

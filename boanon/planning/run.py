@@ -16,8 +16,9 @@ with the plan's instance types, that is the actual cost set against the predicti
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,6 +79,7 @@ class _Scaler:
         self.open: dict[str, dict[str, Any]] = {}  # worker name -> its machine record
         self.retiring: set[str] = set()  # asked to go, maybe still in the cluster's spec
         self._retirer = ThreadPoolExecutor(1, thread_name_prefix="boanon-retire")
+        self._retirements: list[Future] = []
 
     def _now(self) -> float:
         return time.monotonic() - self.start
@@ -86,7 +88,7 @@ class _Scaler:
         """The cluster's workers, started or starting, that are not being retired."""
         return [str(n) for n in self.cluster.worker_spec if str(n) not in self.retiring]
 
-    def adjust(self, _trial: StoredTrial | None = None) -> None:
+    def adjust(self) -> None:
         ended = _ended(self.tuner)
         stage = self.plan.stages[self.plan.stage_of(ended)]
         self.executor.max_workers = stage.workers
@@ -118,7 +120,8 @@ class _Scaler:
             if name in self.open:
                 self.open.pop(name)["released"] = now
         spec_names = [k for k in self.cluster.worker_spec if str(k) in chosen]
-        self._retirer.submit(self.cluster.sync, self.cluster.scale_down, spec_names)
+        self._retirements.append(self._retirer.submit(self.cluster.sync, self.cluster.scale_down,
+                                                      spec_names))
 
     def note(self, instance: str, at: float | None = None) -> None:
         """Open a record for every new worker (asked for ``at``, default now); close those of
@@ -134,6 +137,8 @@ class _Scaler:
 
     def close(self) -> None:
         self._retirer.shutdown(wait=True)
+        for failed in filter(None, (f.exception() for f in self._retirements)):
+            warnings.warn(f"a worker could not be retired: {failed}", RuntimeWarning, stacklevel=2)
         now = self._now()
         for machine in self.open.values():
             machine["released"] = now
@@ -159,7 +164,7 @@ def run_plan(plan: PlanFile, tuner: Tuner, runner: Runner, cluster: Any = None,
             scaler.adjust()
 
             def after(trial: StoredTrial) -> None:
-                scaler.adjust(trial)
+                scaler.adjust()
                 if callback is not None:
                     callback(trial)
 

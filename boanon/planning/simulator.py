@@ -38,10 +38,12 @@ QUANTILES = (0.1, 0.5, 0.9)
 
 @dataclass(frozen=True)
 class Prediction:
-    """Completion times (s) and costs of the replications of one plan."""
+    """Completion times (s), costs and stage start times (s; one column per stage) of the
+    replications of one plan."""
 
     times: np.ndarray
     costs: np.ndarray
+    stage_starts: np.ndarray
 
     def time_at(self, probability: float) -> float:
         """The time the job ends by with ``probability``."""
@@ -59,6 +61,7 @@ class Prediction:
         for name, values in (("time_s", self.times), ("cost", self.costs)):
             out[name] = {"mean": float(np.mean(values)),
                          **{f"p{round(q * 100)}": float(np.quantile(values, q)) for q in QUANTILES}}
+        out["stage_start_s"] = [float(np.median(c)) for c in self.stage_starts.T]  # median
         if deadline is not None:
             out["p_deadline"] = self.p_deadline(deadline)
         if probability is not None:
@@ -161,12 +164,14 @@ class Simulator:
         if key not in self._cache:
             rungs = self.rungs()
             runs = [self._replicate(plan, r, rungs) for r in range(self.replications)]
-            self._cache[key] = Prediction(np.array([t for t, _ in runs]), np.array([c for _, c in runs]))
+            self._cache[key] = Prediction(*(np.array([run[i] for run in runs]) for i in range(3)))
         return self._cache[key]
 
-    def _replicate(self, plan: Plan, r: int, rungs: list[int]) -> tuple[float, float]:
+    def _replicate(self, plan: Plan, r: int, rungs: list[int]) -> tuple[float, float, list[float]]:
+        """(completion time, cost, each stage's start) of replication ``r``."""
         job = _Job(plan, self.instances)
         job.enter_stage(0, 0.0)
+        starts = [0.0] + [np.nan] * (len(plan.stages) - 1)
         durations, ranks = self._durations[r], self._ranks[r]
         reached: list[list[float]] = [[] for _ in rungs]
         events: list[tuple[float, int, int]] = []  # (time, trial, rung reached or -1: its end)
@@ -197,12 +202,13 @@ class Simulator:
             machine.busy = False
             ended += 1
             if ended == self.budget:
-                return now, job.cost(now)
+                return now, job.cost(now), starts
             if machine.retiring:
                 machine.released = now
             if plan.stage_of(ended) != stage:
                 stage = plan.stage_of(ended)
                 job.enter_stage(stage, now)
+                starts[stage] = now
             if started == self.budget:  # nothing left to start: idle machines go
                 for idle in [m for m in job.pool if not m.busy]:
                     job.retire(idle, now)
