@@ -58,6 +58,7 @@ def test_instances_file_and_billing(tmp_path: Path) -> None:
     assert parse_duration("1h30m", "x", "y") == 5400 and parse_duration(45, "x", "y") == 45
     with pytest.raises(ConfigError, match="--deadline: value"):
         parse_duration("2 hours", "--deadline", "value")
+    assert load_instances(ROOT / "examples" / "instances.yaml")["m5.large"].billing == 3600
 
 
 # --- the simulator -----------------------------------------------------------------------------
