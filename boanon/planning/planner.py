@@ -67,22 +67,22 @@ class Planner:
         if self.feasible_:
             current = self._improve(current)
         self.plan_, self.prediction_ = current, self.simulator_.predict(current)
-        seen = {current.key()}  # each alternative once, with the reason it was last turned down for
+        seen = {current.key()}  # each alternative once: the last round's verdict, else its first
         self.rejected_ = [a for a in self.rejected_ if not (a.plan.key() in seen or seen.add(a.plan.key()))]
         return self
 
     def _improve(self, current: Plan) -> Plan:
-        last_round: list[Alternative] = []
         while True:
-            best, best_benefit, last_round = None, -math.inf, []
+            best, best_rank, last_round = None, (-math.inf, 0.0), []
             for proposal in self._neighbours(current):
                 reason, benefit = self._judge(current, proposal)
-                if reason is None and benefit > best_benefit:
+                rank = (benefit, -self._cost(proposal))  # among equal benefits, the cheaper
+                if reason is None and rank > best_rank:
                     if best is not None:
-                        last_round.append(self._alternative(best, self._lower(best_benefit, benefit)))
-                    best, best_benefit = proposal, benefit
+                        last_round.append(self._alternative(best, self._lower(best_rank[0], benefit)))
+                    best, best_rank = proposal, rank
                 elif reason is None:
-                    last_round.append(self._alternative(proposal, self._lower(benefit, best_benefit)))
+                    last_round.append(self._alternative(proposal, self._lower(benefit, best_rank[0])))
                 else:
                     last_round.append(self._alternative(proposal, reason))
             if best is None:
@@ -105,6 +105,8 @@ class Planner:
 
     @staticmethod
     def _lower(benefit: float, than: float) -> str:
+        if benefit == than:  # a tie, broken by cost (inf: both cheaper and no slower)
+            return "as good a trade, but the plan taken is cheaper"
         return f"saves less per second of delay ({benefit:.3g} vs {than:.3g} per s)"
 
     def _neighbours(self, plan: Plan) -> list[Plan]:
