@@ -162,11 +162,13 @@ class SuccessiveHalving(EarlyStopper):
             self._next_rung[trial] = rung
             # the values recorded at a rung are the curves of all trials that reached it (so a
             # resumed run's replayed curves count without bookkeeping of their own)
-            if not self._promotable(own, [own, *self.others_at(trial, at)]):
+            if not self.promotable(own, [own, *self.others_at(trial, at)]):
                 return True
         return False
 
-    def _promotable(self, score: float, competing: list[float]) -> bool:
+    def promotable(self, score: float, competing: list[float]) -> bool:
+        """Does ``score`` go on past a rung where ``competing`` (``score`` included) were recorded?
+        (Public for the job simulator of :mod:`boanon.planning`, which applies the same rule.)"""
         k = max(len(competing) // self.reduction_factor, 1)
         return score <= sorted(competing)[k - 1]
 

@@ -451,7 +451,8 @@ def _call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
 
 class DaskExecutor(Executor):
     """Trials as tasks of a Dask cluster: ``address`` of a running scheduler
-    (``tcp://host:8786``), or None for a local cluster of ``n_workers`` processes on 127.0.0.1.
+    (``tcp://host:8786``) or a cluster object of any Dask deployment (the caller keeps it and
+    closes it), or None for a local cluster of ``n_workers`` processes on 127.0.0.1.
 
     A worker that dies fails its trial at once with :class:`WorkerLost`. A trial past its timeout
     fails with :class:`TrialTimeout` and its worker is restarted through its nanny, the only way
@@ -461,23 +462,18 @@ class DaskExecutor(Executor):
     restart takes down only the hung trial); docs/parallel.md shows the same for a remote cluster.
     """
 
-    def __init__(self, address: str | None = None, n_workers: int | None = None,
+    def __init__(self, address: Any = None, n_workers: int | None = None,
                  connect_timeout: float = 30.0):
         try:
-            import dask
-            from distributed import Client, LocalCluster
+            from distributed import Client
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ImportError("the Dask executor needs dask.distributed: "
                               "pip install 'boanon[dask]'") from exc
         self._cluster = None
         if address is None or address == "local":
-            with dask.config.set({"distributed.scheduler.allowed-failures": 0,
-                                  "distributed.scheduler.worker-saturation": 1.0}):
-                self._cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1,
-                                             threads_per_worker=1, processes=True, host="127.0.0.1",
-                                             dashboard_address=None)
+            self._cluster = local_cluster(n_workers or os.cpu_count() or 1)
             self.client = Client(self._cluster)
-        else:
+        else:  # a scheduler's address, or a cluster object of any Dask deployment
             try:
                 self.client = Client(address, timeout=connect_timeout)
             except OSError as exc:
@@ -573,6 +569,18 @@ class DaskExecutor(Executor):
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def local_cluster(n_workers: int) -> Any:
+    """A Dask cluster of ``n_workers`` single-threaded processes on 127.0.0.1, with the scheduler
+    settings a tuning loop needs (see :class:`DaskExecutor`)."""
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0,
+                          "distributed.scheduler.worker-saturation": 1.0}):
+        return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                            host="127.0.0.1", dashboard_address=None)
 
 
 def make_executor(workers: int | None = None, dask: str | None = None) -> Executor:

@@ -9,6 +9,7 @@ from boanon.cli.export import export_command
 from boanon.cli.generate import generate_command
 from boanon.cli.ingest import ingest_command
 from boanon.cli.learn import learn_command
+from boanon.cli.plan import plan_command
 from boanon.cli.status import status_command
 from boanon.cli.tune import tune_command
 
@@ -22,6 +23,7 @@ def main() -> None:
 main.add_command(ingest_command)
 main.add_command(learn_command)
 main.add_command(generate_command)
+main.add_command(plan_command)
 main.add_command(tune_command)
 main.add_command(status_command)
 main.add_command(export_command)

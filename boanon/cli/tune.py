@@ -20,6 +20,7 @@ from boanon.multiobjective import OutputConstraint, format_front
 from boanon.multitask import load_related
 from boanon.objectives import Objective
 from boanon.parallel import supports_progress, tune_parallel
+from boanon.planning.run import load_plan, run_plan
 from boanon.store import Store, StoredTrial
 from boanon.tuner import STRATEGIES, Tuner, best_trial, is_feasible
 
@@ -53,11 +54,14 @@ from boanon.tuner import STRATEGIES, Tuner, best_trial, is_feasible
               help="Serve the run's live web page (boanon dashboard) on 127.0.0.1 while it runs.")
 @click.option("--dashboard-port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
               help="Port of --dashboard (0: any free one).")
+@click.option("--plan", "plan_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Run the plan of 'boanon plan -o' on a local Dask cluster scaled stage by stage "
+                   "(its budget and early stopping); see docs/planning.md.")
 def tune_command(config_file: str, budget: int | None, store_path: str | None, resume: bool,
                  seed: int | None, strategy: str | None, trials_dir: str | None,
                  warm_start: str | None, workers: int | None, dask: str | None,
                  early_stopping: str | None, trial_timeout: float | None, dashboard: bool,
-                 dashboard_port: int) -> None:
+                 dashboard_port: int, plan_file: str | None) -> None:
     """Tune the system described by CONFIG.yaml; every trial is kept in the store.
 
     \b
@@ -70,7 +74,9 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     created: Path | None = None
     try:
         config = load_config(config_file)
-        budget = budget or config.budget
+        plan = load_plan(plan_file, budget, workers, dask, early_stopping) if plan_file else None
+        budget = plan.plan.budget if plan else budget or config.budget
+        early_stopping = plan.plan.early_stopping if plan else early_stopping
         if budget is None:
             raise ConfigError(config_file, "budget", "missing: set it in the file or pass --budget")
         store_file = Path(store_path or Path(config_file).with_suffix(".db").name)
@@ -120,7 +126,10 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             bar.update(0 if trial.interrupted else 1)
 
         try:
-            if workers or dask or stopper or trial_timeout:
+            if plan is not None:
+                outcome = run_plan(plan, tuner, runner, stopper=stopper, trial_timeout=trial_timeout,
+                                   trials_dir=trials, adapter=config.adapter, callback=report)
+            elif workers or dask or stopper or trial_timeout:
                 tune_parallel(tuner, runner, budget, workers=workers, dask=dask, stopper=stopper,
                               trial_timeout=trial_timeout, trials_dir=trials, adapter=config.adapter,
                               callback=report)
@@ -130,6 +139,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             click.echo(f"\ninterrupted: running trials are stored as interrupted; continue with\n"
                        f"  boanon tune {config_file} --store {store_file} --resume", err=True)
             sys.exit(130)
+    if plan is not None:
+        click.echo(outcome.report())
     best = tuner.best()
     if len(tuner.objectives) > 1 or tuner.output_constraints:
         click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,

@@ -1,0 +1,205 @@
+"""``boanon tune --plan``: run a plan on a Dask cluster, scaled stage by stage, and compare.
+
+The tuning loop is :func:`boanon.parallel.optimize_parallel` unchanged; this module only follows
+it. After each ended trial it sets how many trials the loop keeps in flight (the stage's
+workers) and scales the cluster through Dask's own API: ``cluster.scale(n)`` to grow; to shrink,
+the workers running nothing are handed to ``cluster.scale_down`` (which retires them through the
+scheduler, as Dask's adaptive scaling does), so no running trial loses its worker.
+Once every trial has started, idle workers go at once (as the simulator assumes). Any cluster
+object with ``scale``/``scale_down`` and a ``worker_spec`` works (``LocalCluster`` here;
+dask-jobqueue, dask-cloudprovider and other ``SpecCluster`` deployments elsewhere).
+
+Every worker's rented time runs from the scale call that asked for it to its retirement; billed
+with the plan's instance types, that is the actual cost set against the prediction.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from boanon.early_stopping import EarlyStopper
+from boanon.errors import ConfigError
+from boanon.executors import DaskExecutor, local_cluster
+from boanon.parallel import optimize_parallel
+from boanon.planning.plan import PlanFile
+from boanon.runners.base import Runner
+from boanon.store import StoredTrial
+
+if TYPE_CHECKING:
+    from boanon.tuner import Tuner
+
+
+@dataclass
+class PlannedRun:
+    """What a planned run did: its wall-clock time, the machines it rented and their bill."""
+
+    plan: PlanFile
+    time_s: float = 0.0
+    machines: list[dict[str, Any]] = field(default_factory=list)  # {name, instance, asked, released}
+
+    @property
+    def cost(self) -> float:
+        return sum(self.plan.instances[m["instance"]].cost(m["released"] - m["asked"])
+                   for m in self.machines)
+
+    def report(self) -> str:
+        """Planned against actual time and cost."""
+        predicted = self.plan.predicted
+        lines = ["planned vs actual:"]
+        if "time_s" in predicted:
+            t, c = predicted["time_s"], predicted["cost"]
+            lines.append(f"  time  planned {t['mean']:.1f} s (p10 {t['p10']:.1f}, p90 {t['p90']:.1f})"
+                         f"  actual {self.time_s:.1f} s")
+            lines.append(f"  cost  planned {c['mean']:.4g} (p10 {c['p10']:.4g}, p90 {c['p90']:.4g})"
+                         f"  actual {self.cost:.4g}")
+        else:
+            lines.append(f"  time actual {self.time_s:.1f} s, cost actual {self.cost:.4g} (no prediction)")
+        lines.append(f"  machines rented: {len(self.machines)}")
+        return "\n".join(lines)
+
+
+class _Scaler:
+    """Keeps the cluster and the loop's concurrency at the plan's stage (called after each trial).
+
+    Growing (``cluster.scale``) returns at once; retiring waits for the workers to close, and
+    Dask's cluster lock makes it wait for workers still starting too, so retirements run on a
+    thread of their own: the loop must not stop telling trials while machines come and go.
+    """
+
+    def __init__(self, plan: PlanFile, cluster: Any, executor: DaskExecutor, tuner: Tuner,
+                 record: PlannedRun, start: float):
+        self.plan, self.cluster, self.executor, self.tuner = plan.plan, cluster, executor, tuner
+        self.record, self.start = record, start
+        self.open: dict[str, dict[str, Any]] = {}  # worker name -> its machine record
+        self.retiring: set[str] = set()  # asked to go, maybe still in the cluster's spec
+        self._retirer = ThreadPoolExecutor(1, thread_name_prefix="boanon-retire")
+        self._retirements: list[Future] = []
+
+    def _now(self) -> float:
+        return time.monotonic() - self.start
+
+    def _names(self) -> list[str]:
+        """The cluster's workers, started or starting, that are not being retired."""
+        return [str(n) for n in self.cluster.worker_spec if str(n) not in self.retiring]
+
+    def adjust(self) -> None:
+        ended = _ended(self.tuner)
+        stage = self.plan.stages[self.plan.stage_of(ended)]
+        self.executor.max_workers = stage.workers
+        target = stage.workers
+        if self.tuner.n_trials() >= self.plan.budget:  # all asked for: keep one worker per trial left
+            target = min(target, self.tuner.n_trials() - ended)
+        names = self._names()
+        if target > len(names):
+            self.cluster.scale(len(self.cluster.worker_spec) + target - len(names))
+        elif target < len(names):
+            self._retire_idle(names, target)
+        self.note(stage.instance)
+
+    def _retire_idle(self, names: list[str], target: int) -> None:
+        """Shrink towards ``target`` workers, retiring only workers that run nothing: those not
+        yet started first, and never so many that a trial waiting for a worker has none."""
+        client = self.executor.client
+        launched = {str(w["name"]): a for a, w in client.scheduler_info(n_workers=-1)["workers"].items()}
+        busy = {a for a, keys in client.processing().items() if keys}
+        idle = [n for n in names if n in launched and launched[n] not in busy] + \
+               [n for n in names if n not in launched]
+        keep = max(0, target - sum(1 for n in names if n in launched and launched[n] in busy))
+        chosen = idle[keep:]
+        if not chosen:
+            return
+        now = self._now()
+        for name in chosen:
+            self.retiring.add(name)
+            if name in self.open:
+                self.open.pop(name)["released"] = now
+        spec_names = [k for k in self.cluster.worker_spec if str(k) in chosen]
+        self._retirements.append(self._retirer.submit(self.cluster.sync, self.cluster.scale_down,
+                                                      spec_names))
+
+    def note(self, instance: str, at: float | None = None) -> None:
+        """Open a record for every new worker (asked for ``at``, default now); close those of
+        workers gone without being retired (lost)."""
+        now = self._now()
+        names = set(self._names())
+        for name in names - set(self.open):
+            self.open[name] = {"name": name, "instance": instance, "asked": now if at is None else at,
+                               "released": None}
+            self.record.machines.append(self.open[name])
+        for name in set(self.open) - names:
+            self.open.pop(name)["released"] = now
+
+    def close(self) -> None:
+        self._retirer.shutdown(wait=True)
+        for failed in filter(None, (f.exception() for f in self._retirements)):
+            warnings.warn(f"a worker could not be retired: {failed}", RuntimeWarning, stacklevel=2)
+        now = self._now()
+        for machine in self.open.values():
+            machine["released"] = now
+        self.open.clear()
+
+
+def run_plan(plan: PlanFile, tuner: Tuner, runner: Runner, cluster: Any = None,
+             stopper: EarlyStopper | None = None, trial_timeout: float | None = None,
+             trials_dir: str | Path | None = None, adapter: str | None = None,
+             callback: Callable[[StoredTrial], None] | None = None) -> PlannedRun:
+    """Run ``plan`` (its budget) with ``tuner`` and ``runner`` on ``cluster`` (None: a local
+    Dask cluster, closed at the end) and return what it did. A resumed run enters the plan at
+    the stage its ended trials reach."""
+    record, start = PlannedRun(plan), time.monotonic()
+    first_stage = plan.plan.stages[plan.plan.stage_of(_ended(tuner))]
+    first = first_stage.workers
+    own = cluster is None
+    cluster = local_cluster(first) if own else cluster
+    try:
+        with DaskExecutor(cluster, n_workers=first) as executor:
+            scaler = _Scaler(plan, cluster, executor, tuner, record, start)
+            scaler.note(first_stage.instance, at=0.0)  # asked for when the run started
+            scaler.adjust()
+
+            def after(trial: StoredTrial) -> None:
+                scaler.adjust()
+                if callback is not None:
+                    callback(trial)
+
+            try:
+                optimize_parallel(tuner, runner, plan.plan.budget, executor, trials_dir=trials_dir,
+                                  adapter=adapter, stopper=stopper, trial_timeout=trial_timeout,
+                                  callback=after)
+            finally:
+                record.time_s = time.monotonic() - start
+                scaler.close()
+    finally:
+        if own:
+            cluster.close()
+    return record
+
+
+def load_plan(path: str | Path, budget: int | None = None, workers: int | None = None,
+              dask: str | None = None, early_stopping: str | None = None) -> PlanFile:
+    """The plan file for ``boanon tune --plan``, refusing options that contradict it."""
+    plan = PlanFile.load(path)
+    if budget is not None and budget != plan.plan.budget:
+        raise ConfigError(path, "budget", f"the plan is for {plan.plan.budget} trials, not --budget "
+                          f"{budget}: plan again for another budget")
+    if early_stopping is not None and early_stopping != plan.plan.early_stopping:
+        raise ConfigError(path, "early_stopping", f"the plan was made for {plan.plan.early_stopping!r}, "
+                          f"not --early-stopping {early_stopping!r}")
+    if workers is not None:
+        raise ConfigError(path, "stages", "the plan sets the workers of each stage: drop --workers")
+    if dask not in (None, "local"):
+        raise ConfigError(path, "stages", "boanon tune --plan scales a local Dask cluster; for a "
+                          "cluster elsewhere call boanon.planning.run.run_plan with its cluster object")
+    return plan
+
+
+def _ended(tuner: Tuner) -> int:
+    """Trials of the run that ended (and are not to be run again)."""
+    counts = tuner.store.counts()
+    return counts["done"] + counts["stopped"] + counts["failed"] - counts["interrupted"]

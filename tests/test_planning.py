@@ -1,0 +1,234 @@
+"""Planning a tuning job: the instances file, trial durations, the simulator and the planner, and
+``boanon plan`` on a real store (the store is not written)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from boanon.cli import main
+from boanon.early_stopping import SuccessiveHalving
+from boanon.errors import ConfigError
+from boanon.planning.durations import TrialTimes, from_store, from_table
+from boanon.planning.instances import InstanceType, load_instances, parse_duration
+from boanon.planning.plan import Plan, PlanFile, Stage, even_stages
+from boanon.planning.planner import Planner
+from boanon.planning.simulator import Simulator
+from boanon.store import Store
+from boanon.table import TrialRecord
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _instances(**types: dict) -> dict[str, InstanceType]:
+    return {n: InstanceType(n, **spec) for n, spec in types.items()}
+
+
+# --- the instances file ------------------------------------------------------------------------
+@pytest.mark.parametrize("text, field", [
+    ("instances: {a: {max_count: 2}}", "instances.a.price_per_hour"),
+    ("instances: {a: {price_per_hour: -1, max_count: 2}}", "instances.a.price_per_hour"),
+    ("instances: {a: {price_per_hour: 1, max_count: 0}}", "instances.a.max_count"),
+    ("instances: {a: {price_per_hour: 1, max_count: 2, billing: soon}}", "instances.a.billing"),
+    ("instances: {a: {price_per_hour: 1, max_count: 2, speed: 0}}", "instances.a.speed"),
+    ("instances: {a: {price_per_hour: 1, max_count: 2, cores: 4}}", "instances.a.cores"),
+    ("instances: []", "instances"),
+])
+def test_instances_file_errors_name_file_and_field(tmp_path: Path, text: str, field: str) -> None:
+    path = tmp_path / "instances.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as error:
+        load_instances(path)
+    assert error.value.source == str(path) and error.value.field == field
+
+
+def test_instances_file_and_billing(tmp_path: Path) -> None:
+    path = tmp_path / "instances.yaml"
+    path.write_text("instances:\n  c5: {price_per_hour: 3.6, billing: 1m, startup: 1m30s, speed: 2, "
+                    "max_count: 4}\n")
+    c5 = load_instances(path)["c5"]
+    assert (c5.billing, c5.startup, c5.speed, c5.max_count) == (60.0, 90.0, 2.0, 4)
+    assert c5.cost(61) == pytest.approx(3.6 * 120 / 3600)  # two started minutes
+    assert parse_duration("1h30m", "x", "y") == 5400 and parse_duration(45, "x", "y") == 45
+    with pytest.raises(ConfigError, match="--deadline: value"):
+        parse_duration("2 hours", "--deadline", "value")
+    assert load_instances(ROOT / "examples" / "instances.yaml")["m5.large"].billing == 3600
+
+
+# --- the simulator -----------------------------------------------------------------------------
+def test_simulator_time_and_cost_of_a_deterministic_job() -> None:
+    """10 s trials, no overhead: the arithmetic can be checked by hand."""
+    times = TrialTimes(np.array([10.0]), 0.0)
+    inst = _instances(a=dict(price_per_hour=3.6, billing=1, startup=5, speed=1, max_count=4),
+                      h=dict(price_per_hour=3.6, billing=3600, startup=0, speed=2, max_count=4))
+    sim = Simulator(inst, times, budget=8, replications=10)
+    one = sim.predict(Plan(even_stages(8, 1, "a", 1), 8))
+    assert np.all(one.times == 5 + 80) and np.all(one.costs == pytest.approx(3.6 * 85 / 3600))
+    four = sim.predict(Plan(even_stages(8, 1, "a", 4), 8))
+    assert np.all(four.times == 5 + 20)
+    hourly = sim.predict(Plan(even_stages(8, 1, "h", 2), 8))  # speed 2: 5 s trials, billed 1 h each
+    assert np.all(hourly.times == 20) and np.all(hourly.costs == pytest.approx(2 * 3.6))
+    # 4 workers until 1 trial ended, then 1: three machines go when their trials end at 5 + 10
+    shrink = sim.predict(Plan((Stage("a", 4, 1), Stage("a", 1, 8)), 8))
+    assert np.all(shrink.times == 5 + 10 + 40) and np.all(shrink.stage_starts[:, 1] == 15)
+    assert np.all(shrink.costs == pytest.approx(3.6 * (55 + 3 * 15) / 3600))
+
+
+def test_simulator_stops_the_trials_the_asha_rule_stops() -> None:
+    """One worker runs trials in order: the trials the simulator cuts short are the ones the real
+    SuccessiveHalving stops when fed the same values in the same order."""
+    times = TrialTimes(np.array([8.0]), 0.0, steps=8)
+    spec = "asha:min_resource=1,reduction_factor=2"
+    sim = Simulator(_instances(a=dict(price_per_hour=1, max_count=1)), times, 12, spec, replications=1)
+    time_asha = sim.predict(Plan(even_stages(12, 1, "a", 1), 12, spec)).times[0]
+    rule, ranks, expected = SuccessiveHalving(min_resource=1, reduction_factor=2), sim._ranks[0], 0.0
+    for trial in range(12):
+        for step in range(1, 9):
+            if rule.report(trial, step, ranks[trial]):
+                expected += step + 1  # a stopped trial ends at its next step (1 s each)
+                break
+        else:
+            expected += 8
+            rule.end(trial)
+    assert time_asha == pytest.approx(expected)
+    assert expected < 12 * 8  # some trials were stopped
+
+
+# --- the planner -------------------------------------------------------------------------------
+STRAGGLY = TrialTimes(np.array([50.0, 60, 70, 80, 240]), 1.0, steps=30)
+TYPES = _instances(small=dict(price_per_hour=0.2, billing=3600, startup=60, speed=1.0, max_count=16),
+                   big=dict(price_per_hour=0.7, billing=60, startup=120, speed=3.0, max_count=4))
+
+
+def test_planner_meets_the_deadline_in_simulation() -> None:
+    planner = Planner(TYPES, deadline=900, probability=0.9, stages=3).fit(STRAGGLY, 60)
+    assert planner.feasible_
+    assert planner.prediction_.time_at(0.9) <= 900
+    # fresh draws (another seed) of the chosen plan: it still ends by the deadline ~90 % of the time
+    check = Simulator(TYPES, STRAGGLY, 60, replications=400, seed=7).predict(planner.plan_)
+    assert check.p_deadline(900) >= 0.85
+    # and it is cheaper than the fastest plan it started from
+    assert planner.prediction_.cost() < planner.fastest_[1].cost()
+
+
+def test_planner_picks_the_cheaper_of_two_feasible_plans() -> None:
+    """Both all-small and all-big plans meet a loose deadline; the big machines, billed by the
+    minute, cost a tenth of the small ones billed by the hour, though the small plan is faster."""
+    deadline = 3000
+    planner = Planner(TYPES, deadline=deadline, probability=0.9, stages=2).fit(STRAGGLY, 40)
+    sim = planner.simulator_
+    small = sim.predict(Plan(even_stages(40, 2, "small", 16), 40))
+    big = sim.predict(Plan(even_stages(40, 2, "big", 4), 40))
+    assert small.time_at(0.9) < big.time_at(0.9) <= deadline  # both feasible, small the faster
+    assert big.cost() < small.cost()
+    assert {s.instance for s in planner.plan_.stages} == {"big"}
+    assert planner.prediction_.cost() <= big.cost()
+    reasons = " | ".join(a.reason for a in planner.rejected_)
+    assert "costs no less" in reasons or "misses the deadline" in reasons
+
+
+def test_planner_refuses_an_impossible_deadline_with_the_fastest_plan() -> None:
+    planner = Planner(TYPES, deadline=100, probability=0.9).fit(STRAGGLY, 60)
+    assert not planner.feasible_
+    fastest, prediction = planner.fastest_
+    assert planner.plan_ == fastest and fastest.stages[0] == Stage("small", 16, 20)
+    assert prediction.time_at(0.9) > 100
+
+
+# --- durations and the command -----------------------------------------------------------------
+def _store_with_durations(path: Path, durations: list[float], gap: float = 0.5) -> None:
+    """A real store whose trials ran one after another for ``durations`` seconds."""
+    with Store(path) as store:
+        for i, _ in enumerate(durations):
+            trial = store.start_trial({"x": 0.1 * i})
+            store.finish_trial(trial.id, TrialRecord(trial.name, {"x": 0.1 * i}, {}, {"cost": 1.0}))
+    clock = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    conn = sqlite3.connect(path)
+    for i, d in enumerate(durations):
+        start = clock + timedelta(seconds=gap)
+        clock = start + timedelta(seconds=d)
+        conn.execute("UPDATE trials SET started = ?, finished = ? WHERE id = ?",
+                     (start.isoformat(), clock.isoformat(), i))
+    conn.commit()
+    conn.close()
+
+
+def test_durations_from_a_store_and_a_table(tmp_path: Path) -> None:
+    store = tmp_path / "run.db"
+    _store_with_durations(store, [10.0, 20.0, 30.0])
+    trials = tmp_path / "run.trials" / "t0001"
+    trials.mkdir(parents=True)
+    (trials / "progress.jsonl").write_text("".join(json.dumps({"step": s, "value": 1.0}) + "\n"
+                                                   for s in range(1, 26)))
+    times = from_store(store)
+    assert sorted(times.durations) == pytest.approx([10, 20, 30])
+    assert times.ask_overhead == pytest.approx(0.5) and times.steps == 25
+    table = tmp_path / "table.csv"
+    table.write_text("trial,metric:run_s,objective:cost\nt0,2.5,1\nt1,3.5,2\n")
+    assert list(from_table(table, "run_s", scale=10).durations) == [25.0, 35.0]
+    with pytest.raises(ConfigError, match="no column 'wall'"):
+        from_table(table, "wall")
+    with pytest.raises(ConfigError, match="not a BoAnon run store"):
+        from_store(table)
+
+
+def test_plan_command_writes_a_plan_and_leaves_the_store_alone(tmp_path: Path) -> None:
+    store = tmp_path / "run.db"
+    _store_with_durations(store, [40.0, 50.0, 60.0, 200.0])
+    before = store.read_bytes()
+    instances = tmp_path / "instances.yaml"
+    instances.write_text("instances:\n  small: {price_per_hour: 0.2, billing: 1h, startup: 60s, "
+                         "max_count: 8}\n  big: {price_per_hour: 0.7, billing: 1m, startup: 2m, "
+                         "speed: 3, max_count: 4}\n")
+    out = tmp_path / "plan.json"
+    args = ["plan", str(ROOT / "examples" / "synthetic.yaml"), "--instances", str(instances),
+            "--store", str(store), "--budget", "30", "--replications", "50"]
+    result = CliRunner().invoke(main, [*args, "--deadline", "30m", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "predicted time: mean" in result.output and "rejected alternatives" in result.output
+    plan = PlanFile.load(out)
+    assert plan.plan.budget == 30 and plan.predicted["time_s"]["at_probability_0.9"] <= 1800
+    assert set(plan.instances) == {s.instance for s in plan.plan.stages}
+    assert store.read_bytes() == before and not Path(f"{store}-wal").exists()
+    refused = CliRunner().invoke(main, [*args, "--deadline", "5m"])
+    assert refused.exit_code == 1
+    assert "no plan ends by 300 s with probability 0.9: the fastest plan (" in refused.output
+    bad = CliRunner().invoke(main, [*args, "--deadline", "soon"])
+    assert bad.exit_code == 1 and "--deadline: value: expected a duration" in bad.output
+
+
+def test_plan_file_errors_name_the_field(tmp_path: Path) -> None:
+    good = PlanFile(Plan((Stage("a", 2, 5), Stage("a", 1, 10)), 10),
+                    _instances(a=dict(price_per_hour=1, max_count=2)))
+    path = tmp_path / "plan.json"
+    good.save(path)
+    assert PlanFile.load(path).plan == good.plan
+    data = json.loads(path.read_text())
+    data["stages"][1]["until_ended"] = 9
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="stages: the last stage must end at the budget"):
+        PlanFile.load(path)
+    data["stages"][1] = {"instance": "zz", "workers": 1, "until_ended": 10}
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=r"stages\[1\]\.instance: 'zz' is not in instances"):
+        PlanFile.load(path)
+
+
+def test_plan_command_profiles_the_system_without_a_store(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)  # examples.synthetic_system is imported from the current directory
+    before = set(ROOT.iterdir())
+    instances = tmp_path / "instances.yaml"
+    instances.write_text("instances: {local: {price_per_hour: 1, max_count: 2}}\n")
+    result = CliRunner().invoke(main, ["plan", "examples/synthetic.yaml", "--instances", str(instances),
+                                       "--deadline", "1h", "--profile", "2", "--budget", "10",
+                                       "--replications", "20"])
+    assert result.exit_code == 0, result.output
+    assert "2 trial durations from a profiling run of 2 trials of examples/synthetic.yaml" in result.output
+    assert "stage 1: 1 x local" in result.output  # an hour is plenty: one machine is cheapest
+    assert set(ROOT.iterdir()) == before  # the profiling store and trials were temporary

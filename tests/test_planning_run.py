@@ -1,0 +1,67 @@
+"""``boanon tune --plan`` end to end on a local Dask cluster scaled stage by stage."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+pytest.importorskip("distributed")
+
+from boanon.cli import main  # noqa: E402
+from boanon.planning.durations import TrialTimes  # noqa: E402
+from boanon.planning.instances import InstanceType  # noqa: E402
+from boanon.planning.plan import Plan, PlanFile, Stage  # noqa: E402
+from boanon.planning.simulator import Simulator  # noqa: E402
+from boanon.store import Store  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path]:
+    config = tmp_path / "sleepy.yaml"
+    config.write_text(yaml.safe_dump({
+        "space": {f"x{i}": {"type": "float", "low": 0.0, "high": 1.0, "default": 0.5} for i in range(2)},
+        "objectives": [{"name": "cost", "direction": "minimize"}], "strategy": "random",
+        "runner": {"callable": "examples.synthetic_system:evaluate",
+                   "options": {"seed": 0, "n_params": 2, "n_groups": 1, "delay": 0.5}}}))
+    instances = {"local": InstanceType("local", price_per_hour=3.6, billing=1, startup=3, max_count=2)}
+    plan = Plan((Stage("local", 1, 2), Stage("local", 2, 4), Stage("local", 1, 6)), budget=6)
+    predicted = Simulator(instances, TrialTimes(np.array([0.6]), 0.05), 6, replications=20).predict(plan)
+    path = tmp_path / "plan.json"
+    PlanFile(plan, instances, predicted.to_dict()).save(path)
+    return config, path
+
+
+@pytest.mark.slow  # starts a Dask cluster and grows it (10-25 s here)
+def test_tune_with_a_plan_scales_the_cluster_per_stage(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)  # examples.synthetic_system is imported from the current directory
+    config, plan = _files(tmp_path)
+    store = tmp_path / "run.db"
+    result = CliRunner().invoke(main, ["tune", str(config), "--plan", str(plan), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert "planned vs actual:" in result.output and "machines rented: 2" in result.output
+    with Store(store) as s:
+        trials = s.trials()
+    assert [t.status for t in trials] == ["done"] * 6  # shrinking killed no running trial
+    spans = [(datetime.fromisoformat(t.started), datetime.fromisoformat(t.finished)) for t in trials]
+    # stage 1 (one worker) until 2 trials ended: they ran one after the other; stage 2 grew the
+    # cluster to two workers ("machines rented: 2" above, whether or not the second came up in
+    # time to overlap two 0.5 s trials); stage 3 is one again: the last trial waited for all
+    assert spans[1][0] >= spans[0][1]
+    assert spans[5][0] >= max(end for _, end in spans[:5])
+
+
+def test_tune_refuses_options_that_contradict_the_plan(tmp_path: Path) -> None:
+    config, plan = _files(tmp_path)
+    for extra, message in ((["--budget", "7"], "budget: the plan is for 6 trials"),
+                           (["--workers", "3"], "stages: the plan sets the workers"),
+                           (["--dask", "tcp://10.0.0.1:8786"], "stages: boanon tune --plan scales a local")):
+        result = CliRunner().invoke(main, ["tune", str(config), "--plan", str(plan), "--store",
+                                           str(tmp_path / "x.db"), *extra])
+        assert result.exit_code == 1 and f"{plan}: {message}" in result.output
+    assert not (tmp_path / "x.db").exists()
