@@ -8,6 +8,7 @@ from boanon.cli.export import export_command
 from boanon.cli.generate import generate_command
 from boanon.cli.ingest import ingest_command
 from boanon.cli.learn import learn_command
+from boanon.cli.plot import plot_command
 from boanon.cli.status import status_command
 from boanon.cli.tune import tune_command
 
@@ -24,3 +25,4 @@ main.add_command(generate_command)
 main.add_command(tune_command)
 main.add_command(status_command)
 main.add_command(export_command)
+main.add_command(plot_command)

@@ -1,0 +1,142 @@
+"""``boanon plot`` and ``status --plot`` on real runs, and the readable view of a dense learned graph."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from boanon.cli import main
+from boanon.graph import CausalGraph
+from boanon.graph_render import render, to_dot, view
+from boanon.report import effect_sizes, effects, fit_surrogate, history, read_run
+from boanon.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+PNG = b"\x89PNG"
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot is not installed")
+
+
+def _invoke(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def run_db(tmp_path_factory) -> Path:
+    """A real single-objective structured run of the synthetic system: default, Sobol, then models."""
+    tmp = tmp_path_factory.mktemp("run")
+    data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
+    data.update(n_init=5, relearn_every=3)
+    config = tmp / "synthetic.yaml"
+    config.write_text(yaml.safe_dump(data))
+    store = tmp / "run.db"
+    mp = pytest.MonkeyPatch()
+    mp.chdir(ROOT)  # examples.synthetic_system is imported from the repository root
+    try:
+        _invoke("tune", str(config), "--budget", "9", "--store", str(store))
+    finally:
+        mp.undo()
+    return store
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:4] == PNG
+    return struct.unpack(">II", data[16:24])
+
+
+def test_status_plot_of_a_single_objective_run_draws_its_convergence(run_db, tmp_path):
+    # status --plot used to end in "a Pareto plot needs at least two objectives"
+    out = tmp_path / "status.png"
+    assert f"wrote {out}" in _invoke("status", str(run_db), "--plot", str(out))
+    assert _png_size(out)[0] > 0
+
+
+def test_history_has_the_best_so_far_and_the_default(run_db):
+    with Store(run_db) as store:
+        run = read_run(store)
+        h = history(run)
+        default = run.default()
+    assert list(h["trial"]) == [f"t{i:04d}" for i in range(9)]
+    best = h["best_cost"].to_numpy()
+    assert np.all(np.diff(best) <= 0) and best[-1] == h["cost"].min()
+    assert default is not None and default.name == "t0000" and default.config == run.space.default()
+    assert (h["duration_s"] >= 0).all()
+
+
+@pytest.mark.parametrize("kind", ["convergence", "effects", "graph"])
+def test_plot_kinds_write_images(run_db, tmp_path, kind):
+    if kind == "graph" and shutil.which("dot") is None:
+        pytest.skip("Graphviz dot is not installed")
+    out = tmp_path / f"{kind}.png"
+    _invoke("plot", str(run_db), "--kind", kind, "-o", str(out))
+    assert min(_png_size(out)) > 100
+
+
+def test_plot_pareto_of_a_single_objective_run_is_a_clear_error(run_db, tmp_path):
+    out = str(tmp_path / "p.png")
+    result = CliRunner().invoke(main, ["plot", str(run_db), "--kind", "pareto", "-o", out])
+    assert result.exit_code != 0 and "at least two objectives" in result.output
+
+
+def test_effects_sweep_each_parameter_around_the_best(run_db):
+    with Store(run_db) as store:
+        run = read_run(store)
+        best = run.best()
+        surrogate = fit_surrogate(run)
+    table = effects(surrogate, best.config, n_points=5)
+    assert set(table["param"]) == set(run.space.names)
+    assert (table.groupby("param").size() == 5).all()
+    row = table[table["param"] == "x3"].iloc[1]  # x3 = 0.25, the others at the best trial's values
+    config = {**best.config, "x3": row["value"]}
+    mean, sd = surrogate.predict([config], 4096, np.random.default_rng(1))["cost"]
+    assert row["value"] == 0.25 and abs(row["mean"] - mean[0]) < 4 * sd[0] / np.sqrt(64)
+    sizes = effect_sizes(table)
+    assert list(sizes["spread"]) == sorted(sizes["spread"], reverse=True)
+
+
+@pytest.fixture(scope="module")
+def sgd_graph(tmp_path_factory) -> CausalGraph:
+    out = tmp_path_factory.mktemp("sgd") / "graph.json"
+    mp = pytest.MonkeyPatch()
+    mp.chdir(ROOT)
+    try:
+        _invoke("learn", "datasets/sgd-googlenet", "--annotations", "examples/sgd-annotations.yaml",
+                "-o", str(out))
+    finally:
+        mp.undo()
+    return CausalGraph.load(out)
+
+
+def test_view_of_the_sgd_graph_is_focused_grouped_and_keeps_every_path(sgd_graph):
+    v = view(sgd_graph, ["iteration_time"])
+    g = v.graph.to_networkx()
+    assert v.hidden_edges > 0 and len(v.graph.edges) + v.hidden_edges <= len(sgd_graph.edges)
+    assert all(nx.has_path(g, n, "iteration_time") for n in g)  # no node drawn as a dead end
+    weight = {(e.source, e.target): e.weight for e in sgd_graph.edges}
+    for e in v.graph.edges:  # each kept edge is among its target's 3 heaviest or its source's heaviest
+        into = sorted((w for (s, t), w in weight.items() if t == e.target), reverse=True)
+        out = max(w for (s, t), w in weight.items() if s == e.source)
+        assert e.weight >= into[min(2, len(into) - 1)] or e.weight == out
+    assert {v.groups[f"m{i}_busy_s"] for i in range(10)} == {f"m{i}" for i in range(10)}
+    assert "worker_busy_max_s" not in v.groups  # the cluster-wide metrics stay outside the boxes
+    dot = to_dot(v)
+    assert 'subgraph "cluster_m3"' in dot and "cluster_legend" in dot
+    assert f"{v.hidden_edges} weaker edges hidden" in dot and "fallback: no learned path" in dot
+
+
+@needs_dot
+def test_the_sgd_graph_renders_as_a_page_not_a_strip(sgd_graph, tmp_path):
+    whole = _png_size(render(sgd_graph, tmp_path / "whole.png"))
+    focused = _png_size(render(view(sgd_graph, ["iteration_time"]), tmp_path / "view.png"))
+    ratio = max(focused) / min(focused)
+    assert ratio < 3, focused  # the old rendering of the whole graph was 26:1
+    assert max(whole) / min(whole) < 10, whole
