@@ -46,6 +46,12 @@ def plain_config(space: Space, config: Mapping[str, Value]) -> dict[str, Value]:
     return {name: plain_value(p, config[name]) for name, p in space.params.items() if name in config}
 
 
+def config_line(space: Space, config: Mapping[str, Value]) -> str:
+    """``a=1 b=0.25 c=true`` with the values of :func:`plain_config`, for one-line summaries."""
+    values = plain_config(space, config)
+    return " ".join(f"{k}={yaml.safe_dump(v).splitlines()[0]}" for k, v in values.items())
+
+
 def human_size(n: int) -> str:
     """``67108864`` -> ``64 MiB``."""
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import click
 
+from boanon.best import config_line
 from boanon.errors import ConfigError
 from boanon.multiobjective import (
     OutputConstraint,
@@ -15,6 +16,7 @@ from boanon.multiobjective import (
     table_hypervolume,
 )
 from boanon.objectives import Objective, parse_objectives
+from boanon.report import read_run
 from boanon.store import Store
 from boanon.tuner import best_trial
 
@@ -83,7 +85,7 @@ def summary(store: Store, n_failures: int = 10) -> str:
         if best is not None:
             lines.append(f"best {o.name}: {best.objectives[o.name]:.6g} in {best.name} "
                          f"[{best.surrogate}]")
-            lines.append("  " + " ".join(f"{k}={v}" for k, v in best.config.items()))
+            lines.append("  " + config_line(read_run(store).space, best.config))
     if done and (len(objectives) > 1 or constraints):
         table = store.to_table(("done",))  # as the best trials above: runs cut short are left out
         lines.append(format_front(table, objectives, constraints))
