@@ -9,7 +9,6 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from boanon.cli import main
@@ -30,21 +29,9 @@ def _invoke(*args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def run_db(tmp_path_factory) -> Path:
+def run_db(tmp_path_factory, synthetic_run) -> Path:
     """A real single-objective structured run of the synthetic system: default, Sobol, then models."""
-    tmp = tmp_path_factory.mktemp("run")
-    data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
-    data.update(n_init=5, relearn_every=3)
-    config = tmp / "synthetic.yaml"
-    config.write_text(yaml.safe_dump(data))
-    store = tmp / "run.db"
-    mp = pytest.MonkeyPatch()
-    mp.chdir(ROOT)  # examples.synthetic_system is imported from the repository root
-    try:
-        _invoke("tune", str(config), "--budget", "9", "--store", str(store))
-    finally:
-        mp.undo()
-    return store
+    return synthetic_run(tmp_path_factory.mktemp("run"), budget=9)
 
 
 def _png_size(path: Path) -> tuple[int, int]:

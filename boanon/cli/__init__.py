@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from boanon.cli.explain import explain_command
 from boanon.cli.export import export_command
 from boanon.cli.generate import generate_command
 from boanon.cli.ingest import ingest_command
@@ -26,3 +27,4 @@ main.add_command(tune_command)
 main.add_command(status_command)
 main.add_command(export_command)
 main.add_command(plot_command)
+main.add_command(explain_command)

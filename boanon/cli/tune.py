@@ -24,6 +24,9 @@ from boanon.parallel import supports_progress, tune_parallel
 from boanon.store import Store, StoredTrial
 from boanon.tuner import STRATEGIES, Tuner, best_trial, is_feasible
 
+CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
+"""Store notes: where the run's YAML and trial directories are (``boanon explain --measure``)."""
+
 
 @click.command("tune")
 @click.argument("config_file", metavar="CONFIG.yaml", type=click.Path(exists=True, dir_okay=False))
@@ -84,6 +87,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):
                 path.unlink(missing_ok=True)
         raise click.ClickException(str(exc)) from exc
+    tuner.store.set_note(CONFIG_NOTE, str(Path(config_file).resolve()))
+    tuner.store.set_note(TRIALS_NOTE, str(trials.resolve()))
     signal.signal(signal.SIGTERM, _interrupt)  # a polite kill stops as cleanly as Ctrl-C
     warnings.filterwarnings("ignore", category=ConvergenceWarning)  # GP fits: noise, not news
     start = tuner.n_trials()
