@@ -32,11 +32,18 @@ from boanon.table import TRIAL, write_table
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Format of the configuration: yaml, options (RocksDB OPTIONS file) or db_bench "
                    "(flags); default from the output's name.")
+@click.option("--optuna", "optuna_url", default=None, metavar="STORAGE_URL",
+              help="Write the run into an Optuna storage (e.g. sqlite:///optuna.db) for optuna-dashboard "
+                   "and Optuna's plots; needs the optuna extra. A later export replaces the study.")
+@click.option("--study-name", default=None, help="With --optuna: the study's name (default: the store's).")
 def export_command(store_file: str, output: str, pareto: bool | None, best: bool, trial_id: str | None,
-                   objective: str | None, fmt: str | None) -> None:
+                   objective: str | None, fmt: str | None, optuna_url: str | None,
+                   study_name: str | None) -> None:
     """Write the finished trials of a run as CSV, one row per trial (failed trials left out), or
     with --best / --trial one configuration as a file."""
-    if best or trial_id is not None:
+    if optuna_url is not None:
+        _export_optuna(store_file, optuna_url, study_name)
+    elif best or trial_id is not None:
         _export_config(store_file, output, trial_id, objective, fmt)
     else:
         _export_table(store_file, output, pareto)
@@ -75,6 +82,22 @@ def _export_config(store_file: str, output: str, trial_id: str | None, objective
         with open(output, "w") as fh:
             fh.write(text)
         click.echo(f"wrote the configuration of {trial.name} to {output}", err=True)
+
+
+def _export_optuna(store_file: str, url: str, study_name: str | None) -> None:
+    try:
+        import optuna  # noqa: F401
+
+        from boanon.optuna_export import export_to_optuna
+    except ImportError:
+        raise click.ClickException("--optuna needs Optuna: pip install 'boanon[optuna]'") from None
+    with open_store(store_file) as store:
+        try:
+            name, n = export_to_optuna(read_run(store), url, study_name)
+        except (ValueError, KeyError) as exc:
+            raise click.ClickException(f"{store_file}: {exc}") from None
+    click.echo(f"wrote {n} trials to Optuna study {name!r} in {url}; look at it with: "
+               f"optuna-dashboard {url}", err=True)
 
 
 def _export_table(store_file: str, output: str, pareto: bool | None) -> None:

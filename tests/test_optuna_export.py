@@ -1,0 +1,54 @@
+"""``boanon export --optuna``: a run read back by Optuna itself, as optuna-dashboard reads it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from boanon.cli import main
+from boanon.store import Store
+
+optuna = pytest.importorskip("optuna")
+
+
+@pytest.fixture(scope="module")
+def run_db(tmp_path_factory, synthetic_run) -> Path:
+    return synthetic_run(tmp_path_factory.mktemp("optuna"), budget=7)
+
+
+def _export(run_db: Path, url: str, *extra: str):
+    return CliRunner().invoke(main, ["export", str(run_db), "--optuna", url, *extra])
+
+
+def test_optuna_reads_the_run_back(run_db, tmp_path):
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    result = _export(run_db, url)
+    assert result.exit_code == 0, result.output
+    with Store(run_db) as store:
+        trials = store.trials()
+        best = min(trials, key=lambda t: t.objectives["cost"])
+    study = optuna.load_study(study_name="run", storage=url)
+    assert study.direction == optuna.study.StudyDirection.MINIMIZE and study.metric_names == ["cost"]
+    assert [t.params for t in study.trials] == [t.config for t in trials]
+    assert [t.value for t in study.trials] == [t.objectives["cost"] for t in trials]
+    assert study.best_value == best.objectives["cost"]
+    assert study.best_trial.user_attrs["boanon_trial"] == best.name
+    assert study.trials[0].user_attrs["reason"] == "initial design: the default configuration"
+    assert study.trials[0].distributions["x0"] == optuna.distributions.FloatDistribution(0.0, 1.0)
+    assert all(t.duration is not None and t.duration.total_seconds() >= 0 for t in study.trials)
+    # Optuna's own analyses run on it
+    importances = optuna.importance.get_param_importances(study)
+    assert set(importances) == {f"x{i}" for i in range(12)}
+    from optuna.visualization.matplotlib import plot_optimization_history
+
+    assert plot_optimization_history(study) is not None
+
+    # exporting again (a run that went on) replaces the study; another study of that name is kept
+    assert _export(run_db, url).exit_code == 0
+    assert len(optuna.get_all_study_names(url)) == 1
+    optuna.create_study(study_name="mine", storage=url)
+    clash = _export(run_db, url, "--study-name", "mine")
+    assert clash.exit_code != 0 and "already holds a study 'mine'" in clash.output
+    assert len(optuna.load_study(study_name="mine", storage=url).trials) == 0
