@@ -106,3 +106,14 @@ def test_without_statistics_or_objectives_the_error_says_what_is_missing(tmp_pat
         shutil.copy(f, trial / f.name)
     with pytest.raises(LogParseError, match="no db_bench stdout, no objectives.json/.csv, and no statistics"):
         get_adapter("rocksdb").parse_trial(trial)
+
+
+def test_an_application_run_by_the_command_runner_keeps_its_own_stdout(database, tmp_path):
+    # the command runner leaves config.json and the application's stdout.txt beside its files
+    trial = _trial(database, tmp_path / "t")
+    (trial / "config.json").write_text(json.dumps({"write_buffer_size": MiB}))
+    (trial / "stdout.txt").write_text("my-app 1.2: opened RocksDB at /data/db\nserved 1250 requests/s\n")
+    (trial / "objectives.json").write_text(json.dumps({"requests_per_sec": 1250.0}))
+    assert detect_adapter([trial]).name == "rocksdb"
+    record = get_adapter("rocksdb").parse_trial(trial)
+    assert record.objectives == {"requests_per_sec": 1250.0} and record.metrics["number_keys_read"] > 0

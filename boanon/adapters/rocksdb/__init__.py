@@ -7,7 +7,9 @@ none. Only ``LOG`` is read: ``LOG.old.*`` are the logs of earlier opens of the d
 may have run with other options. Without ``stdout.txt`` (and without the runner's
 ``config.json``) the directory is an application's (RocksDB embedded, no db_bench): its
 metrics come from the LOG, including its last statistics dump, and its objectives from
-``objectives.json`` or ``objectives.csv`` (:mod:`.objectives`); without those, a run tunes one
+``objectives.json`` or ``objectives.csv`` (:mod:`.objectives`); an application tuned through
+the ``command`` runner has a ``stdout.txt`` and ``config.json`` of its own, and an objectives
+file (``{}`` at least) tells it from db_bench's. Without objectives, a run tunes one
 of the LOG's metrics (``number_keys_read_per_sec``...) named as its objective.
 
 Runs repeated by the ``rocksdb`` runner live in ``repeat-<k>/`` sub-directories: their
@@ -22,6 +24,7 @@ benchmark it cut) takes that benchmark's objectives from db_bench's ``report.csv
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +32,7 @@ from pathlib import Path
 from boanon.adapters.base import Adapter, register_adapter
 from boanon.adapters.files import CONFIG_FILE, find_file, head, read_config, read_text, require_file
 from boanon.adapters.rocksdb.log import parse_log
-from boanon.adapters.rocksdb.objectives import user_objectives
+from boanon.adapters.rocksdb.objectives import OBJECTIVES_FILES, user_objectives
 from boanon.adapters.rocksdb.options import options_in_force, parse_options
 from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report, report_objectives
 from boanon.adapters.rocksdb.stdout import parse_stdout
@@ -40,6 +43,8 @@ STDOUT_FILE = "stdout.txt"
 LOG_FILE = "LOG"
 REPEAT_PREFIX = "repeat-"
 REFERENCE_DIR = "reference"
+_DB_BENCH_STDOUT = re.compile(r"^(Initializing RocksDB Options from|RocksDB:\s+version)", re.MULTILINE)
+"""How db_bench's stdout starts (7.x: the options' origin; older: the version banner)."""
 STOPPED_FILE = "stopped.json"
 """Written by the runner in a run it stopped early: ``{"benchmark": <the one cut short>, ...}``."""
 
@@ -57,8 +62,7 @@ class RocksDBAdapter(Adapter):
     name = "rocksdb"
 
     def detect(self, trial_dir: Path) -> bool:
-        stdout = find_file(trial_dir, STDOUT_FILE)
-        return (stdout is not None and "RocksDB" in head(stdout)) or (
+        return _db_bench_stdout(trial_dir) or (
             options_in_force(trial_dir) is not None and find_file(trial_dir, LOG_FILE) is not None)
 
     def parse_trial(self, trial_dir: Path) -> TrialRecord:
@@ -97,8 +101,8 @@ def parse_run(run_dir: Path) -> Run:
                             "nor a copied OPTIONS)")
     params = parse_options(options)
     stopped = (run_dir / STOPPED_FILE).is_file()
-    if find_file(run_dir, STDOUT_FILE) is None and not (run_dir / CONFIG_FILE).is_file() and not stopped:
-        return _application_run(run_dir, params)  # no trace of the rocksdb runner
+    if not (stopped or _ran_db_bench(run_dir)):
+        return _application_run(run_dir, params)
     log = parse_log(require_file(run_dir, LOG_FILE), _num_levels(params), complete=not stopped)
     stdout = parse_stdout(require_file(run_dir, STDOUT_FILE))
     if stopped:
@@ -107,6 +111,23 @@ def parse_run(run_dir: Path) -> Run:
         stdout.objectives.update(objectives)
         stdout.metrics.update(metrics)
     return Run({**params, **log.params}, {**stdout.metrics, **log.metrics}, stdout.objectives)
+
+
+def _ran_db_bench(run_dir: Path) -> bool:
+    """Whether db_bench made this run (its stdout is read, and a missing or broken one is an
+    error): a ``stdout.txt`` that starts as db_bench's, or a runner's ``config.json`` without an
+    objectives file. An application run by the ``command`` runner has a ``stdout.txt`` of its
+    own: its objectives file (``{}`` when the LOG's metrics are the objectives) tells it apart."""
+    if _db_bench_stdout(run_dir):
+        return True
+    has_objectives = any(find_file(run_dir, name) for name in OBJECTIVES_FILES)
+    has_stdout = find_file(run_dir, STDOUT_FILE) is not None
+    return (has_stdout or (run_dir / CONFIG_FILE).is_file()) and not has_objectives
+
+
+def _db_bench_stdout(run_dir: Path) -> bool:
+    stdout = find_file(run_dir, STDOUT_FILE)
+    return stdout is not None and _DB_BENCH_STDOUT.search(head(stdout)) is not None
 
 
 def _application_run(run_dir: Path, params: dict[str, Value]) -> Run:
