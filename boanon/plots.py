@@ -23,14 +23,24 @@ STATUS_STYLE = {"done": ("o", "tab:blue"), "stopped": ("v", "tab:orange"), "fail
 
 
 def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], path: str | Path,
-                     default: dict[str, float] | None = None, title: str = "") -> Path:
+                     default: dict[str, float] | None = None, title: str = "",
+                     hypervolume: pd.DataFrame | None = None) -> Path:
     """Each trial's objective value and the best so far against the trial number, one panel per
     objective; the default configuration's value (``default[name]``) is a dashed line, failed
-    trials are red crosses at the bottom of the panel."""
-    fig, axes = plt.subplots(len(objectives), 1, figsize=(7, 3.2 * len(objectives)), squeeze=False,
-                             sharex=True)
+    trials are red crosses at the bottom of the panel. ``hypervolume`` (of
+    :func:`boanon.report.hypervolume_history`) adds a panel of the front's hypervolume."""
+    panels = len(objectives) + (hypervolume is not None)
+    fig, axes = plt.subplots(panels, 1, figsize=(7, 3.2 * panels), squeeze=False, sharex=True)
     x = np.arange(1, len(history) + 1)
-    for ax, o in zip(axes[:, 0], objectives, strict=True):
+    if hypervolume is not None:
+        ax = axes[-1, 0]
+        at = x[history["trial"].isin(hypervolume["trial"]).to_numpy()]
+        ax.step(at, hypervolume["hypervolume"].to_numpy(), where="post", c="k", lw=1.5)
+        ref = ", ".join(f"{k}={v:.4g}" for k, v in hypervolume.attrs.get("reference_point", {}).items())
+        ax.set_ylabel("hypervolume")
+        ax.set_title(f"hypervolume of the feasible front (reference point {ref})", fontsize=9)
+        ax.grid(alpha=0.3)
+    for ax, o in zip(axes[:, 0], objectives, strict=False):
         y = history[o.name].to_numpy(dtype=float)
         for status, (marker, colour) in STATUS_STYLE.items():
             rows = (history["status"] == status).to_numpy()

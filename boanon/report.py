@@ -18,7 +18,14 @@ import pandas as pd
 from boanon.graph import CausalGraph
 from boanon.models import DAGSurrogate, PlainGPSurrogate, Surrogate
 from boanon.models.threads import single_blas_thread
-from boanon.multiobjective import OutputConstraint, parse_output_constraints
+from boanon.multiobjective import (
+    OutputConstraint,
+    hypervolume_trace,
+    objective_matrix,
+    observed_feasible,
+    parse_output_constraints,
+    reference_point,
+)
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Categorical, Space
 from boanon.store import Store, StoredTrial
@@ -107,6 +114,25 @@ def history(run: RunView) -> pd.DataFrame:
     columns = [TRIAL, "id", "status", "surrogate", "reason", "started", "duration_s", "feasible", "error"]
     columns += [c for o in run.objectives for c in (o.name, f"best_{o.name}")]
     return pd.DataFrame(rows, columns=columns)
+
+
+def hypervolume_history(run: RunView) -> pd.DataFrame:
+    """``trial, hypervolume``: the hypervolume of the feasible finished trials after each of
+    them (trials that ran to the end, as the front is read), with one reference point inferred
+    from all of them so the values compare over time; it is in ``attrs["reference_point"]`` (the
+    objectives' units)."""
+    table = with_objectives(run.store.to_table(("done",)), [o.name for o in run.objectives],
+                            [c.name for c in run.constraints])
+    out = pd.DataFrame({TRIAL: table[TRIAL] if len(table) else [], "hypervolume": np.zeros(len(table))})
+    points = objective_matrix(table, run.objectives) if len(table) else np.zeros((0, len(run.objectives)))
+    valid = observed_feasible(table, run.constraints) & np.all(np.isfinite(points), axis=1)
+    if not valid.any():
+        return out
+    ref = [float(o.from_minimize(v)) for o, v in zip(run.objectives, reference_point(
+        run.objectives, None, points, valid), strict=True)]
+    out["hypervolume"] = hypervolume_trace(table, run.objectives, ref, run.constraints)
+    out.attrs["reference_point"] = dict(zip([o.name for o in run.objectives], ref, strict=True))
+    return out
 
 
 def duration_s(trial: StoredTrial) -> float:

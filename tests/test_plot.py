@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from boanon.cli import main
 from boanon.graph import CausalGraph
 from boanon.graph_render import render, to_dot, view
-from boanon.report import effect_sizes, effects, fit_surrogate, history, read_run
+from boanon.multiobjective import table_hypervolume
+from boanon.report import effect_sizes, effects, fit_surrogate, history, hypervolume_history, read_run
 from boanon.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,3 +128,27 @@ def test_the_sgd_graph_renders_as_a_page_not_a_strip(sgd_graph, tmp_path):
     ratio = max(focused) / min(focused)
     assert ratio < 3, focused  # the old rendering of the whole graph was 26:1
     assert max(whole) / min(whole) < 10, whole
+
+
+def test_a_multiobjective_convergence_has_the_hypervolume_over_trials(tmp_path):
+    config = ROOT / "examples" / "synthetic-multiobjective.yaml"
+    store = tmp_path / "mo.db"
+    mp = pytest.MonkeyPatch()
+    mp.chdir(ROOT)
+    try:
+        _invoke("tune", str(config), "--budget", "8", "--store", str(store))
+    finally:
+        mp.undo()
+    with Store(store) as s:
+        run = read_run(s)
+        hv = hypervolume_history(run)
+        table = s.to_table(("done",))
+    assert list(hv["trial"]) == list(table["trial"])
+    values = hv["hypervolume"].to_numpy()
+    assert np.all(np.diff(values) >= 0) and values[-1] > 0
+    ref = [hv.attrs["reference_point"][o.name] for o in run.objectives]
+    assert values[-1] == pytest.approx(table_hypervolume(table, run.objectives, run.constraints, ref))
+    out = tmp_path / "mo.png"
+    _invoke("plot", str(store), "-o", str(out))
+    width, height = _png_size(out)
+    assert height > width  # three panels: two objectives and the hypervolume

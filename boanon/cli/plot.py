@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 
 from boanon.cli.status import open_store
-from boanon.report import RunView, effect_sizes, effects, fit_surrogate, history, read_run
+from boanon.report import (
+    RunView,
+    effect_sizes,
+    effects,
+    fit_surrogate,
+    history,
+    hypervolume_history,
+    read_run,
+)
 
 KINDS = ("convergence", "graph", "pareto", "effects")
 
@@ -55,7 +63,8 @@ def _convergence(run: RunView, output: str) -> None:
 
     default = run.default()
     plot_convergence(history(run), run.objectives, output,
-                     default=None if default is None else default.objectives)
+                     default=None if default is None else default.objectives,
+                     hypervolume=hypervolume_history(run) if len(run.objectives) > 1 else None)
 
 
 def _effects(run: RunView, output: str, objective: str | None) -> None:
