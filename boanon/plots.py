@@ -74,8 +74,11 @@ def plot_effects(effects: pd.DataFrame, sizes: pd.DataFrame, objective: Objectiv
                  at: dict[str, object] | None = None, top: int = 12, title: str = "") -> Path:
     """The model's mean (and one standard deviation) of ``objective`` as each of the ``top``
     parameters with the largest effect is swept while the others stay put; the value they stay
-    at (``at``) is marked."""
-    names = sizes[sizes["objective"] == objective.name]["param"].head(top).tolist()
+    at (``at``) is marked; with a ``via`` column (the graph's metrics between the parameter and
+    the objective), each panel names the first of them."""
+    rows_of = sizes[sizes["objective"] == objective.name].head(top)
+    names = rows_of["param"].tolist()
+    via = dict(zip(names, rows_of["via"], strict=True)) if "via" in rows_of else {}
     if not names:
         raise ValueError(f"no effects computed for objective {objective.name!r}")
     cols = min(4, len(names))
@@ -95,7 +98,9 @@ def plot_effects(effects: pd.DataFrame, sizes: pd.DataFrame, objective: Objectiv
         if at is not None and name in at:
             v = at[name]
             ax.axvline(float(v) if numeric else values.index(v), c="k", ls=":", lw=1)
-        ax.set_title(name, fontsize=9)
+        metrics = via.get(name, "").split(", ") if via.get(name) else []
+        more = f" +{len(metrics) - 1}" if len(metrics) > 1 else ""
+        ax.set_title(name + (f"\nvia {metrics[0]}{more}" if metrics else ""), fontsize=9)
         ax.grid(alpha=0.3)
     for ax in axes.flat[len(names):]:
         ax.set_visible(False)

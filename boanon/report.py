@@ -8,14 +8,17 @@ trials and graphs): no tuning YAML is needed to look at a run.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import networkx as nx
 import numpy as np
 import pandas as pd
 
 from boanon.graph import CausalGraph
+from boanon.graph_render import ENTITY
 from boanon.models import DAGSurrogate, PlainGPSurrogate, Surrogate
 from boanon.models.threads import single_blas_thread
 from boanon.multiobjective import (
@@ -186,10 +189,28 @@ def effects(surrogate: Surrogate, at: dict[str, Value], n_points: int = 21, n_sa
     return pd.DataFrame(rows, columns=["param", "value", "objective", "mean", "sd"])
 
 
-def effect_sizes(table: pd.DataFrame) -> pd.DataFrame:
+def effect_sizes(table: pd.DataFrame, graph: CausalGraph | None = None) -> pd.DataFrame:
     """Per parameter and objective, how far the model's mean moves across the sweep of
-    :func:`effects` (``spread`` = max - min of the mean), largest first."""
+    :func:`effects` (``spread`` = max - min of the mean), largest first; with the run's
+    ``graph``, ``via``: the metrics on the parameter's paths to the objective (comma-separated,
+    nearest the parameter first)."""
     grouped = table.groupby(["objective", "param"], sort=False)["mean"]
     out = grouped.agg(low="min", high="max").reset_index()
     out["spread"] = out["high"] - out["low"]
+    if graph is not None:
+        g = graph.to_networkx()
+        pairs = zip(out["param"], out["objective"], strict=True)
+        out["via"] = [", ".join(_between(g, p, o)) for p, o in pairs]
     return out.sort_values(["objective", "spread"], ascending=[True, False], ignore_index=True)
+
+
+def _between(g: nx.DiGraph, source: str, target: str) -> list[str]:
+    """The nodes on directed paths from ``source`` to ``target`` (neither end included), nearest
+    ``source`` first, and at the same distance those of its own entity (``m3_worker``: ``m3_*``)."""
+    if source not in g or target not in g:
+        return []
+    hops = nx.shortest_path_length(g, source)
+    entity = re.match(ENTITY, source)
+    own = entity[1] if entity else None
+    return sorted(nx.descendants(g, source) & nx.ancestors(g, target),
+                  key=lambda n: (hops[n], not (own and n.startswith(own)), n))

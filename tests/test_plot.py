@@ -8,6 +8,7 @@ from pathlib import Path
 
 import networkx as nx
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -87,8 +88,26 @@ def test_effects_sweep_each_parameter_around_the_best(run_db):
     config = {**best.config, "x3": row["value"]}
     mean, sd = surrogate.predict([config], 4096, np.random.default_rng(1))["cost"]
     assert row["value"] == 0.25 and abs(row["mean"] - mean[0]) < 4 * sd[0] / np.sqrt(64)
-    sizes = effect_sizes(table)
+    sizes = effect_sizes(table, run.graph)
     assert list(sizes["spread"]) == sorted(sizes["spread"], reverse=True)
+    g = run.graph.to_networkx()
+    for row in sizes.itertuples():  # the metrics between the parameter and the objective
+        via = set(row.via.split(", ")) - {""}
+        assert all(nx.has_path(g, row.param, m) and nx.has_path(g, m, "cost") for m in via)
+
+
+def test_effect_sizes_name_the_metrics_on_each_parameters_paths():
+    graph = CausalGraph.from_dict({
+        "nodes": [{"id": n, "role": r} for n, r in (
+            ("a", "param"), ("b", "param"), ("m1", "metric"), ("m2", "metric"), ("side", "metric"),
+            ("cost", "objective"))],
+        "edges": [{"source": s, "target": t} for s, t in (("a", "m1"), ("m1", "m2"), ("m2", "cost"),
+                                                          ("a", "side"), ("b", "cost"))]})
+    table = pd.DataFrame({"param": ["a", "a", "b", "b"], "value": [0, 1, 0, 1], "objective": "cost",
+                          "mean": [1.0, 3.0, 1.0, 1.5], "sd": 0.1})
+    sizes = effect_sizes(table, graph)
+    assert list(sizes["param"]) == ["a", "b"] and list(sizes["spread"]) == [2.0, 0.5]
+    assert list(sizes["via"]) == ["m1, m2", ""]  # not "side": it does not reach the objective
 
 
 @pytest.fixture(scope="module")

@@ -78,7 +78,7 @@ def _effects(run: RunView, output: str, objective: str | None) -> None:
         raise ValueError("no finished feasible trial yet: nothing to model")
     surrogate = fit_surrogate(run)
     table = effects(surrogate, best.config)
-    plot_effects(table, effect_sizes(table), chosen, output, at=best.config,
+    plot_effects(table, effect_sizes(table, run.graph), chosen, output, at=best.config,
                  title=f"{surrogate.name} model of {chosen.name} around the best trial {best.name} "
                        "(dotted); band: one standard deviation")
 
