@@ -41,7 +41,8 @@ def ablation_path(surrogate: Surrogate, start: Mapping[str, Value], end: Mapping
                   objective: Objective, n_samples: int = 256, seed: int = 0) -> pd.DataFrame:
     """The greedy path from ``start`` to ``end`` by the model's predicted mean of ``objective``.
 
-    Rows ``step, param, from, to, config, mean, sd, gain, share``: ``gain`` is how much the step
+    Rows ``step, param, old, new, config, mean, sd, gain, share`` (``old`` and ``new``: the
+    parameter's value before and after the step): ``gain`` is how much the step
     improved the prediction (positive = better, in the objective's units), ``share`` its part of
     the whole path's predicted improvement. A change that breaks a constraint on its own waits
     until it does not; changes that never can are made together in the last step (``param``
@@ -52,7 +53,7 @@ def ablation_path(surrogate: Surrogate, start: Mapping[str, Value], end: Mapping
     remaining = changed(space, start, end)
     rows: list[dict[str, Any]] = []
     mean, sd = _predict(surrogate, [current], objective, n_samples, seed)
-    rows.append({"step": 0, "param": START, "from": None, "to": None, "config": dict(current),
+    rows.append({"step": 0, "param": START, "old": None, "new": None, "config": dict(current),
                  "mean": mean[0], "sd": sd[0]})
     while remaining:
         candidates = [(n, {**current, n: end[n]}) for n in remaining]
@@ -63,8 +64,8 @@ def ablation_path(surrogate: Surrogate, start: Mapping[str, Value], end: Mapping
         k = int(np.argmin(objective.to_minimize(means)))
         name, current = candidates[k]
         names = name.split("+")
-        rows.append({"step": len(rows), "param": name, "from": _joined(start, names),
-                     "to": _joined(end, names), "config": dict(current), "mean": means[k], "sd": sds[k]})
+        rows.append({"step": len(rows), "param": name, "old": _joined(start, names),
+                     "new": _joined(end, names), "config": dict(current), "mean": means[k], "sd": sds[k]})
         remaining = [n for n in remaining if n not in names]
     table = pd.DataFrame(rows)
     improvement = objective.to_minimize(table["mean"].to_numpy())

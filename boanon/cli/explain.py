@@ -14,6 +14,7 @@ from boanon.cli.tune import CONFIG_NOTE, TRIALS_NOTE
 from boanon.errors import ConfigError
 from boanon.explain import START, ablation_path, metric_moves
 from boanon.report import RunView, fit_surrogate, read_run
+from boanon.space import Space
 from boanon.store import StoredTrial
 from boanon.tuner import store_result
 
@@ -82,9 +83,8 @@ def _path_text(path: pd.DataFrame, run: RunView, model: str, objective: str, def
         if row.param == START:
             what, observed = f"default ({default.name})", default.objectives[objective]
         else:
-            old = plain_config(space, {row.param: row._3}) if row.param in space.params else {}
-            new = plain_config(space, {row.param: row.to}) if row.param in space.params else {}
-            what = f"{row.step:>2}. {row.param} {old.get(row.param, row._3)} -> {new.get(row.param, row.to)}"
+            what = f"{row.step:>2}. {row.param} {_shown(space, row.param, row.old)} -> " \
+                f"{_shown(space, row.param, row.new)}"
             trial = target if row.step == len(path) - 1 else measured.get(row.step)
             observed = None if trial is None else trial.objectives.get(objective)
         line = f"  {what:<48} {row.mean:>10.4g} +- {row.sd:<8.2g}"
@@ -102,6 +102,11 @@ def _path_text(path: pd.DataFrame, run: RunView, model: str, objective: str, def
         lines.append(f"{len(top)} of {len(steps)} changes give {top['share'].sum():.0%} of the predicted "
                      f"improvement: {', '.join(top['param'])}")
     return "\n".join(lines)
+
+
+def _shown(space: Space, name: str, value: object) -> object:
+    """A value as export writes it (several parameters changed together are shown as stored)."""
+    return plain_config(space, {name: value})[name] if name in space.params else value
 
 
 def _moves_text(moves: pd.DataFrame, n: int, has_graph: bool) -> str:
