@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from boanon.cli import main
 from boanon.store import Store
+from boanon.table import TrialRecord
 
 optuna = pytest.importorskip("optuna")
 
@@ -53,3 +54,25 @@ def test_optuna_reads_the_run_back(run_db, tmp_path):
     clash = _export(run_db, url, "--study-name", "mine")
     assert clash.exit_code != 0 and "already holds a study 'mine'" in clash.output
     assert len(optuna.load_study(study_name="mine", storage=url).trials) == 0
+
+
+def test_failed_stopped_and_running_trials(run_db, tmp_path):
+    store_path = tmp_path / "more.db"
+    with Store(run_db) as store:
+        store._conn.execute(f"VACUUM INTO '{store_path}'")
+    with Store(store_path) as store:
+        config = store.trial(0).config
+        failed = store.start_trial(config, surrogate="user")
+        store.fail_trial(failed.id, "TrialFailed: exit status 1")
+        stopped = store.start_trial(config, surrogate="user")
+        store.finish_trial(stopped.id, TrialRecord(stopped.name, config, {}, {"cost": 99.0}), stopped=True)
+        store.start_trial(config, surrogate="user")  # still running: left out
+        n = len(store.trials())
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    assert _export(store_path, url).exit_code == 0
+    trials = optuna.load_study(study_name="more", storage=url).trials
+    assert len(trials) == n - 1
+    assert trials[-2].state == optuna.trial.TrialState.FAIL
+    assert trials[-2].user_attrs["error"] == "TrialFailed: exit status 1"
+    assert trials[-1].state == optuna.trial.TrialState.PRUNED
+    assert trials[-1].user_attrs["objectives_when_stopped"] == {"cost": 99.0}
