@@ -15,7 +15,7 @@ system:
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,zigzag,dask,bench]'
+	$(BIN)/python -m pip install -q -e '.[dev,zigzag,dask,optuna,bench]'
 	touch $(STAMP)
 
 # The SGD cluster end to end from its logs alone (docs/sgd.md), a few minutes: read the 40-trial

@@ -41,7 +41,7 @@ class Edge:
         return out
 
 
-@dataclass
+@dataclass(repr=False)
 class CausalGraph:
     """Nodes with roles, directed edges with optional weight and stability, node models."""
 
@@ -49,6 +49,13 @@ class CausalGraph:
     edges: list[Edge] = field(default_factory=list)
     node_models: dict[str, dict[str, Any]] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """One line: ``print(graph)`` of a learned graph would otherwise dump tens of kilobytes."""
+        counts = ", ".join(f"{n} {r}{'s' if n != 1 else ''}" for r in ROLES if (n := len(self.nodes(r))))
+        learner = f", learned by {self.metadata['learner']}" if "learner" in self.metadata else ""
+        models = f", {len(self.node_models)} node models" if self.node_models else ""
+        return f"<CausalGraph: {len(self.roles)} nodes ({counts}), {len(self.edges)} edges{models}{learner}>"
 
     def nodes(self, role: Role | None = None) -> list[str]:
         return [n for n, r in self.roles.items() if role is None or r == role]

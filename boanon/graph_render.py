@@ -1,17 +1,29 @@
 """Draw a causal graph: Graphviz DOT text, rendered to SVG or PNG by the ``dot`` program.
 
-Parameters are blue boxes, metrics grey ellipses, objectives red double octagons, ranked top
-to bottom in that order. Edge width follows the weight; an edge's label shows its weight and,
-when measured, its stability; the fallback edges of parameters without a learned path are dotted.
+Parameters are blue boxes, metrics grey ellipses, objectives red double octagons. Edge width
+follows the weight; the fallback edges of parameters without a learned path are dotted. A
+legend explains all of that inside the picture.
+
+Learned graphs of real systems are dense (the SGD cluster's: 102 nodes, 487 edges), and one
+drawn whole is a strip no one reads. :func:`view` makes the picture a person asks for: the
+objectives' ancestors only, each node's few strongest parents (the number of edges left out is
+said in the legend), and nodes grouped into boxes by entity (``m3_share`` and ``m3_busy_s``
+belong to machine ``m3``) so a machine's parameters sit with its metrics.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from boanon.graph import CausalGraph
+import networkx as nx
+
+from boanon.graph import CausalGraph, Edge
 
 STYLE = {
     "param": 'shape=box, style="rounded,filled", fillcolor="#cfe2ff", color="#3d6bb3"',
@@ -19,6 +31,73 @@ STYLE = {
     "objective": 'shape=doubleoctagon, style=filled, fillcolor="#f8c4c0", color="#b3403d"',
 }
 FORMATS = ("svg", "png")
+ENTITY = r"^([A-Za-z]+\d+)[_.:/-]"
+"""The default grouping: a name's leading token when it ends in a number (``m3_``, ``node12.``,
+``cf1/``), the usual way logs name a machine, worker or column family."""
+LABEL_EDGES_UP_TO = 60
+"""Above this many edges the weights are shown by width only (labels would cover the picture)."""
+
+
+@dataclass
+class View:
+    """A graph prepared for drawing: which nodes and edges, grouped how, and what was left out."""
+
+    graph: CausalGraph
+    groups: dict[str, str]
+    hidden_edges: int = 0
+    max_parents: int | None = None
+
+
+def ancestors_of_objectives(graph: CausalGraph, objectives: Iterable[str] | None = None) -> CausalGraph:
+    """The objectives (default: every objective node) and their ancestors, nothing else."""
+    g = graph.to_networkx()
+    targets = [o for o in (objectives if objectives is not None else graph.nodes("objective")) if o in g]
+    keep = set(targets).union(*(nx.ancestors(g, o) for o in targets))
+    return replace(graph, roles={n: r for n, r in graph.roles.items() if n in keep},
+                   edges=[e for e in graph.edges if e.source in keep and e.target in keep])
+
+
+def strongest_parents(graph: CausalGraph, k: int) -> tuple[CausalGraph, int]:
+    """Each node's ``k`` heaviest incoming edges and its heaviest outgoing one (so no node of
+    the objectives' ancestry looks like a dead end), and how many edges were dropped. Edges
+    without a weight count as heaviest."""
+    by_target: dict[str, list[Edge]] = {}
+    by_source: dict[str, list[Edge]] = {}
+    for e in graph.edges:
+        by_target.setdefault(e.target, []).append(e)
+        by_source.setdefault(e.source, []).append(e)
+    keep: set[int] = set()
+    for edges in by_target.values():
+        keep.update(id(e) for e in sorted(edges, key=_heaviest)[:k])
+    keep.update(id(min(edges, key=_heaviest)) for edges in by_source.values())
+    edges = [e for e in graph.edges if id(e) in keep]
+    return replace(graph, edges=edges), len(graph.edges) - len(edges)
+
+
+def _heaviest(e: Edge) -> float:
+    return -(e.weight if e.weight is not None else float("inf"))
+
+
+def entity_groups(nodes: Iterable[str], pattern: str = ENTITY) -> dict[str, str]:
+    """``{node: group}`` for nodes whose name matches ``pattern`` (its first group is the group's
+    name); a group of one node is no group."""
+    regex = re.compile(pattern)
+    found = {n: m[1] for n in nodes if (m := regex.search(n)) and m.groups()}
+    sizes = Counter(found.values())
+    return {n: g for n, g in found.items() if sizes[g] > 1}
+
+
+def view(graph: CausalGraph, objectives: Iterable[str] | None = None, ancestors: bool = True,
+         max_parents: int | None = 3, group: str | None = ENTITY) -> View:
+    """The picture a person asks for (see the module docstring); ``ancestors=False`` keeps nodes
+    without a path to an objective, ``max_parents=None`` every edge, ``group=None`` no boxes."""
+    if ancestors:
+        graph = ancestors_of_objectives(graph, objectives)
+    hidden = 0
+    if max_parents is not None:
+        graph, hidden = strongest_parents(graph, max_parents)
+    groups = entity_groups(graph.roles, group) if group else {}
+    return View(graph, groups, hidden, max_parents if hidden else None)
 
 
 def _quote(text: str) -> str:
@@ -36,48 +115,90 @@ def _label(node: str, spec: dict | None, width: int = 48) -> str:
     return f", label={_quote(label)}"
 
 
-def to_dot(graph: CausalGraph) -> str:
-    """The graph as DOT text (roles as shapes and colours, one rank per role)."""
-    fallback = {tuple(s.split(" -> ")) for s in graph.metadata.get("params_connected", [])}
-    lines = ["digraph causal {", "  rankdir=TB;", '  node [fontname="Helvetica", fontsize=11];',
-             '  edge [fontname="Helvetica", fontsize=9, color="#555555"];']
+def _width(weight: float | None) -> float:
+    return 1.0 if weight is None else 0.6 + 2.4 * min(max(weight, 0.0), 1.0)
+
+
+def to_dot(graph: CausalGraph | View, legend: bool = True) -> str:
+    """The graph (or a :func:`view` of it) as DOT text: roles as shapes and colours, groups as
+    boxes, and a legend."""
+    v = graph if isinstance(graph, View) else View(graph, {})
+    g = v.graph
+    fallback = {tuple(s.split(" -> ")) for s in g.metadata.get("params_connected", [])}
+    labelled = len(g.edges) <= LABEL_EDGES_UP_TO
+    lines = ["digraph causal {", "  rankdir=LR; ranksep=0.6;",
+             '  graph [fontname="Helvetica", fontsize=12];',
+             '  node [fontname="Helvetica", fontsize=11];',
+             '  edge [fontname="Helvetica", fontsize=9, color="#555555", arrowsize=0.6];']
+    for name in sorted(set(v.groups.values())):
+        members = [n for n in g.roles if v.groups.get(n) == name]
+        lines += [f"  subgraph {_quote('cluster_' + name)} {{",
+                  f'    label={_quote(name)}; style="rounded,filled"; fillcolor="#fbfbf4"; color="#bbbbaa";',
+                  *[f"    {_quote(n)} [{STYLE[g.roles[n]]}{_label(n, g.node_models.get(n))}];"
+                    for n in members], "  }"]
     for role in ("param", "metric", "objective"):
-        nodes = graph.nodes(role)
-        if not nodes:
-            continue
-        rank = {"param": "source", "objective": "sink"}.get(role, "same")
-        lines.append(f"  subgraph {role}s {{")
-        if role != "metric":
-            lines.append(f"    rank={rank};")
-        lines += [f"    {_quote(n)} [{STYLE[role]}{_label(n, graph.node_models.get(n))}];" for n in nodes]
-        lines.append("  }")
-    for e in graph.edges:
-        attrs = []
+        loose = [n for n in g.nodes(role) if n not in v.groups]
+        if loose:
+            lines.append(f"  subgraph {role}s {{")
+            if role != "metric" and not v.groups:  # ranks across group boxes would fight the boxes
+                lines.append(f"    rank={'source' if role == 'param' else 'sink'};")
+            lines += [f"    {_quote(n)} [{STYLE[role]}{_label(n, g.node_models.get(n))}];" for n in loose]
+            lines.append("  }")
+    for e in g.edges:
+        attrs = [f"penwidth={_width(e.weight):.2f}"] if e.weight is not None else []
         label = [f"{e.weight:.2f}"] if e.weight is not None else []
         if e.stability is not None:
             label.append(f"s={e.stability:.2f}")
-        if label:
+        if label and labelled:
             attrs.append(f"label={_quote(' '.join(label))}")
-        if e.weight is not None:
-            attrs.append(f"penwidth={0.6 + 2.4 * min(max(e.weight, 0.0), 1.0):.2f}")
         if (e.source, e.target) in fallback:
             attrs.append("style=dotted")
         style = f" [{', '.join(attrs)}]" if attrs else ""
         lines.append(f"  {_quote(e.source)} -> {_quote(e.target)}{style};")
+    if legend:
+        lines += _legend(v)
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def render(graph: CausalGraph, path: str | Path) -> Path:
+def _legend(v: View) -> list[str]:
+    """A boxed key: the three node kinds, a strong, a weak and a fallback edge, and what was left out."""
+    notes = [f"{len(v.graph.roles)} nodes, {len(v.graph.edges)} edges"]
+    if v.hidden_edges:
+        notes.append(f"{v.hidden_edges} weaker edges hidden ({v.max_parents} strongest parents per node, "
+                     "and its strongest child)")
+    if v.groups:
+        notes.append("boxes: nodes of one entity (name prefix)")
+    if len(v.graph.edges) > LABEL_EDGES_UP_TO:
+        notes.append("edge width = weight (labels off: too many edges)")
+    key = 'fontsize=9, style="rounded,filled"'
+    return [
+        '  subgraph cluster_legend {', '    label="legend"; fontsize=10; color="#999999"; style=rounded;',
+        f'    legend_param [label="parameter", {STYLE["param"]}, fontsize=9];',
+        f'    legend_metric [label="metric", {STYLE["metric"]}, fontsize=9];',
+        f'    legend_objective [label="objective", {STYLE["objective"]}, fontsize=9];',
+        '    legend_a [label="", shape=point, width=0.05]; legend_b [label="", shape=point, width=0.05];',
+        '    legend_c [label="", shape=point, width=0.05]; legend_d [label="", shape=point, width=0.05];',
+        '    legend_e [label="", shape=point, width=0.05]; legend_f [label="", shape=point, width=0.05];',
+        f'    legend_a -> legend_b [label="strong (weight 1)", penwidth={_width(1.0):.2f}, fontsize=8];',
+        f'    legend_c -> legend_d [label="weak (weight 0.1)", penwidth={_width(0.1):.2f}, fontsize=8];',
+        '    legend_e -> legend_f [label="fallback: no learned path", style=dotted, fontsize=8];',
+        f'    legend_note [shape=note, {key}, fillcolor="#ffffff", label={_quote(chr(10).join(notes))}];',
+        '    legend_param -> legend_metric -> legend_objective [style=invis];',
+        "  }",
+    ]
+
+
+def render(graph: CausalGraph | View, path: str | Path) -> Path:
     """Write ``path`` (``.svg``, ``.png`` or ``.dot``) and return it; needs Graphviz for images."""
     path = Path(path)
     fmt = path.suffix.lstrip(".").lower()
+    if fmt not in (*FORMATS, "dot", "gv"):
+        raise ValueError(f"{path}: cannot render .{fmt}; use .svg, .png or .dot")
     dot = to_dot(graph)
     if fmt in ("dot", "gv"):
         path.write_text(dot)
         return path
-    if fmt not in FORMATS:
-        raise ValueError(f"{path}: cannot render .{fmt}; use .svg, .png or .dot")
     exe = shutil.which("dot")
     if exe is None:
         raise RuntimeError("Graphviz 'dot' not found on PATH (scripts/install-system-deps.sh installs it); "

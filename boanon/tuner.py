@@ -270,25 +270,7 @@ class Tuner:
             raise TypeError("tell() needs exactly one of result or failure")
         result = failure if result is None else result
         trial = self._running.pop(trial_id, None) or self.store.trial(trial_id)
-        if isinstance(result, (BaseException, str)):
-            self.store.fail_trial(trial_id, _reason(result))
-            return self.store.trial(trial_id)
-        if not isinstance(result, TrialRecord):
-            result = TrialRecord(trial.name, dict(trial.config), {k: float(v) for k, v in result.items()})
-        metrics, objectives = dict(result.metrics), dict(result.objectives)
-        for o in self.objectives:  # the run's objectives decide: a logged metric can be tuned as is
-            if o.name not in objectives and o.name in metrics:
-                objectives[o.name] = metrics.pop(o.name)
-        params = {**result.params, **trial.config}
-        self.space.validate({n: params[n] for n in self.space.names}, source=f"trial {trial.name}")
-        missing = [o.name for o in self.objectives if not np.isfinite(objectives.get(o.name, np.nan))]
-        if missing:
-            self.store.fail_trial(trial_id, f"objective {missing[0]!r} missing from the trial's output "
-                                  f"(it gave objectives {sorted(objectives)})")
-        else:
-            self.store.finish_trial(trial_id, TrialRecord(trial.name, params, metrics, objectives),
-                                    stopped=stopped)
-        return self.store.trial(trial_id)
+        return store_result(self.store, self.space, self.objectives, trial, result, stopped)
 
     # --- the loop -----------------------------------------------------------------------------
     def optimize(self, runner: Runner, budget: int, trials_dir: str | Path | None = None,
@@ -334,6 +316,31 @@ class Tuner:
         if str(self.store.path) == ":memory:":
             return Path(tempfile.mkdtemp(prefix="boanon-trials-"))
         return self.store.path.with_suffix(".trials")
+
+
+def store_result(store: Store, space: Space, objectives: Sequence[Objective], trial: StoredTrial,
+                 result: TrialRecord | Mapping[str, float] | BaseException | str,
+                 stopped: bool = False) -> StoredTrial:
+    """End the running ``trial`` in ``store`` with ``result`` as :meth:`Tuner.tell` describes it
+    (also used for trials run outside the loop, e.g. ``boanon explain --measure``)."""
+    if isinstance(result, (BaseException, str)):
+        store.fail_trial(trial.id, _reason(result))
+        return store.trial(trial.id)
+    if not isinstance(result, TrialRecord):
+        result = TrialRecord(trial.name, dict(trial.config), {k: float(v) for k, v in result.items()})
+    metrics, values = dict(result.metrics), dict(result.objectives)
+    for o in objectives:  # the run's objectives decide: a logged metric can be tuned as is
+        if o.name not in values and o.name in metrics:
+            values[o.name] = metrics.pop(o.name)
+    params = {**result.params, **trial.config}
+    space.validate({n: params[n] for n in space.names}, source=f"trial {trial.name}")
+    missing = [o.name for o in objectives if not np.isfinite(values.get(o.name, np.nan))]
+    if missing:
+        store.fail_trial(trial.id, f"objective {missing[0]!r} missing from the trial's output "
+                         f"(it gave objectives {sorted(values)})")
+    else:
+        store.finish_trial(trial.id, TrialRecord(trial.name, params, metrics, values), stopped=stopped)
+    return store.trial(trial.id)
 
 
 def is_feasible(trial: StoredTrial, constraints: Sequence[OutputConstraint]) -> bool:

@@ -70,6 +70,11 @@ def _graph() -> CausalGraph:
         "metadata": {"params_connected": []}})
 
 
+def test_a_graph_prints_as_one_short_line():
+    assert repr(_graph()) == "<CausalGraph: 3 nodes (1 param, 1 metric, 1 objective), 2 edges>"
+    assert str(_graph()) == repr(_graph())
+
+
 def test_dot_has_one_shape_and_colour_per_role_and_escapes_names():
     dot = to_dot(_graph())
     assert '"cache_size" [shape=box' in dot

@@ -5,11 +5,13 @@ from __future__ import annotations
 import click
 
 from boanon.cli.dashboard import dashboard_command
+from boanon.cli.explain import explain_command
 from boanon.cli.export import export_command
 from boanon.cli.generate import generate_command
 from boanon.cli.ingest import ingest_command
 from boanon.cli.learn import learn_command
 from boanon.cli.plan import plan_command
+from boanon.cli.plot import plot_command
 from boanon.cli.status import status_command
 from boanon.cli.tune import tune_command
 
@@ -28,3 +30,5 @@ main.add_command(tune_command)
 main.add_command(status_command)
 main.add_command(export_command)
 main.add_command(dashboard_command)
+main.add_command(plot_command)
+main.add_command(explain_command)

@@ -1,4 +1,5 @@
-"""``boanon export``: a stored run as the tidy table (the shape ``boanon ingest`` writes)."""
+"""``boanon export``: a stored run as the tidy table (the shape ``boanon ingest`` writes), or its
+best configuration as a file (YAML, a RocksDB OPTIONS file, db_bench flags)."""
 
 from __future__ import annotations
 
@@ -7,21 +8,99 @@ import sys
 import click
 import numpy as np
 
+from boanon.best import FORMATS, format_for, plain_config, render_config
 from boanon.cli.status import open_store, study_goals
 from boanon.multiobjective import PARETO, pareto_flags
+from boanon.report import read_run
 from boanon.table import TRIAL, write_table
 
 
 @click.command("export")
 @click.argument("store_file", metavar="RUN.db", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
-              show_default=True, help="CSV file to write ('-' for standard output).")
+              show_default=True, help="File to write ('-' for standard output).")
 @click.option("--pareto/--no-pareto", default=None,
               help="Add a 'pareto' column (on the front of the feasible trials that ran to the end, "
                    "not stopped early); default: on for runs "
                    "with several objectives or output constraints.")
-def export_command(store_file: str, output: str, pareto: bool | None) -> None:
-    """Write the finished trials of a run as CSV, one row per trial (failed trials left out)."""
+@click.option("--best", is_flag=True,
+              help="Write the best trial's configuration instead of the table (YAML; an OPTIONS file "
+                   "when the output is named OPTIONS*).")
+@click.option("--trial", "trial_id", default=None, metavar="NAME|ID",
+              help="Write this trial's configuration (e.g. a point of the Pareto front).")
+@click.option("--objective", default=None, help="With --best: best by this objective (default: the first).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Format of the configuration: yaml, options (RocksDB OPTIONS file) or db_bench "
+                   "(flags); default from the output's name.")
+@click.option("--optuna", "optuna_url", default=None, metavar="STORAGE_URL",
+              help="Write the run into an Optuna storage (e.g. sqlite:///optuna.db) for optuna-dashboard "
+                   "and Optuna's plots; needs the optuna extra. A later export replaces the study.")
+@click.option("--study-name", default=None, help="With --optuna: the study's name (default: the store's).")
+def export_command(store_file: str, output: str, pareto: bool | None, best: bool, trial_id: str | None,
+                   objective: str | None, fmt: str | None, optuna_url: str | None,
+                   study_name: str | None) -> None:
+    """Write the finished trials of a run as CSV, one row per trial (failed trials left out), or
+    with --best / --trial one configuration as a file."""
+    if optuna_url is not None:
+        _export_optuna(store_file, optuna_url, study_name)
+    elif best or trial_id is not None:
+        _export_config(store_file, output, trial_id, objective, fmt)
+    else:
+        _export_table(store_file, output, pareto)
+
+
+def _export_config(store_file: str, output: str, trial_id: str | None, objective: str | None,
+                   fmt: str | None) -> None:
+    with open_store(store_file) as store:
+        try:
+            run = read_run(store)
+            if trial_id is not None:
+                trial = run.trial(trial_id)
+            else:
+                chosen = [o for o in run.objectives if o.name == (objective or run.objectives[0].name)]
+                if not chosen:
+                    raise ValueError(f"unknown objective {objective!r}; the run's: "
+                                     f"{[o.name for o in run.objectives]}")
+                trial = run.best(chosen[0])
+                if trial is None:
+                    raise ValueError("no finished feasible trial yet")
+            default = run.default()
+            values = ", ".join(f"{k}={v:.6g}" for k, v in trial.objectives.items() if k in
+                               {o.name for o in run.objectives})
+            header = f"configuration of trial {trial.name} of {store.path} ({trial.status}): {values}"
+            if default is not None and default is not trial:
+                header += "\nthe default configuration (trial {}) gave: {}".format(default.name, ", ".join(
+                    f"{o.name}={default.objectives[o.name]:.6g}" for o in run.objectives
+                    if o.name in default.objectives))
+            text = render_config(plain_config(run.space, trial.config),
+                                 fmt or ("yaml" if output == "-" else format_for(output)), header)
+        except (ValueError, KeyError) as exc:
+            raise click.ClickException(f"{store_file}: {exc}") from None
+    if output == "-":
+        click.echo(text, nl=False)
+    else:
+        with open(output, "w") as fh:
+            fh.write(text)
+        click.echo(f"wrote the configuration of {trial.name} to {output}", err=True)
+
+
+def _export_optuna(store_file: str, url: str, study_name: str | None) -> None:
+    try:
+        import optuna  # noqa: F401
+
+        from boanon.optuna_export import export_to_optuna
+    except ImportError:
+        raise click.ClickException("--optuna needs Optuna: pip install 'boanon[optuna]'") from None
+    with open_store(store_file) as store:
+        try:
+            name, n = export_to_optuna(read_run(store), url, study_name)
+        except (ValueError, KeyError) as exc:
+            raise click.ClickException(f"{store_file}: {exc}") from None
+    click.echo(f"wrote {n} trials to Optuna study {name!r} in {url}; look at it with: "
+               f"optuna-dashboard {url}", err=True)
+
+
+def _export_table(store_file: str, output: str, pareto: bool | None) -> None:
     with open_store(store_file) as store:
         table = store.to_table()
         done = store.trials("done")

@@ -11,7 +11,7 @@ from boanon.adapters import available_adapters, ingest
 from boanon.annotations import Knowledge
 from boanon.errors import ConfigError, LogParseError
 from boanon.graph import CausalGraph
-from boanon.graph_render import render
+from boanon.graph_render import render, view
 from boanon.learners import DEFAULT_ALPHA, DEFAULT_LEARNER, DEFAULT_MAX_PARENTS, LEARNERS, LearnResult, learn
 from boanon.learners.relations import Relation
 from boanon.table import names_of, with_objectives
@@ -26,7 +26,8 @@ SHOWN_PER_REASON = 8
 @click.option("--learner", type=click.Choice(sorted(LEARNERS)), default=DEFAULT_LEARNER, show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Graph JSON to write.")
 @click.option("--render", "render_path", type=click.Path(dir_okay=False), default=None,
-              help="Also draw the graph (.svg, .png or .dot).")
+              help="Also draw the graph (.svg, .png or .dot): grouped by entity, each node's strongest "
+                   "edges, with a legend (boanon plot --kind graph draws a run's graph with more options).")
 @click.option("--max-parents", type=click.IntRange(min=1), default=DEFAULT_MAX_PARENTS, show_default=True)
 @click.option("--max-metrics", type=click.IntRange(min=1), default=None,
               help="Keep only the metrics most related to the objectives.")
@@ -70,7 +71,7 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
     click.echo(f"wrote {output}")
     if render_path:
         try:
-            click.echo(f"wrote {render(result.graph, render_path)}")
+            click.echo(f"wrote {render(view(result.graph, ancestors=False), render_path)}")
         except (RuntimeError, ValueError) as exc:
             raise click.ClickException(str(exc)) from exc
 

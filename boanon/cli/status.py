@@ -7,6 +7,7 @@ from datetime import datetime
 
 import click
 
+from boanon.best import config_line
 from boanon.errors import ConfigError
 from boanon.learners.relations import Relation
 from boanon.multiobjective import (
@@ -16,6 +17,7 @@ from boanon.multiobjective import (
     table_hypervolume,
 )
 from boanon.objectives import Objective, parse_objectives
+from boanon.report import read_run
 from boanon.store import Store, StoredTrial
 from boanon.tuner import best_trial
 
@@ -25,20 +27,18 @@ from boanon.tuner import best_trial
 @click.option("--failures", "n_failures", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many failed trials to list.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
-              help="Also draw the Pareto front (runs with several objectives) into this PNG file.")
+              help="Also draw the run into this PNG file: the Pareto front for several objectives, "
+                   "else the convergence (boanon plot draws more).")
 def status_command(store_file: str, n_failures: int, plot_file: str | None) -> None:
     """Summarise a tuning run: trials by status, surrogates used, best trial, failures."""
     with open_store(store_file) as store:
         click.echo(summary(store, n_failures))
-        if plot_file is not None:
-            from boanon.multiobjective.plot import plot_pareto  # matplotlib only when asked
+        objectives, _ = study_goals(store)
+    if plot_file is not None:
+        from boanon.cli.plot import plot_command
 
-            try:
-                objectives, constraints = study_goals(store)
-                plot_pareto(store.to_table(("done",)), objectives, plot_file, constraints)
-            except ValueError as exc:
-                raise click.ClickException(f"{plot_file}: {exc}") from None
-            click.echo(f"Pareto front drawn in {plot_file}")
+        kind = "pareto" if len(objectives) > 1 else "convergence"
+        click.get_current_context().invoke(plot_command, store_file=store_file, kind=kind, output=plot_file)
 
 
 def open_store(store_file: str) -> Store:
@@ -104,7 +104,7 @@ def summary(store: Store, n_failures: int = 10) -> str:
         if best is not None:
             lines.append(f"best {o.name}: {best.objectives[o.name]:.6g} in {best.name} "
                          f"[{best.surrogate}]")
-            lines.append("  " + " ".join(f"{k}={v}" for k, v in best.config.items()))
+            lines.append("  " + config_line(read_run(store).space, best.config))
     if done and (len(objectives) > 1 or constraints):
         table = store.to_table(("done",))  # as the best trials above: runs cut short are left out
         lines.append(format_front(table, objectives, constraints))

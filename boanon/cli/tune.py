@@ -13,6 +13,8 @@ from types import FrameType
 import click
 from sklearn.exceptions import ConvergenceWarning
 
+from boanon.best import config_line
+from boanon.cli.progress import Progress
 from boanon.config import load_config
 from boanon.early_stopping import parse_stopper
 from boanon.errors import ConfigError
@@ -23,6 +25,9 @@ from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import load_plan, run_plan
 from boanon.store import Store, StoredTrial
 from boanon.tuner import STRATEGIES, Tuner, best_trial, is_feasible
+
+CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
+"""Store notes: where the run's YAML and trial directories are (``boanon explain --measure``)."""
 
 
 @click.command("tune")
@@ -102,6 +107,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):
                 path.unlink(missing_ok=True)
         raise click.ClickException(str(exc)) from exc
+    tuner.store.set_note(CONFIG_NOTE, str(Path(config_file).resolve()))
+    tuner.store.set_note(TRIALS_NOTE, str(trials.resolve()))
     signal.signal(signal.SIGTERM, _interrupt)  # a polite kill stops as cleanly as Ctrl-C
     warnings.filterwarnings("ignore", category=ConvergenceWarning)  # GP fits: noise, not news
     start = tuner.n_trials()
@@ -112,18 +119,16 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                    + (", its graph as the starting structure" if related.graph is not None else ""))
     click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
                f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
-    err = sys.stderr
     served = ExitStack()  # the dashboard, if asked for, lives as long as the loop
     if dashboard:
         served.enter_context(_dashboard(store_file, trials, dashboard_port))
-    with served, click.progressbar(length=budget, label="tuning", file=err, show_pos=True) as bar:
-        bar.update(min(start, budget))
-        prefix = "\r\033[K" if err.isatty() else ""
-
+    with served, Progress(budget, start) as progress:
         def report(trial: StoredTrial) -> None:
-            click.echo(prefix + trial_line(trial, tuner.store.trials("done"), tuner.objectives,
-                                           tuner.output_constraints))
-            bar.update(0 if trial.interrupted else 1)
+            done = tuner.store.trials("done")
+            figures = progress.count(not trial.interrupted)
+            line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
+                              "" if progress.on_terminal else figures)
+            progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
 
         try:
             if plan is not None:
@@ -136,6 +141,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             else:
                 tuner.optimize(runner, budget, trials_dir=trials, adapter=config.adapter, callback=report)
         except KeyboardInterrupt:
+            progress.close()
             click.echo(f"\ninterrupted: running trials are stored as interrupted; continue with\n"
                        f"  boanon tune {config_file} --store {store_file} --resume", err=True)
             sys.exit(130)
@@ -147,24 +153,33 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                                 max_rows=10))
     elif best is not None:
         click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
-        click.echo("  " + " ".join(f"{k}={v}" for k, v in best.config.items()))
-    click.echo(f"summary: boanon status {store_file}; table: boanon export {store_file} -o trials.csv")
+        click.echo("  " + config_line(tuner.space, best.config))
+    click.echo(f"summary: boanon status {store_file}; the best configuration as a file: boanon export "
+               f"{store_file} --best -o best.yaml; figures: boanon plot {store_file} --kind convergence "
+               "-o run.png")
 
 
 def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Objective],
-               constraints: Sequence[OutputConstraint] = ()) -> str:
-    """``t0007  cost=1.234  best=1.1  [structured]`` (or the failure's reason); the bests are
-    among the feasible trials."""
-    bests = []
-    for o in objectives:
-        b = best_trial(done, o, constraints)
-        bests.append(f"best {o.name}={b.objectives[o.name]:.6g}" if b else f"best {o.name}=-")
+               constraints: Sequence[OutputConstraint] = (), progress: str = "") -> str:
+    """``t0007  cost=1.234  best cost=1.1  [structured]`` (or the failure's reason); the bests are
+    among the feasible trials; ``progress`` goes before the surrogate, which stays last."""
     if trial.status == "failed":
         outcome = f"FAILED ({trial.error})"
     else:
         outcome = _values(trial, objectives) + ("  (stopped early)" if trial.status == "stopped" else "") \
             + ("" if is_feasible(trial, constraints) else "  (infeasible)")
-    return f"{trial.name}  {outcome}  {'  '.join(bests)}  [{trial.surrogate}]"
+    bests = best_values(done, objectives, constraints) + (f"  {progress}" if progress else "")
+    return f"{trial.name}  {outcome}  {bests}  [{trial.surrogate}]"
+
+
+def best_values(done: list[StoredTrial], objectives: list[Objective],
+                constraints: Sequence[OutputConstraint] = ()) -> str:
+    """``best cost=1.1`` for each objective, among the feasible finished trials."""
+    bests = []
+    for o in objectives:
+        b = best_trial(done, o, constraints)
+        bests.append(f"best {o.name}={b.objectives[o.name]:.6g}" if b else f"best {o.name}=-")
+    return "  ".join(bests)
 
 
 def _values(trial: StoredTrial, objectives: list[Objective]) -> str:

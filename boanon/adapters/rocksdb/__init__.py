@@ -1,26 +1,39 @@
 """The ``rocksdb`` adapter: everything one db_bench run leaves, as one trial row.
 
 A trial directory holds db_bench's ``stdout.txt``, the RocksDB ``LOG`` (or ``LOG.gz``) and
-``OPTIONS-*`` files (see :mod:`.stdout`, :mod:`.log`, :mod:`.options`). Runs repeated by the
-``rocksdb`` runner live in ``repeat-<k>/`` sub-directories: their objectives and metrics are
-averaged, and each repeat's objectives are kept as ``<objective>_repeat<k>`` metrics. A
-``reference/`` run (a fixed configuration run in the same trial) adds ``reference_<objective>``
-metrics and noise-normalised ``<objective>_rel`` objectives (trial / reference). A run the
-runner stopped early (``stopped.json`` names the benchmark it cut) takes that benchmark's
-objectives from db_bench's ``report.csv`` (see :mod:`.report`).
+``OPTIONS-*`` files (see :mod:`.stdout`, :mod:`.log`, :mod:`.options`). The newest
+``OPTIONS-NNNNNN`` is the one in force; a file copied as ``OPTIONS`` is read when there is
+none. Only ``LOG`` is read: ``LOG.old.*`` are the logs of earlier opens of the database, which
+may have run with other options. Without ``stdout.txt`` (and without the runner's
+``config.json``) the directory is an application's (RocksDB embedded, no db_bench): its
+metrics come from the LOG, including its last statistics dump, and its objectives from
+``objectives.json`` or ``objectives.csv`` (:mod:`.objectives`); an application tuned through
+the ``command`` runner has a ``stdout.txt`` and ``config.json`` of its own, and an objectives
+file (``{}`` at least) tells it from db_bench's. Without objectives, a run tunes one
+of the LOG's metrics (``number_keys_read_per_sec``...) named as its objective.
+
+Runs repeated by the ``rocksdb`` runner live in ``repeat-<k>/`` sub-directories: their
+objectives and metrics are averaged, and each repeat's objectives are kept as
+``<objective>_repeat<k>`` metrics. A ``reference/`` run (a fixed configuration run in the same
+trial) adds ``reference_<objective>`` metrics and noise-normalised ``<objective>_rel``
+objectives (trial / reference). A run the runner stopped early (``stopped.json`` names the
+benchmark it cut) takes that benchmark's objectives from db_bench's ``report.csv`` (see
+:mod:`.report`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from boanon.adapters.base import Adapter, register_adapter
-from boanon.adapters.files import find_file, head, read_config, read_text, require_file
+from boanon.adapters.files import CONFIG_FILE, find_file, head, read_config, read_text, require_file
 from boanon.adapters.rocksdb.log import parse_log
-from boanon.adapters.rocksdb.options import newest_options_file, parse_options
+from boanon.adapters.rocksdb.objectives import OBJECTIVES_FILES, user_objectives
+from boanon.adapters.rocksdb.options import options_in_force, parse_options
 from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report, report_objectives
 from boanon.adapters.rocksdb.stdout import parse_stdout
 from boanon.errors import LogParseError
@@ -30,6 +43,8 @@ STDOUT_FILE = "stdout.txt"
 LOG_FILE = "LOG"
 REPEAT_PREFIX = "repeat-"
 REFERENCE_DIR = "reference"
+_DB_BENCH_STDOUT = re.compile(r"^(Initializing RocksDB Options from|RocksDB:\s+version)", re.MULTILINE)
+"""How db_bench's stdout starts (7.x: the options' origin; older: the version banner)."""
 STOPPED_FILE = "stopped.json"
 """Written by the runner in a run it stopped early: ``{"benchmark": <the one cut short>, ...}``."""
 
@@ -47,9 +62,8 @@ class RocksDBAdapter(Adapter):
     name = "rocksdb"
 
     def detect(self, trial_dir: Path) -> bool:
-        stdout = find_file(trial_dir, STDOUT_FILE)
-        return (stdout is not None and "RocksDB" in head(stdout)) or (
-            newest_options_file(trial_dir) is not None and find_file(trial_dir, LOG_FILE) is not None)
+        return _db_bench_stdout(trial_dir) or (
+            options_in_force(trial_dir) is not None and find_file(trial_dir, LOG_FILE) is not None)
 
     def parse_trial(self, trial_dir: Path) -> TrialRecord:
         repeats = sorted((d for d in trial_dir.glob(f"{REPEAT_PREFIX}*") if d.is_dir()),
@@ -79,12 +93,16 @@ class Run:
 
 
 def parse_run(run_dir: Path) -> Run:
-    """Parse the stdout, LOG and newest OPTIONS file of one db_bench run directory."""
-    options = newest_options_file(run_dir)
+    """Parse the stdout, LOG and options file of one db_bench run directory, or the LOG, options
+    file and objectives file of an application's (see the module docstring)."""
+    options = options_in_force(run_dir)
     if options is None:
-        raise LogParseError(run_dir / "OPTIONS-*", "file not found (no RocksDB OPTIONS file)")
+        raise LogParseError(run_dir / "OPTIONS-*", "file not found (no RocksDB OPTIONS-NNNNNN file, "
+                            "nor a copied OPTIONS)")
     params = parse_options(options)
     stopped = (run_dir / STOPPED_FILE).is_file()
+    if not (stopped or _ran_db_bench(run_dir)):
+        return _application_run(run_dir, params)
     log = parse_log(require_file(run_dir, LOG_FILE), _num_levels(params), complete=not stopped)
     stdout = parse_stdout(require_file(run_dir, STDOUT_FILE))
     if stopped:
@@ -93,6 +111,35 @@ def parse_run(run_dir: Path) -> Run:
         stdout.objectives.update(objectives)
         stdout.metrics.update(metrics)
     return Run({**params, **log.params}, {**stdout.metrics, **log.metrics}, stdout.objectives)
+
+
+def _ran_db_bench(run_dir: Path) -> bool:
+    """Whether db_bench made this run (its stdout is read, and a missing or broken one is an
+    error): a ``stdout.txt`` that starts as db_bench's, or a runner's ``config.json`` without an
+    objectives file. An application run by the ``command`` runner has a ``stdout.txt`` of its
+    own: its objectives file (``{}`` when the LOG's metrics are the objectives) tells it apart."""
+    if _db_bench_stdout(run_dir):
+        return True
+    has_objectives = any(find_file(run_dir, name) for name in OBJECTIVES_FILES)
+    has_stdout = find_file(run_dir, STDOUT_FILE) is not None
+    return (has_stdout or (run_dir / CONFIG_FILE).is_file()) and not has_objectives
+
+
+def _db_bench_stdout(run_dir: Path) -> bool:
+    stdout = find_file(run_dir, STDOUT_FILE)
+    return stdout is not None and _DB_BENCH_STDOUT.search(head(stdout)) is not None
+
+
+def _application_run(run_dir: Path, params: dict[str, Value]) -> Run:
+    """A trial of an application that embeds RocksDB: its LOG (possibly of a database still
+    open, with the last statistics dump) and the objectives the user measured, if any."""
+    log = parse_log(require_file(run_dir, LOG_FILE), _num_levels(params), complete=False, statistics=True)
+    objectives = user_objectives(run_dir)
+    if objectives is None and "uptime_seconds" not in log.metrics:
+        raise LogParseError(run_dir / LOG_FILE, "no db_bench stdout, no objectives.json/.csv, and no "
+                            "statistics dump in the LOG: nothing to tune towards (turn statistics on, "
+                            "or measure the objectives)")
+    return Run({**params, **log.params}, log.metrics, objectives or {})
 
 
 def _stopped_benchmark(path: Path) -> str:

@@ -12,6 +12,13 @@ Three sources, all metrics:
 
 The LOG's options dump also gives the block cache capacity (absent from OPTIONS files), which
 is returned as a parameter.
+
+With statistics on (db_bench ``--statistics=1``; an application's
+``options.statistics = CreateDBStatistics()``), every periodic stats dump
+(``stats_dump_period_sec``) ends with a ``STATISTICS:`` block of tickers and histograms, the
+same as db_bench prints: the last block is read (its counts run from the DB's open), with
+``uptime_seconds`` from the dump and the rates :data:`RATES` derived from them. That is what
+measures an application that embeds RocksDB, where there is no db_bench output.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from typing import Any
 
 from boanon.adapters.files import numbered_lines
 from boanon.adapters.rocksdb.names import clean_name
+from boanon.adapters.rocksdb.stdout import derived_metrics, statistics_line
 from boanon.errors import LogParseError
 
 _SIZE_UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
@@ -54,15 +62,22 @@ TABLE_SUMS = {"data_size": "sst_data_bytes", "index_size": "sst_index_bytes",
 """``table_properties`` of every created SST file, summed (flushes and compactions alike)."""
 
 
+RATES = ("number_keys_read", "number_keys_written", "number_db_seek", "bytes_read", "bytes_written")
+"""Tickers also reported per second of uptime (``number_keys_read_per_sec``): an application's
+throughput as its own LOG states it."""
+_UPTIME = re.compile(r"^Uptime\(secs\): ([\d.]+) total")
+
+
 @dataclass
 class LogResult:
     metrics: dict[str, float] = field(default_factory=dict)
     params: dict[str, float] = field(default_factory=dict)
 
 
-def parse_log(path: Path, num_levels: int = 7, complete: bool = True) -> LogResult:
+def parse_log(path: Path, num_levels: int = 7, complete: bool = True, statistics: bool = False) -> LogResult:
     """Parse a RocksDB LOG (plain or gzipped); ``complete=False`` accepts the LOG of a run
-    interrupted on purpose (stopped early), which has no shutdown lines."""
+    interrupted on purpose (stopped early) or of a database still open, which has no shutdown
+    lines; ``statistics`` adds the last statistics dump (where no db_bench stdout has them)."""
     lines = list(numbered_lines(path))
     if not any("RocksDB version" in line for _, line in lines[:20]):
         raise LogParseError(path, "not a RocksDB LOG (no 'RocksDB version' in its first lines)",
@@ -73,10 +88,24 @@ def parse_log(path: Path, num_levels: int = 7, complete: bool = True) -> LogResu
                                           0.0))
     flush_jobs: set[Any] = set()
     table: dict[str, float] | None = None
+    dump: dict[str, float] | None = None  # the statistics dump being read
+    dumps: list[dict[str, float]] = []
+    uptime = None
     i = 0
     while i < len(lines):
         lineno, line = lines[i]
-        if (pos := line.find(_EVENT)) >= 0:
+        if dump is not None:
+            if line.lstrip().startswith("rocksdb."):
+                dump.update(statistics_line(path, lineno, line))
+                i += 1
+                continue
+            dumps.append(dump)
+            dump = None
+        if statistics and line.endswith("] STATISTICS:"):
+            dump = {"uptime_seconds": uptime} if uptime is not None else {}
+        elif m := _UPTIME.match(line):
+            uptime = float(m[1])
+        elif (pos := line.find(_EVENT)) >= 0:
             _event(path, lineno, line[pos + len(_EVENT):], out.metrics, flush_jobs)
         elif (m := _STATS_TITLE.match(line)) and m["cf"] == "default" and i + 1 < len(lines) \
                 and lines[i + 1][1].startswith("Level"):
@@ -96,11 +125,24 @@ def parse_log(path: Path, num_levels: int = 7, complete: bool = True) -> LogResu
     if complete and not any("Shutdown complete" in line for _, line in lines[-5:]):
         raise LogParseError(path, "does not end with RocksDB's 'Shutdown complete': truncated, or "
                             "copied from a database still open", lines[-1][0])
+    if dump is not None:  # the LOG ends with a dump
+        dumps.append(dump)
+    if dumps:
+        out.metrics.update(_statistics_metrics(dumps[-1]))
     if table is not None:
         out.metrics.update(table)
     raw = out.metrics["sst_raw_key_bytes"] + out.metrics["sst_raw_value_bytes"]
     if out.metrics["sst_data_bytes"] > 0:
         out.metrics["sst_compression_ratio"] = raw / out.metrics["sst_data_bytes"]
+    return out
+
+
+def _statistics_metrics(dump: dict[str, float]) -> dict[str, float]:
+    """A LOG's last statistics dump with what db_bench's parser derives and the rates per second."""
+    out = {**dump, **derived_metrics(dump)}
+    uptime = dump.get("uptime_seconds")
+    if uptime:
+        out.update({f"{t}_per_sec": dump[t] / uptime for t in RATES if t in dump})
     return out
 
 

@@ -14,11 +14,12 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from boanon.adapters.files import numbered_lines
+from boanon.adapters.files import find_file, numbered_lines
 from boanon.errors import LogParseError
 from boanon.table import Value
 
 OPTIONS_GLOB = "OPTIONS-*"
+COPIED_OPTIONS = "OPTIONS"
 _FILE_NAME = re.compile(r"^OPTIONS-(\d+)(?:\.gz)?$")
 _SECTION = re.compile(r'^\[(?P<kind>\w+)(?:/(?P<sub>\w+))?(?: "(?P<cf>[^"]*)")?\]\s*$')
 _ENTRY = re.compile(r"^\s*(?P<key>\w+)=(?P<value>.*?)\s*$")
@@ -38,6 +39,12 @@ def newest_options_file(trial_dir: Path) -> Path | None:
     """The ``OPTIONS-NNNNNN`` file with the highest number (RocksDB keeps the last two)."""
     found = [(int(m[1]), p) for p in trial_dir.glob(OPTIONS_GLOB) if (m := _FILE_NAME.match(p.name))]
     return max(found)[1] if found else None
+
+
+def options_in_force(trial_dir: Path) -> Path | None:
+    """The options file of a trial: the newest ``OPTIONS-NNNNNN`` RocksDB wrote, else a file a
+    user copied as ``OPTIONS`` (or ``OPTIONS.gz``)."""
+    return newest_options_file(trial_dir) or find_file(trial_dir, COPIED_OPTIONS)
 
 
 def parse_value(text: str) -> Value:

@@ -56,15 +56,10 @@ def parse_stdout(path: Path) -> StdoutResult:
     while i < len(lines):
         lineno, line = lines[i]
         if in_statistics and line.startswith("rocksdb."):
-            if m := _TICKER.match(line):
-                out.metrics[clean_name(m["name"])] = float(m["count"])
-                tickers += 1
-            elif m := _STAT_HIST.match(line):
-                base = clean_name(m["name"])
-                out.metrics.update({f"{base}_{k}": float(v) for k, v in m.groupdict().items() if k != "name"})
-                stat_hists += 1
-            else:
-                raise LogParseError(path, f"unreadable statistics line {line[:80]!r}", lineno)
+            values = statistics_line(path, lineno, line)
+            out.metrics.update(values)
+            tickers += len(values) == 1
+            stat_hists += len(values) > 1
         elif line.startswith("STATISTICS:"):
             in_statistics = lineno
         elif "micros/op" in line:
@@ -84,6 +79,18 @@ def parse_stdout(path: Path) -> StdoutResult:
                             f"{tickers} tickers and {stat_hists} histograms: truncated", last)
     out.metrics.update(derived_metrics(out.metrics))
     return out
+
+
+def statistics_line(path: Path, lineno: int, line: str) -> dict[str, float]:
+    """One line of a ``STATISTICS:`` dump (db_bench's stdout or the LOG): a ticker
+    (``{"block_cache_miss": 4.0}``) or a histogram (``db_get_micros_p50``... ``_count``, ``_sum``)."""
+    line = line.strip()
+    if m := _TICKER.match(line):
+        return {clean_name(m["name"]): float(m["count"])}
+    if m := _STAT_HIST.match(line):
+        base = clean_name(m["name"])
+        return {f"{base}_{k}": float(v) for k, v in m.groupdict().items() if k != "name"}
+    raise LogParseError(path, f"unreadable statistics line {line[:80]!r}", lineno)
 
 
 def derived_metrics(tickers: dict[str, float]) -> dict[str, float]:

@@ -1,0 +1,94 @@
+"""The tuned configuration as a file a person or a system reads: values as their parameters mean them.
+
+A trial's configuration is stored exactly as proposed (``m0_share=0.3999720746651292``). The
+file rounds a float to the fewest decimal places that stay within a thousandth of its range
+(on a log range: the fewest significant digits within a thousandth of its value) and inside the
+range, so the rounding changes nothing a model could tell apart; integers stay integers and
+booleans booleans. Sizes in bytes get their binary size as a comment. Formats: YAML (any
+run), and for RocksDB an ``OPTIONS`` file or db_bench flags (:mod:`boanon.targets.rocksdb_export`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import yaml
+
+from boanon.space import Bool, Categorical, Float, Int, Param, Space
+from boanon.table import Value
+
+FORMATS = ("yaml", "options", "db_bench")
+_SIZE_NAME = re.compile(r"(size|bytes|capacity|_base)$")
+"""Parameter names read as sizes in bytes (``write_buffer_size``, ``max_bytes_for_level_base``)."""
+
+
+def plain_value(param: Param, value: Value) -> Value:
+    """``value`` as ``param`` means it (see the module docstring)."""
+    if isinstance(param, Bool):
+        return bool(value)
+    if isinstance(param, Categorical):
+        return value
+    if isinstance(param, Int):
+        return int(value)
+    assert isinstance(param, Float)
+    value = float(value)
+    tolerance = 1e-3 * (abs(value) if param.log else param.high - param.low)
+    for digits in range(17):  # log range: significant digits; linear range: decimal places
+        rounded = float(f"{value:.{digits + 1}g}") if param.log else round(value, digits)
+        if abs(rounded - value) <= tolerance and param.low <= rounded <= param.high:
+            return rounded
+    return value
+
+
+def plain_config(space: Space, config: Mapping[str, Value]) -> dict[str, Value]:
+    """Every parameter of ``config`` as :func:`plain_value` gives it, in the space's order."""
+    return {name: plain_value(p, config[name]) for name, p in space.params.items() if name in config}
+
+
+def config_line(space: Space, config: Mapping[str, Value]) -> str:
+    """``a=1 b=0.25 c=true`` with the values of :func:`plain_config`, for one-line summaries."""
+    values = plain_config(space, config)
+    return " ".join(f"{k}={yaml.safe_dump(v).splitlines()[0]}" for k, v in values.items())
+
+
+def human_size(n: int) -> str:
+    """``67108864`` -> ``64 MiB``."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            value = n / (1 << shift)
+            return f"{value:.0f} {unit}" if value.is_integer() else f"{value:.3g} {unit}"
+    return f"{n} B"
+
+
+def to_yaml(config: Mapping[str, Value], header: str = "") -> str:
+    """``name: value`` lines (YAML), sizes in bytes with a ``# 64 MiB`` comment."""
+    lines = [f"# {line}" for line in header.splitlines()]
+    for name, value in config.items():
+        text = yaml.safe_dump({name: value}, default_flow_style=False).strip()
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1024 \
+                and _SIZE_NAME.search(name):
+            text += f"  # {human_size(value)}"
+        lines.append(text)
+    return "\n".join(lines) + "\n"
+
+
+def render_config(config: Mapping[str, Value], fmt: str, header: str = "") -> str:
+    """``config`` in ``fmt`` (one of :data:`FORMATS`)."""
+    if fmt == "yaml":
+        return to_yaml(config, header)
+    from boanon.targets.rocksdb_export import db_bench_flags, options_file
+
+    if fmt == "options":
+        return options_file(config, header)
+    if fmt == "db_bench":
+        comments = "".join(f"# {line}\n" for line in header.splitlines())
+        return comments + " ".join(db_bench_flags(config)) + "\n"
+    raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
+
+
+def format_for(path: str) -> str:
+    """The format a file name asks for: ``OPTIONS*`` or ``*.ini`` -> options, else YAML."""
+    name = path.rsplit("/", 1)[-1]
+    return "options" if name.startswith("OPTIONS") or name.endswith(".ini") else "yaml"
+

@@ -1,0 +1,164 @@
+"""``boanon explain``: why the best trial (or any) beats the default: the ablation path and the
+metrics that moved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from boanon.best import plain_config
+from boanon.cli.status import open_store
+from boanon.cli.tune import CONFIG_NOTE, TRIALS_NOTE
+from boanon.errors import ConfigError
+from boanon.explain import START, ablation_path, metric_moves
+from boanon.report import RunView, fit_surrogate, read_run
+from boanon.space import Space
+from boanon.store import StoredTrial
+from boanon.tuner import store_result
+
+ABLATION = "ablation"
+"""The ``surrogate`` recorded with the trials ``--measure`` runs."""
+
+
+@click.command("explain")
+@click.argument("store_file", metavar="RUN.db", type=click.Path(exists=True, dir_okay=False))
+@click.option("--trial", "trial_id", default=None, metavar="NAME|ID",
+              help="Explain this trial instead of the best.")
+@click.option("--objective", default=None, help="The objective to explain (default: the first).")
+@click.option("--measure", is_flag=True,
+              help="Also run the path's intermediate configurations through the run's runner and store "
+                   "them as trials of the run (surrogate 'ablation').")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="With --measure: the run's tuning YAML (default: the one `boanon tune` recorded).")
+@click.option("--metrics", "n_metrics", type=click.IntRange(min=0), default=12, show_default=True,
+              help="How many moved metrics to list.")
+def explain_command(store_file: str, trial_id: str | None, objective: str | None, measure: bool,
+                    config_file: str | None, n_metrics: int) -> None:
+    """Why the best trial beats the default: which parameter changes matter, in what order (by the
+    run's model; with --measure also on the system), and which metrics moved on the way."""
+    with open_store(store_file) as store:
+        try:
+            run = read_run(store)
+            goal = next((o for o in run.objectives if o.name == (objective or run.objectives[0].name)), None)
+            if goal is None:
+                names = [o.name for o in run.objectives]
+                raise ValueError(f"unknown objective {objective!r}; the run's: {names}")
+            default = run.default()
+            target = run.trial(trial_id) if trial_id is not None else run.best(goal)
+            if default is None or target is None:
+                raise ValueError("no finished feasible trial yet" if target is None
+                                 else "the run has no finished trial of the default configuration")
+            if target.status != "done" or goal.name not in target.objectives:
+                raise ValueError(f"trial {target.name} is {target.status}: nothing to explain")
+            if target.config == default.config:
+                click.echo(f"{target.name} has the default configuration ({goal.name}="
+                           f"{target.objectives[goal.name]:.6g})" + ("" if trial_id else
+                           ": no trial beats the default yet; pass --trial to compare another"))
+                return
+            surrogate = fit_surrogate(run)
+            path = ablation_path(surrogate, default.config, target.config, goal)
+            measured: dict[int, StoredTrial] = {}
+            if measure and len(path) > 2:
+                measured = _measure(run, path, config_file, target.name)
+        except (ValueError, KeyError, ConfigError) as exc:
+            raise click.ClickException(f"{store_file}: {exc}") from None
+        steps = path.iloc[1:].sort_values("gain", ascending=False)  # most helpful change first
+        params = [n for name in steps["param"] for n in name.split("+")]
+        moves = metric_moves(run.graph, default.metrics, target.metrics, params, goal.name)
+    click.echo(f"{target.name} ({goal.name}={target.objectives[goal.name]:.6g}) against the default "
+               f"{default.name} ({goal.name}={default.objectives[goal.name]:.6g}), {goal.direction}: "
+               f"{len(params)} of {len(run.space)} parameters differ")
+    click.echo(_path_text(path, run, surrogate.name, goal.name, default, target, measured))
+    click.echo(_moves_text(moves, n_metrics, run.graph is not None))
+
+
+def _path_text(path: pd.DataFrame, run: RunView, model: str, objective: str, default: StoredTrial,
+               target: StoredTrial, measured: dict[int, StoredTrial]) -> str:
+    lines = [f"\nablation path, greedy by the {model} model's predicted {objective} (mean +- sd)"
+             + (", and measured" if measured else "") + ":"]
+    space = run.space
+    for row in path.itertuples():
+        if row.param == START:
+            what, observed = f"default ({default.name})", default.objectives[objective]
+        else:
+            what = f"{row.step:>2}. {row.param} {_shown(space, row.param, row.old)} -> " \
+                f"{_shown(space, row.param, row.new)}"
+            trial = target if row.step == len(path) - 1 else measured.get(row.step)
+            observed = None if trial is None else trial.objectives.get(objective)
+        line = f"  {what:<48} {row.mean:>10.4g} +- {row.sd:<8.2g}"
+        if row.param != START:
+            line += f" gain {row.gain:+.3g}" + (f" ({row.share:.0%})" if pd.notna(row.share) else "")
+        if observed is not None:
+            line += f"   measured {observed:.4g}"
+        elif row.step in measured:
+            line += f"   measured: {measured[row.step].status} ({measured[row.step].error})"
+        lines.append(line)
+    steps = path.iloc[1:]
+    if len(steps) > 1 and steps["share"].notna().all():
+        order = steps.sort_values("share", ascending=False)
+        top = order[order["share"].cumsum().shift(fill_value=0) < 0.8]
+        lines.append(f"{len(top)} of {len(steps)} changes give {top['share'].sum():.0%} of the predicted "
+                     f"improvement: {', '.join(top['param'])}")
+    return "\n".join(lines)
+
+
+def _shown(space: Space, name: str, value: object) -> object:
+    """A value as export writes it (several parameters changed together are shown as stored)."""
+    return plain_config(space, {name: value})[name] if name in space.params else value
+
+
+def _moves_text(moves: pd.DataFrame, n: int, has_graph: bool) -> str:
+    if not n or moves.empty:
+        return ""
+    where = "nearest the objective in the run's graph first; moved by: changed ancestors, most helpful " \
+        "first; <- its parents" if has_graph else "the run has no graph"
+    lines = [f"\nmetrics that moved (observed, default -> this trial; {where}):"]
+    for row in moves.head(n).itertuples():
+        change = f"{row.change:+.0%}" if pd.notna(row.change) else "from 0"
+        line = f"  {row.metric:<32} {row.before:>10.4g} -> {row.after:<10.4g} {change:>7}"
+        movers = row.moved_by.split(", ") if row.moved_by else []
+        if movers:
+            more = f" and {len(movers) - 3} more" if len(movers) > 3 else ""
+            line += f"  moved by {', '.join(movers[:3])}{more}"
+        parents = row.via.split(", ") if row.via else []
+        if parents:
+            line += f"  <- {', '.join(parents)}" if len(parents) <= 3 else f"  <- {len(parents)} parents"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _measure(run: RunView, path: pd.DataFrame, config_file: str | None,
+             target: str) -> dict[int, StoredTrial]:
+    """Run the path's intermediate configurations (not its ends: both ran already) through the run's
+    runner, store each as a trial of the run, and return them by step."""
+    from boanon.config import load_config
+    from boanon.runners.trial import run_trial
+
+    store = run.store
+    config_file = config_file or store.note(CONFIG_NOTE)
+    if config_file is None:
+        raise ValueError("the store does not say which tuning YAML ran it: pass --config")
+    if store.counts()["running"]:
+        raise ValueError("trials are running: measure when the run has stopped")
+    config = load_config(config_file)
+    if config.space.to_dict() != run.space.to_dict():
+        raise ValueError(f"{config_file} has another search space than the run: pass its --config")
+    runner = config.make_runner()
+    trials_dir = Path(store.note(TRIALS_NOTE) or store.path.with_suffix(".trials"))
+    out: dict[int, StoredTrial] = {}
+    for row in path.iloc[1:-1].itertuples():
+        trial = store.start_trial(row.config, surrogate=ABLATION,
+                                  reason=f"ablation step {row.step} towards {target}: {row.param}")
+        click.echo(f"measuring step {row.step} ({row.param}) as {trial.name} ...", err=True)
+        try:
+            record = run_trial(runner, dict(row.config), trials_dir / trial.name, config.adapter)
+        except KeyboardInterrupt:
+            store.fail_trial(trial.id, "ablation measurement interrupted")
+            raise
+        except Exception as exc:  # one failed configuration is that step's result, not the end
+            out[row.step] = store_result(store, run.space, run.objectives, trial, exc)
+        else:
+            out[row.step] = store_result(store, run.space, run.objectives, trial, record)
+    return out

@@ -1,0 +1,92 @@
+"""``boanon plot``: a figure of a stored run (convergence, graph, Pareto front, parameter effects)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from boanon.cli.status import open_store
+from boanon.report import (
+    RunView,
+    effect_sizes,
+    effects,
+    fit_surrogate,
+    history,
+    hypervolume_history,
+    read_run,
+)
+
+KINDS = ("convergence", "graph", "pareto", "effects")
+
+
+@click.command("plot")
+@click.argument("store_file", metavar="RUN.db", type=click.Path(exists=True, dir_okay=False))
+@click.option("--kind", type=click.Choice(KINDS), default="convergence", show_default=True,
+              help="convergence: each trial and the best so far, the default as a line; graph: the "
+                   "run's last graph (objectives' ancestors, grouped, with a legend); pareto: the front "
+                   "of a run with several objectives; effects: what the run's model says each "
+                   "parameter does to the objective.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+              help="Image file (.png or .svg; graph also .dot).")
+@click.option("--objective", default=None, help="Objective of the effects plot (default: the first).")
+@click.option("--all-nodes", is_flag=True, help="graph: also nodes without a path to an objective.")
+@click.option("--max-parents", type=click.IntRange(min=1), default=3, show_default=True,
+              help="graph: edges kept per node (its strongest parents, and its strongest child).")
+@click.option("--all-edges", is_flag=True, help="graph: every edge (overrides --max-parents).")
+@click.option("--group", default=None, metavar="REGEX",
+              help="graph: boxes by the first group of REGEX in a node's name (default: a leading "
+                   "entity such as m3_ or node12.); '' for no boxes.")
+def plot_command(store_file: str, kind: str, output: str, objective: str | None, all_nodes: bool,
+                 max_parents: int, all_edges: bool, group: str | None) -> None:
+    """Draw a figure of the run stored in RUN.db (read only)."""
+    with open_store(store_file) as store:
+        try:
+            run = read_run(store)
+            if kind == "convergence":
+                _convergence(run, output)
+            elif kind == "pareto":
+                from boanon.multiobjective.plot import plot_pareto
+
+                plot_pareto(store.to_table(("done",)), run.objectives, output, run.constraints)
+            elif kind == "effects":
+                _effects(run, output, objective)
+            else:
+                _graph(run, output, all_nodes, None if all_edges else max_parents, group)
+        except (ValueError, KeyError, RuntimeError) as exc:
+            raise click.ClickException(f"{output}: {exc}") from None
+    click.echo(f"wrote {output}")
+
+
+def _convergence(run: RunView, output: str) -> None:
+    from boanon.plots import plot_convergence
+
+    default = run.default()
+    plot_convergence(history(run), run.objectives, output,
+                     default=None if default is None else default.objectives,
+                     hypervolume=hypervolume_history(run) if len(run.objectives) > 1 else None)
+
+
+def _effects(run: RunView, output: str, objective: str | None) -> None:
+    from boanon.plots import plot_effects
+
+    chosen = next((o for o in run.objectives if o.name == (objective or run.objectives[0].name)), None)
+    if chosen is None:
+        raise ValueError(f"unknown objective {objective!r}; the run's: {[o.name for o in run.objectives]}")
+    best = run.best(chosen)
+    if best is None:
+        raise ValueError("no finished feasible trial yet: nothing to model")
+    surrogate = fit_surrogate(run)
+    table = effects(surrogate, best.config)
+    plot_effects(table, effect_sizes(table, run.graph), chosen, output, at=best.config,
+                 title=f"{surrogate.name} model of {chosen.name} around the best trial {best.name} "
+                       "(dotted); band: one standard deviation")
+
+
+def _graph(run: RunView, output: str, all_nodes: bool, max_parents: int | None, group: str | None) -> None:
+    from boanon.graph_render import ENTITY, render, view
+
+    if run.graph is None:
+        raise ValueError("the run has no graph (strategy gp or random, or none learned yet)")
+    render(view(run.graph, [o.name for o in run.objectives], ancestors=not all_nodes,
+                max_parents=max_parents, group=ENTITY if group is None else group or None), Path(output))

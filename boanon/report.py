@@ -1,0 +1,216 @@
+"""A stored run as plain data for people: its history, best so far, default, model and effects.
+
+``boanon plot``, ``boanon explain`` and the dashboard all show the same few things about a run;
+they read them here, as DataFrames and dicts, so every view agrees and none re-derives them.
+Everything is computed from the store alone (the study's recorded space and objectives, its
+trials and graphs): no tuning YAML is needed to look at a run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from boanon.graph import CausalGraph
+from boanon.graph_render import ENTITY
+from boanon.models import DAGSurrogate, PlainGPSurrogate, Surrogate
+from boanon.models.threads import single_blas_thread
+from boanon.multiobjective import (
+    OutputConstraint,
+    hypervolume_trace,
+    objective_matrix,
+    observed_feasible,
+    parse_output_constraints,
+    reference_point,
+)
+from boanon.objectives import Objective, parse_objectives
+from boanon.space import Categorical, Space
+from boanon.store import Store, StoredTrial
+from boanon.table import TRIAL, Value, with_objectives
+from boanon.tuner import INIT, best_trial, is_feasible
+
+DEFAULT_REASON = "initial design: the default configuration"
+"""The reason the tuner records with the trial of the default configuration."""
+
+
+@dataclass
+class RunView:
+    """What a store says about its run, read once: the search space, goals, trials and last graph."""
+
+    store: Store
+    space: Space
+    objectives: list[Objective]
+    constraints: list[OutputConstraint]
+    trials: list[StoredTrial]
+    graph: CausalGraph | None
+
+    @property
+    def done(self) -> list[StoredTrial]:
+        return [t for t in self.trials if t.status == "done"]
+
+    def best(self, objective: Objective | None = None) -> StoredTrial | None:
+        """The feasible finished trial with the best value of ``objective`` (default: the first)."""
+        return best_trial(self.done, objective or self.objectives[0], self.constraints)
+
+    def default(self) -> StoredTrial | None:
+        """The finished trial of the default configuration, if the run has one."""
+        default = self.space.default()
+        for t in self.done:
+            if t.reason == DEFAULT_REASON or (t.surrogate == INIT and t.config == default):
+                return t
+        return next((t for t in self.done if t.config == default), None)
+
+    def table(self) -> pd.DataFrame:
+        """The measured trials as the run's models read them (objectives as the run names them)."""
+        return with_objectives(self.store.to_table(), [o.name for o in self.objectives],
+                               [c.name for c in self.constraints])
+
+    def trial(self, name_or_id: str | int) -> StoredTrial:
+        """A trial by name (``t0007``) or id; KeyError naming the store when there is none."""
+        for t in self.trials:
+            if str(name_or_id) in (t.name, str(t.id)):
+                return t
+        raise KeyError(f"{self.store.path}: no trial {name_or_id!r}")
+
+
+def read_run(store: Store) -> RunView:
+    """The run recorded in ``store``; ValueError when no run was recorded yet."""
+    study = store.study()
+    if study is None:
+        raise ValueError(f"{store.path}: no run recorded yet")
+    source = str(store.path)
+    space = Space.from_dict(study["space"], study.get("constraints", []), source=source)
+    trials = store.trials()
+    graph_ids = [t.graph_id for t in trials if t.graph_id is not None]
+    objectives = parse_objectives(study["objectives"], source=source)
+    constraints = parse_output_constraints(study.get("outputs"), source=source)
+    graph = store.graph(graph_ids[-1]).with_objectives([o.name for o in objectives],
+                                                       [c.name for c in constraints]) \
+        if graph_ids else None
+    return RunView(store, space, objectives, constraints, trials, graph)
+
+
+def history(run: RunView) -> pd.DataFrame:
+    """One row per trial in id order: ``trial, status, surrogate, reason, started, duration_s``,
+    each objective's value and ``best_<objective>`` (best so far among the feasible finished
+    trials, NaN before the first), and ``feasible``. Failed trials keep their row (NaN values)."""
+    rows: list[dict[str, Any]] = []
+    best: dict[str, float] = {}
+    for t in run.trials:
+        feasible = t.status == "done" and is_feasible(t, run.constraints)
+        row: dict[str, Any] = {TRIAL: t.name, "id": t.id, "status": t.status, "surrogate": t.surrogate,
+                               "reason": t.reason, "started": t.started, "duration_s": duration_s(t),
+                               "feasible": feasible, "error": t.error}
+        for o in run.objectives:
+            value = t.objectives.get(o.name)
+            row[o.name] = np.nan if value is None else float(value)
+            if feasible and value is not None and (o.name not in best or o.better(value, best[o.name])):
+                best[o.name] = float(value)
+            row[f"best_{o.name}"] = best.get(o.name, np.nan)
+        rows.append(row)
+    columns = [TRIAL, "id", "status", "surrogate", "reason", "started", "duration_s", "feasible", "error"]
+    columns += [c for o in run.objectives for c in (o.name, f"best_{o.name}")]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def hypervolume_history(run: RunView) -> pd.DataFrame:
+    """``trial, hypervolume``: the hypervolume of the feasible finished trials after each of
+    them (trials that ran to the end, as the front is read), with one reference point inferred
+    from all of them so the values compare over time; it is in ``attrs["reference_point"]`` (the
+    objectives' units)."""
+    table = with_objectives(run.store.to_table(("done",)), [o.name for o in run.objectives],
+                            [c.name for c in run.constraints])
+    out = pd.DataFrame({TRIAL: table[TRIAL] if len(table) else [], "hypervolume": np.zeros(len(table))})
+    points = objective_matrix(table, run.objectives) if len(table) else np.zeros((0, len(run.objectives)))
+    valid = observed_feasible(table, run.constraints) & np.all(np.isfinite(points), axis=1)
+    if not valid.any():
+        return out
+    ref = [float(o.from_minimize(v)) for o, v in zip(run.objectives, reference_point(
+        run.objectives, None, points, valid), strict=True)]
+    out["hypervolume"] = hypervolume_trace(table, run.objectives, ref, run.constraints)
+    out.attrs["reference_point"] = dict(zip([o.name for o in run.objectives], ref, strict=True))
+    return out
+
+
+def duration_s(trial: StoredTrial) -> float:
+    """Seconds from the trial's start to its end (NaN while it runs)."""
+    if not trial.finished:
+        return float("nan")
+    return (datetime.fromisoformat(trial.finished) - datetime.fromisoformat(trial.started)).total_seconds()
+
+
+@single_blas_thread
+def fit_surrogate(run: RunView) -> Surrogate:
+    """The run's model refitted on its measured trials: the structured surrogate over the run's
+    last graph when it has one, else the plain GP (the run's own safety net)."""
+    table = run.table()
+    outputs = [c.name for c in run.constraints]
+    if run.graph is not None:
+        try:
+            return DAGSurrogate(run.space, run.graph, run.objectives, outputs).fit(table)
+        except ValueError:  # a graph the trials cannot feed (e.g. a metric no trial logged)
+            pass
+    return PlainGPSurrogate(run.space, run.objectives, outputs).fit(table)
+
+
+def grid(space: Space, name: str, n_points: int = 21) -> list[Value]:
+    """Values of parameter ``name`` to sweep: every choice, or ``n_points`` evenly spread over its
+    range (on its own scale: a log range sweeps logarithmically; an integer range its integers)."""
+    p = space.params[name]
+    if isinstance(p, Categorical):
+        return list(p.choices)
+    values = [p.from_unit(u) for u in np.linspace(0.0, 1.0, n_points)]
+    return list(dict.fromkeys(values))  # integers and booleans repeat: keep each once
+
+
+@single_blas_thread
+def effects(surrogate: Surrogate, at: dict[str, Value], n_points: int = 21, n_samples: int = 64,
+            seed: int = 0) -> pd.DataFrame:
+    """What the model says each parameter does to each objective: one parameter swept over its
+    range while the others stay at ``at`` (an individual conditional expectation around, say, the
+    best configuration). Rows ``param, value, objective, mean, sd``; configurations that break the
+    space's constraints are left out."""
+    space = surrogate.space
+    rng = np.random.default_rng(seed)
+    rows: list[dict[str, Any]] = []
+    for name in space.names:
+        configs = [c for c in ({**at, name: v} for v in grid(space, name, n_points)) if space.is_feasible(c)]
+        if not configs:
+            continue
+        for objective, (mean, sd) in surrogate.predict(configs, n_samples, rng).items():
+            rows += [{"param": name, "value": c[name], "objective": objective, "mean": float(m),
+                      "sd": float(s)} for c, m, s in zip(configs, mean, sd, strict=True)]
+    return pd.DataFrame(rows, columns=["param", "value", "objective", "mean", "sd"])
+
+
+def effect_sizes(table: pd.DataFrame, graph: CausalGraph | None = None) -> pd.DataFrame:
+    """Per parameter and objective, how far the model's mean moves across the sweep of
+    :func:`effects` (``spread`` = max - min of the mean), largest first; with the run's
+    ``graph``, ``via``: the metrics on the parameter's paths to the objective (comma-separated,
+    nearest the parameter first)."""
+    grouped = table.groupby(["objective", "param"], sort=False)["mean"]
+    out = grouped.agg(low="min", high="max").reset_index()
+    out["spread"] = out["high"] - out["low"]
+    if graph is not None:
+        g = graph.to_networkx()
+        pairs = zip(out["param"], out["objective"], strict=True)
+        out["via"] = [", ".join(_between(g, p, o)) for p, o in pairs]
+    return out.sort_values(["objective", "spread"], ascending=[True, False], ignore_index=True)
+
+
+def _between(g: nx.DiGraph, source: str, target: str) -> list[str]:
+    """The nodes on directed paths from ``source`` to ``target`` (neither end included), nearest
+    ``source`` first, and at the same distance those of its own entity (``m3_worker``: ``m3_*``)."""
+    if source not in g or target not in g:
+        return []
+    hops = nx.shortest_path_length(g, source)
+    entity = re.match(ENTITY, source)
+    own = entity[1] if entity else None
+    return sorted(nx.descendants(g, source) & nx.ancestors(g, target),
+                  key=lambda n: (hops[n], not (own and n.startswith(own)), n))

@@ -1,0 +1,37 @@
+"""Shared fixtures: real tuning runs of the synthetic system, for the commands that look at a run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from boanon.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def synthetic_run() -> Callable[..., Path]:
+    """``synthetic_run(directory, budget, **yaml_changes)``: run ``boanon tune`` on
+    examples/synthetic.yaml (structured, the default first, then Sobol points, then the models)
+    into ``directory/run.db``; returns the store's path."""
+    def run(directory: Path, budget: int, **changes) -> Path:
+        data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
+        data.update({"n_init": 5, "relearn_every": 3, **changes})
+        config = directory / "synthetic.yaml"
+        config.write_text(yaml.safe_dump(data, sort_keys=False))
+        store = directory / "run.db"
+        mp = pytest.MonkeyPatch()
+        mp.chdir(ROOT)  # examples.synthetic_system is imported from the repository root
+        try:
+            result = CliRunner().invoke(main, ["tune", str(config), "--budget", str(budget), "--store",
+                                               str(store)], catch_exceptions=False)
+        finally:
+            mp.undo()
+        assert result.exit_code == 0, result.output
+        return store
+    return run

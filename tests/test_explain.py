@@ -1,0 +1,115 @@
+"""``boanon explain``: the ablation path from the default to the best, measured on the real system
+with --measure, and the metrics that moved along the graph."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from boanon.cli import main
+from boanon.explain import START, ablation_path, metric_moves
+from boanon.graph import CausalGraph
+from boanon.report import fit_surrogate, read_run
+from boanon.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def run_db(tmp_path_factory, synthetic_run) -> Path:
+    return synthetic_run(tmp_path_factory.mktemp("explain"), budget=10)
+
+
+def test_the_path_goes_from_the_default_to_the_best_one_greedy_change_at_a_time(run_db):
+    with Store(run_db) as store:
+        run = read_run(store)
+        default = run.default()
+        best = min((t for t in run.done if t is not default), key=lambda t: t.objectives["cost"])
+        surrogate = fit_surrogate(run)
+    path = ablation_path(surrogate, default.config, best.config, run.objectives[0])
+    assert path["param"].iloc[0] == START and path["config"].iloc[0] == default.config
+    assert path["config"].iloc[-1] == best.config
+    differ = [n for n in run.space.names if default.config[n] != best.config[n]]
+    assert sorted(path["param"].iloc[1:]) == sorted(differ)
+    for before, after in zip(path["config"].iloc[:-1], path["config"].iloc[1:], strict=True):
+        assert sum(before[n] != after[n] for n in run.space.names) == 1
+    cost = run.objectives[0]  # minimised: a gain is a drop of the predicted mean
+    assert path["gain"].sum() == pytest.approx(path["mean"].iloc[0] - path["mean"].iloc[-1])
+    assert path["share"].iloc[1:].sum() == pytest.approx(1.0)
+    # greedy: the first step is the single change the model likes best (same seed, same samples)
+    singles = [{**default.config, n: best.config[n]} for n in differ]
+    means = surrogate.predict(singles, 256, np.random.default_rng(0))[cost.name][0]
+    assert path["param"].iloc[1] == differ[int(np.argmin(means))]
+
+
+def test_explain_prints_the_path_and_the_moved_metrics(run_db):
+    with Store(run_db) as store:
+        best_is_default = read_run(store).best().name == "t0000"
+    result = CliRunner().invoke(main, ["explain", str(run_db)])
+    assert result.exit_code == 0, result.output
+    if best_is_default:  # on this seed nothing beat the default in 10 trials: it says so
+        assert "t0000 has the default configuration" in result.output
+        assert "no trial beats the default yet" in result.output
+    result = CliRunner().invoke(main, ["explain", str(run_db), "--trial", "t0006"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "t0006 (cost=" in out and "against the default t0000" in out
+    assert "ablation path, greedy by the" in out
+    assert "metrics that moved (observed, default -> this trial" in out
+    assert " 1. x" in out and "measured" in out  # the ends were measured by the run itself
+
+
+def test_measure_runs_the_intermediate_configurations_and_stores_them(tmp_path, synthetic_run, monkeypatch):
+    store_path = synthetic_run(tmp_path, budget=8)
+    with Store(store_path) as store:
+        before = len(store.trials())
+    monkeypatch.chdir(ROOT)  # the runner imports examples.synthetic_system
+    result = CliRunner().invoke(main, ["explain", str(store_path), "--measure", "--trial", "t0006"])
+    assert result.exit_code == 0, result.output
+    with Store(store_path) as store:
+        run = read_run(store)
+        added = store.trials()[before:]
+        target = run.trial("t0006")
+    differ = [n for n in run.space.names if run.default().config[n] != target.config[n]]
+    assert added and all(t.surrogate == "ablation" and t.status == "done" for t in added)
+    # every intermediate step, once, in order, with what the real system measured
+    sys.path.insert(0, str(ROOT))
+    from examples.synthetic_system import evaluate
+
+    for k, trial in enumerate(added, start=1):
+        assert trial.reason.startswith(f"ablation step {k} towards t0006")
+        assert trial.objectives["cost"] == pytest.approx(evaluate(trial.config)["cost"])
+        assert f"measured {trial.objectives['cost']:.4g}" in result.output
+    assert len(added) == len(differ) - 1  # the path's ends ran already
+    assert all(sum(t.config[n] != target.config[n] for n in differ) == len(differ) - k
+               for k, t in enumerate(added, start=1))
+
+
+def test_measure_without_a_known_yaml_is_a_clear_error(run_db, tmp_path):
+    copy = tmp_path / "copy.db"
+    with Store(run_db) as store:
+        store._conn.execute(f"VACUUM INTO '{copy}'")
+    with Store(copy) as store:
+        store._conn.execute("DELETE FROM meta WHERE key LIKE 'note:%'")
+    result = CliRunner().invoke(main, ["explain", str(copy), "--measure", "--trial", "t0006"])
+    assert result.exit_code != 0 and "does not say which tuning YAML ran it: pass --config" in result.output
+
+
+def test_moved_metrics_read_top_down_with_the_parameters_upstream():
+    graph = CausalGraph.from_dict({
+        "nodes": [{"id": "a", "role": "param"}, {"id": "b", "role": "param"},
+                  {"id": "m1", "role": "metric"}, {"id": "m2", "role": "metric"},
+                  {"id": "noise", "role": "metric"}, {"id": "cost", "role": "objective"}],
+        "edges": [{"source": "a", "target": "m1"}, {"source": "m1", "target": "m2"},
+                  {"source": "b", "target": "m2"}, {"source": "m2", "target": "cost"}]})
+    moves = metric_moves(graph, {"m1": 1.0, "m2": 10.0, "noise": 1.0, "flat": 3.0},
+                         {"m1": 4.0, "m2": 5.0, "noise": 9.0, "flat": 3.0}, ["b", "a"], "cost")
+    assert list(moves["metric"]) == ["m2", "m1", "noise"]  # nearest the objective first; unmoved left out
+    assert list(moves["hops"].iloc[:2]) == [1, 2] and np.isnan(moves["hops"].iloc[2])
+    assert list(moves["moved_by"]) == ["b, a", "a", ""]
+    assert moves["change"].tolist() == [pytest.approx(-0.5), pytest.approx(3.0), pytest.approx(8.0)]
+    assert moves["via"].iloc[0] == "b, m1"

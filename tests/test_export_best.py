@@ -1,0 +1,104 @@
+"""``boanon export --best/--trial``: the configuration as a file, read back by YAML and by RocksDB."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from boanon.adapters.rocksdb.options import newest_options_file, parse_options
+from boanon.best import plain_value
+from boanon.cli import main
+from boanon.space import Bool, Categorical, Float, Int
+from boanon.store import Store
+from boanon.targets.rocksdb_export import COMPRESSION
+
+ROOT = Path(__file__).resolve().parents[1]
+needs_db_bench = pytest.mark.skipif(shutil.which("db_bench") is None, reason="db_bench not installed")
+
+
+def _invoke(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_values_as_their_parameters_mean_them():
+    share = Float("share", 0.0, 1.0)
+    assert plain_value(share, 0.3999720746651292) == 0.4
+    assert plain_value(share, 0.6284512793645263) == 0.628
+    assert plain_value(share, 0.99999) == 1.0 and plain_value(share, 0.0004) == 0.0
+    rate = Float("rate", 1e-5, 1e-1, log=True)
+    assert plain_value(rate, 0.000123456789) == 0.0001235  # within 0.1 % of the value on a log range
+    assert plain_value(Float("x", 0.0, 0.5), 0.49999) == 0.5
+    assert 0.9998 <= plain_value(Float("x", 0.0, 0.9999), 0.99985) <= 0.9999  # 1.0 would leave the range
+    n = plain_value(Int("n", 1, 10), 7.0)
+    assert n == 7 and type(n) is int
+    assert plain_value(Bool("b"), 1) is True
+    assert plain_value(Categorical("c", ("a", "b")), "b") == "b"
+
+
+@pytest.fixture(scope="module")
+def rocksdb_run(tmp_path_factory) -> Path:
+    """Two real db_bench trials of the rocksdb target on a tiny database: the default and a
+    Sobol point (another compression, block size, bloom filter and sizes)."""
+    if shutil.which("db_bench") is None:
+        pytest.skip("db_bench not installed")
+    tmp = tmp_path_factory.mktemp("rocksdb")
+    data = yaml.safe_load((ROOT / "examples" / "rocksdb.yaml").read_text())
+    data.pop("warm_start")
+    data.update(n_init=2, budget=2)
+    data["runner"]["options"].update(num=4000, reads=1000, timeout=60)
+    config = tmp / "rocksdb.yaml"
+    config.write_text(yaml.safe_dump(data))
+    _invoke("tune", str(config), "--store", str(tmp / "run.db"))
+    return tmp / "run.db"
+
+
+def test_yaml_round_trips_through_the_run_space(rocksdb_run, tmp_path):
+    out = tmp_path / "best.yaml"
+    _invoke("export", str(rocksdb_run), "--trial", "t0001", "-o", str(out))
+    text = out.read_text()
+    with Store(rocksdb_run) as store:
+        trial = store.trial(1)
+    values = yaml.safe_load(text)
+    multiplier = trial.config["max_bytes_for_level_multiplier"]  # the one float: 4 to 16
+    assert values == {**trial.config, "max_bytes_for_level_multiplier": pytest.approx(multiplier, abs=0.012)}
+    assert len(str(values["max_bytes_for_level_multiplier"])) <= 5  # not 5.964728686958551
+    assert all(type(values[k]) is type(v) for k, v in trial.config.items())
+    assert "# configuration of trial t0001" in text and "the default configuration (trial t0000)" in text
+    size = values["write_buffer_size"]
+    assert f"write_buffer_size: {size}  # " in text and ("KiB" in text or "MiB" in text)
+
+
+@needs_db_bench
+def test_rocksdb_reads_the_exported_options_file_and_flags(rocksdb_run, tmp_path):
+    with Store(rocksdb_run) as store:
+        config = store.trial(1).config
+    options = tmp_path / "OPTIONS"
+    _invoke("export", str(rocksdb_run), "--trial", "t0001", "-o", str(options))
+    assert f"# cache_size={config['cache_size']}: the block cache's capacity" in options.read_text()
+    flags = tmp_path / "flags.txt"
+    _invoke("export", str(rocksdb_run), "--trial", "t0001", "--format", "db_bench", "-o", str(flags))
+    line = [ln for ln in flags.read_text().splitlines() if not ln.startswith("#")][0]
+    assert f"--compression_type={config['compression_type']}" in line
+
+    for how, args in (("options", [f"--options_file={options}"]), ("flags", shlex.split(line))):
+        db = tmp_path / f"db-{how}"
+        done = subprocess.run(["db_bench", "--benchmarks=fillrandom", "--num=500", f"--db={db}", *args],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        in_force = parse_options(newest_options_file(db))
+        assert in_force["compression"] == COMPRESSION[config["compression_type"]], how
+        for name in ("write_buffer_size", "block_size", "max_write_buffer_number",
+                     "level0_file_num_compaction_trigger", "max_bytes_for_level_base", "max_background_jobs"):
+            assert in_force[name] == config[name], (how, name)
+        assert in_force["max_bytes_for_level_multiplier"] == pytest.approx(
+            config["max_bytes_for_level_multiplier"], rel=1e-3)
+        bloom = config["bloom_bits"]
+        assert in_force["filter_policy"] == (f"bloomfilter:{bloom}:false" if bloom else "nullptr"), how

@@ -1,0 +1,78 @@
+"""``boanon export --optuna``: a run read back by Optuna itself, as optuna-dashboard reads it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from boanon.cli import main
+from boanon.store import Store
+from boanon.table import TrialRecord
+
+optuna = pytest.importorskip("optuna")
+
+
+@pytest.fixture(scope="module")
+def run_db(tmp_path_factory, synthetic_run) -> Path:
+    return synthetic_run(tmp_path_factory.mktemp("optuna"), budget=7)
+
+
+def _export(run_db: Path, url: str, *extra: str):
+    return CliRunner().invoke(main, ["export", str(run_db), "--optuna", url, *extra])
+
+
+def test_optuna_reads_the_run_back(run_db, tmp_path):
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    result = _export(run_db, url)
+    assert result.exit_code == 0, result.output
+    with Store(run_db) as store:
+        trials = store.trials()
+        best = min(trials, key=lambda t: t.objectives["cost"])
+    study = optuna.load_study(study_name="run", storage=url)
+    assert study.direction == optuna.study.StudyDirection.MINIMIZE and study.metric_names == ["cost"]
+    assert [t.params for t in study.trials] == [t.config for t in trials]
+    assert [t.value for t in study.trials] == [t.objectives["cost"] for t in trials]
+    assert study.best_value == best.objectives["cost"]
+    assert study.best_trial.user_attrs["boanon_trial"] == best.name
+    assert study.trials[0].user_attrs["reason"] == "initial design: the default configuration"
+    assert study.trials[0].distributions["x0"] == optuna.distributions.FloatDistribution(0.0, 1.0)
+    assert all(t.duration is not None and t.duration.total_seconds() >= 0 for t in study.trials)
+    # Optuna's own analyses run on it
+    importances = optuna.importance.get_param_importances(study)
+    assert set(importances) == {f"x{i}" for i in range(12)}
+    from optuna.visualization.matplotlib import plot_optimization_history
+
+    with pytest.warns(optuna.exceptions.ExperimentalWarning):  # Optuna's label for its matplotlib plots
+        assert plot_optimization_history(study) is not None
+
+    # exporting again (a run that went on) replaces the study; another study of that name is kept
+    assert _export(run_db, url).exit_code == 0
+    assert len(optuna.get_all_study_names(url)) == 1
+    optuna.create_study(study_name="mine", storage=url)
+    clash = _export(run_db, url, "--study-name", "mine")
+    assert clash.exit_code != 0 and "already holds a study 'mine'" in clash.output
+    assert len(optuna.load_study(study_name="mine", storage=url).trials) == 0
+
+
+def test_failed_stopped_and_running_trials(run_db, tmp_path):
+    store_path = tmp_path / "more.db"
+    with Store(run_db) as store:
+        store._conn.execute(f"VACUUM INTO '{store_path}'")
+    with Store(store_path) as store:
+        config = store.trial(0).config
+        failed = store.start_trial(config, surrogate="user")
+        store.fail_trial(failed.id, "TrialFailed: exit status 1")
+        stopped = store.start_trial(config, surrogate="user")
+        store.finish_trial(stopped.id, TrialRecord(stopped.name, config, {}, {"cost": 99.0}), stopped=True)
+        store.start_trial(config, surrogate="user")  # still running: left out
+        n = len(store.trials())
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    assert _export(store_path, url).exit_code == 0
+    trials = optuna.load_study(study_name="more", storage=url).trials
+    assert len(trials) == n - 1
+    assert trials[-2].state == optuna.trial.TrialState.FAIL
+    assert trials[-2].user_attrs["error"] == "TrialFailed: exit status 1"
+    assert trials[-1].state == optuna.trial.TrialState.PRUNED
+    assert trials[-1].user_attrs["objectives_when_stopped"] == {"cost": 99.0}

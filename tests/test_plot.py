@@ -1,0 +1,173 @@
+"""``boanon plot`` and ``status --plot`` on real runs, and the readable view of a dense learned graph."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from boanon.cli import main
+from boanon.graph import CausalGraph
+from boanon.graph_render import render, to_dot, view
+from boanon.multiobjective import table_hypervolume
+from boanon.report import effect_sizes, effects, fit_surrogate, history, hypervolume_history, read_run
+from boanon.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+PNG = b"\x89PNG"
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot is not installed")
+
+
+def _invoke(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def run_db(tmp_path_factory, synthetic_run) -> Path:
+    """A real single-objective structured run of the synthetic system: default, Sobol, then models."""
+    return synthetic_run(tmp_path_factory.mktemp("run"), budget=9)
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:4] == PNG
+    return struct.unpack(">II", data[16:24])
+
+
+def test_status_plot_of_a_single_objective_run_draws_its_convergence(run_db, tmp_path):
+    # status --plot used to end in "a Pareto plot needs at least two objectives"
+    out = tmp_path / "status.png"
+    assert f"wrote {out}" in _invoke("status", str(run_db), "--plot", str(out))
+    assert _png_size(out)[0] > 0
+
+
+def test_history_has_the_best_so_far_and_the_default(run_db):
+    with Store(run_db) as store:
+        run = read_run(store)
+        h = history(run)
+        default = run.default()
+    assert list(h["trial"]) == [f"t{i:04d}" for i in range(9)]
+    best = h["best_cost"].to_numpy()
+    assert np.all(np.diff(best) <= 0) and best[-1] == h["cost"].min()
+    assert default is not None and default.name == "t0000" and default.config == run.space.default()
+    assert (h["duration_s"] >= 0).all()
+
+
+@pytest.mark.parametrize("kind", ["convergence", "effects", "graph"])
+def test_plot_kinds_write_images(run_db, tmp_path, kind):
+    if kind == "graph" and shutil.which("dot") is None:
+        pytest.skip("Graphviz dot is not installed")
+    out = tmp_path / f"{kind}.png"
+    _invoke("plot", str(run_db), "--kind", kind, "-o", str(out))
+    assert min(_png_size(out)) > 100
+
+
+def test_plot_pareto_of_a_single_objective_run_is_a_clear_error(run_db, tmp_path):
+    out = str(tmp_path / "p.png")
+    result = CliRunner().invoke(main, ["plot", str(run_db), "--kind", "pareto", "-o", out])
+    assert result.exit_code != 0 and "at least two objectives" in result.output
+
+
+def test_effects_sweep_each_parameter_around_the_best(run_db):
+    with Store(run_db) as store:
+        run = read_run(store)
+        best = run.best()
+        surrogate = fit_surrogate(run)
+    table = effects(surrogate, best.config, n_points=5)
+    assert set(table["param"]) == set(run.space.names)
+    assert (table.groupby("param").size() == 5).all()
+    row = table[table["param"] == "x3"].iloc[1]  # x3 = 0.25, the others at the best trial's values
+    config = {**best.config, "x3": row["value"]}
+    mean, sd = surrogate.predict([config], 4096, np.random.default_rng(1))["cost"]
+    assert row["value"] == 0.25 and abs(row["mean"] - mean[0]) < 4 * sd[0] / np.sqrt(64)
+    sizes = effect_sizes(table, run.graph)
+    assert list(sizes["spread"]) == sorted(sizes["spread"], reverse=True)
+    g = run.graph.to_networkx()
+    for row in sizes.itertuples():  # the metrics between the parameter and the objective
+        via = set(row.via.split(", ")) - {""}
+        assert all(nx.has_path(g, row.param, m) and nx.has_path(g, m, "cost") for m in via)
+
+
+def test_effect_sizes_name_the_metrics_on_each_parameters_paths():
+    graph = CausalGraph.from_dict({
+        "nodes": [{"id": n, "role": r} for n, r in (
+            ("a", "param"), ("b", "param"), ("m1", "metric"), ("m2", "metric"), ("side", "metric"),
+            ("cost", "objective"))],
+        "edges": [{"source": s, "target": t} for s, t in (("a", "m1"), ("m1", "m2"), ("m2", "cost"),
+                                                          ("a", "side"), ("b", "cost"))]})
+    table = pd.DataFrame({"param": ["a", "a", "b", "b"], "value": [0, 1, 0, 1], "objective": "cost",
+                          "mean": [1.0, 3.0, 1.0, 1.5], "sd": 0.1})
+    sizes = effect_sizes(table, graph)
+    assert list(sizes["param"]) == ["a", "b"] and list(sizes["spread"]) == [2.0, 0.5]
+    assert list(sizes["via"]) == ["m1, m2", ""]  # not "side": it does not reach the objective
+
+
+@pytest.fixture(scope="module")
+def sgd_graph(tmp_path_factory) -> CausalGraph:
+    out = tmp_path_factory.mktemp("sgd") / "graph.json"
+    mp = pytest.MonkeyPatch()
+    mp.chdir(ROOT)
+    try:
+        _invoke("learn", "datasets/sgd-googlenet", "--annotations", "examples/sgd-annotations.yaml",
+                "-o", str(out))
+    finally:
+        mp.undo()
+    return CausalGraph.load(out)
+
+
+def test_view_of_the_sgd_graph_is_focused_grouped_and_keeps_every_path(sgd_graph):
+    v = view(sgd_graph, ["iteration_time"])
+    g = v.graph.to_networkx()
+    assert v.hidden_edges > 0 and len(v.graph.edges) + v.hidden_edges <= len(sgd_graph.edges)
+    assert all(nx.has_path(g, n, "iteration_time") for n in g)  # no node drawn as a dead end
+    weight = {(e.source, e.target): e.weight for e in sgd_graph.edges}
+    for e in v.graph.edges:  # each kept edge is among its target's 3 heaviest or its source's heaviest
+        into = sorted((w for (s, t), w in weight.items() if t == e.target), reverse=True)
+        out = max(w for (s, t), w in weight.items() if s == e.source)
+        assert e.weight >= into[min(2, len(into) - 1)] or e.weight == out
+    assert {v.groups[f"m{i}_busy_s"] for i in range(10)} == {f"m{i}" for i in range(10)}
+    assert "worker_busy_max_s" not in v.groups  # the cluster-wide metrics stay outside the boxes
+    dot = to_dot(v)
+    assert 'subgraph "cluster_m3"' in dot and "cluster_legend" in dot
+    assert f"{v.hidden_edges} weaker edges hidden" in dot and "fallback: no learned path" in dot
+
+
+@needs_dot
+def test_the_sgd_graph_renders_as_a_page_not_a_strip(sgd_graph, tmp_path):
+    whole = _png_size(render(sgd_graph, tmp_path / "whole.png"))
+    focused = _png_size(render(view(sgd_graph, ["iteration_time"]), tmp_path / "view.png"))
+    ratio = max(focused) / min(focused)
+    assert ratio < 3, focused  # the old rendering of the whole graph was 26:1
+    assert max(whole) / min(whole) < 10, whole
+
+
+def test_a_multiobjective_convergence_has_the_hypervolume_over_trials(tmp_path):
+    config = ROOT / "examples" / "synthetic-multiobjective.yaml"
+    store = tmp_path / "mo.db"
+    mp = pytest.MonkeyPatch()
+    mp.chdir(ROOT)
+    try:
+        _invoke("tune", str(config), "--budget", "8", "--store", str(store))
+    finally:
+        mp.undo()
+    with Store(store) as s:
+        run = read_run(s)
+        hv = hypervolume_history(run)
+        table = s.to_table(("done",))
+    assert list(hv["trial"]) == list(table["trial"])
+    values = hv["hypervolume"].to_numpy()
+    assert np.all(np.diff(values) >= 0) and values[-1] > 0
+    ref = [hv.attrs["reference_point"][o.name] for o in run.objectives]
+    assert values[-1] == pytest.approx(table_hypervolume(table, run.objectives, run.constraints, ref))
+    out = tmp_path / "mo.png"
+    _invoke("plot", str(store), "-o", str(out))
+    width, height = _png_size(out)
+    assert height > width  # three panels: two objectives and the hypervolume

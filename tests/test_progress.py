@@ -1,0 +1,61 @@
+"""``boanon tune``'s progress: a bar with elapsed time, ETA and the best on a terminal, and one
+plain line per trial with the same figures when the output is piped."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BOANON = str(Path(sys.executable).parent / "boanon")
+
+
+def _config(tmp_path: Path) -> Path:
+    data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
+    data["runner"]["options"]["delay"] = 0.2  # trials take time, so the ETA is a figure
+    path = tmp_path / "tune.yaml"
+    path.write_text(yaml.safe_dump({**data, "n_init": 4}))
+    return path
+
+
+def test_piped_output_has_one_line_per_trial_with_elapsed_eta_and_best(tmp_path):
+    args = [BOANON, "tune", str(_config(tmp_path)), "--budget", "4", "--store", str(tmp_path / "r.db")]
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("t000")]
+    assert len(lines) == 4
+    for k, line in enumerate(lines, start=1):
+        assert re.search(rf"best cost=[\d.]+  \({k}/4 trials, 00:0\d elapsed, ETA 00:0\d\)  \[init\]$",
+                         line), line
+    assert "ETA 00:00)" in lines[-1]
+    assert "\r" not in done.stdout + done.stderr and "tuning:" not in done.stderr  # no bar in a log
+
+
+def test_a_terminal_gets_a_bar_with_the_best_so_far(tmp_path):
+    args = [BOANON, "tune", str(_config(tmp_path)), "--budget", "3", "--store", str(tmp_path / "r.db")]
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))  # a 160-column terminal
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=follower, stderr=follower, stdin=subprocess.DEVNULL)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:  # the terminal's other end closed: the run is over
+            break
+        if not data:
+            break
+        chunks.append(data)
+    assert proc.wait(timeout=120) == 0
+    screen = b"".join(chunks).decode(errors="replace")
+    assert re.search(r"tuning: 3/3 \|.*\| 00:0\d elapsed, ETA 00:00, best cost=11\.8272", screen), screen
+    assert re.search(r"t0002  cost=[\d.]+  best cost=11\.8272  \[init\]\r?\n", screen)  # no figures
