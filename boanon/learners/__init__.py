@@ -21,6 +21,7 @@ from boanon.graph import CausalGraph
 from boanon.learners import causallearn_learners, pgmpy_learners, tiered_pc  # noqa: F401  (registration)
 from boanon.learners.base import LEARNERS, PartialGraph, get_learner, register_learner
 from boanon.learners.bootstrap import edge_stability
+from boanon.learners.interventions import reselect_parameter_parents
 from boanon.learners.postprocess import finalize, orient
 from boanon.learners.preprocess import Prepared
 from boanon.learners.preprocess import preprocess as _preprocess
@@ -50,15 +51,17 @@ def available_learners() -> list[str]:
 def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str = DEFAULT_LEARNER, *,
           max_parents: int | None = DEFAULT_MAX_PARENTS, max_metrics: int | None = None, bootstrap: int = 0,
           seed: int = 0, alpha: float = DEFAULT_ALPHA, prune: bool = True, relations: bool = True,
-          **options: Any) -> LearnResult:
+          interventions: bool = False, **options: Any) -> LearnResult:
     """Learn a DAG from ``table`` (the tidy trial table) under ``knowledge``.
 
     ``max_parents`` caps each node's parents (strongest kept), ``max_metrics`` keeps only the
     metrics most related to the objectives, ``bootstrap`` > 0 stores each edge's stability over
     that many resamples, ``alpha`` is the tests' significance level, ``prune=False`` keeps the
     metrics that have no directed path to an objective, ``relations=False`` skips the search for
-    deterministic relations; other ``options`` go to the learner (e.g. ``max_depth`` for
-    ``tiered-pc``).
+    deterministic relations, ``interventions=True`` re-selects every node's parameter parents by
+    regression on the parameters (:mod:`.interventions`: better recall on a run's own trials,
+    no better tuning measured yet, so not the default); other
+    ``options`` go to the learner (e.g. ``max_depth`` for ``tiered-pc``).
     """
     start = perf_counter()
     knowledge = knowledge or Knowledge()
@@ -75,8 +78,11 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     t_learn = perf_counter()
     report = {**prepared.report, "edges_capped": [], "params_connected": [], "params_linked": []}
     report["dropped"] = dict(report["dropped"])
-    graph = finalize(orient(partial, prepared.roles, knowledge), prepared, knowledge,
-                     max_parents=max_parents, report=report, prune=prune, alpha=alpha)
+    dag = orient(partial, prepared.roles, knowledge)
+    if interventions:
+        reselect_parameter_parents(dag, prepared, knowledge, alpha)
+    graph = finalize(dag, prepared, knowledge, max_parents=max_parents, report=report, prune=prune,
+                     alpha=alpha)
     t_post = perf_counter()
     if bootstrap:
         stability = edge_stability(prepared, knowledge, info, bootstrap, seed=seed, alpha=alpha, **options)
@@ -88,7 +94,8 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
                          "learn_s": round(t_learn - t_pre, 3),
                          "postprocess_s": round(t_post - t_learn, 3), "bootstrap_s": round(end - t_post, 3),
                          "total_s": round(end - start, 3)}
-    graph.metadata = {"learner": learner, "alpha": alpha, "max_parents": max_parents,
+    graph.metadata = {"learner": learner, "alpha": alpha, "interventions": interventions,
+                      "max_parents": max_parents,
                       "max_metrics": max_metrics, "prune": prune,
                       "bootstrap": bootstrap, "n_trials": prepared.n, "options": dict(options),
                       "merged": report["merged"], "dropped": report["dropped"],
