@@ -4,7 +4,8 @@ Every trial is written when it starts (status ``running``) and again when it end
 its parameters, metrics and objectives; ``stopped`` early by an early-stopping rule, with what it
 measured until then; or ``failed`` with its error), so a run killed at any
 moment loses nothing that finished: ``--resume`` reads the file back, marks the trials that were
-left ``running`` as failed ``"interrupted"`` and runs their configurations again.
+left ``running`` as failed ``"interrupted"`` and runs their configurations again, once: a
+configuration the run died on twice is failed for good (it may be what kills the run).
 
 The file is shared safely between processes: WAL journal, a busy timeout, every write in a short
 ``BEGIN IMMEDIATE`` transaction, and retries when SQLite still reports the database as locked.
@@ -35,7 +36,13 @@ from boanon.table import TrialRecord, records_to_table
 
 SCHEMA_VERSION = 2  # 2: status "stopped"
 INTERRUPTED = "interrupted"
-"""The error of a trial whose run was killed or stopped; its configuration is run again on resume."""
+"""The error of a trial whose run was stopped (Ctrl-C, SIGTERM); its configuration runs again on
+resume."""
+DIED = "interrupted: the run died while it ran"
+"""The error of a trial a dead run left ``running`` (SIGKILL, a crash in native code, the OOM
+killer); its configuration runs again on resume, unless it was already the re-run of one."""
+RERUN = (INTERRUPTED, DIED)
+"""The errors of interrupted trials, whose configurations run again."""
 
 Status = Literal["running", "done", "stopped", "failed"]
 STATUSES: tuple[Status, ...] = ("running", "done", "stopped", "failed")
@@ -130,7 +137,7 @@ class StoredTrial:
 
     @property
     def interrupted(self) -> bool:
-        return self.status == "failed" and self.error == INTERRUPTED
+        return self.status == "failed" and self.error in RERUN
 
     def record(self) -> TrialRecord:
         """The trial as the adapter gave it (values that were NaN or infinite left out)."""
@@ -331,20 +338,29 @@ class Store:
         return [_decode(r) for r in rows]
 
     def recover(self) -> list[StoredTrial]:
-        """After a kill: mark ``running`` trials failed ``"interrupted"``; return every interrupted
-        trial not yet run again, oldest first.
+        """After a kill: mark ``running`` trials failed interrupted (:data:`DIED`); return every
+        interrupted trial not yet run again, oldest first.
 
+        A trial left running that was itself the re-run of one a dead run left running is failed
+        for good instead: its configuration was running both times the run died, so it may be
+        what kills it (a callable that crashes the loop would otherwise be re-run forever).
         Call it only when no other process is running trials on this store.
         """
         def recover(conn: sqlite3.Connection) -> None:
-            conn.execute("UPDATE trials SET status = 'failed', error = ?, finished = ?"
-                         " WHERE status = 'running'", (INTERRUPTED, _now()))
+            rows = conn.execute("SELECT t.id, t.name, o.name AS origin FROM trials AS t LEFT JOIN"
+                                " trials AS o ON o.id = t.retry_of AND o.error = ?"
+                                " WHERE t.status = 'running'", (DIED,)).fetchall()
+            for row in rows:
+                error = DIED if row["origin"] is None else (
+                    f"the run died twice while this configuration ran (as {row['origin']} and "
+                    f"{row['name']}): it may crash the run (native code, memory); not run again")
+                conn.execute("UPDATE trials SET status = 'failed', error = ?, finished = ?"
+                             " WHERE id = ?", (error, _now(), row["id"]))
         self._write(recover)
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT * FROM trials AS t WHERE status = 'failed' AND error = ? AND NOT EXISTS"
-                " (SELECT 1 FROM trials AS r WHERE r.retry_of = t.id) ORDER BY id",
-                (INTERRUPTED,)).fetchall()
+                "SELECT * FROM trials AS t WHERE status = 'failed' AND error IN (?, ?) AND NOT EXISTS"
+                " (SELECT 1 FROM trials AS r WHERE r.retry_of = t.id) ORDER BY id", RERUN).fetchall()
         return [_decode(r) for r in rows]
 
     def counts(self) -> dict[str, int]:
@@ -352,7 +368,7 @@ class Store:
         with self._read() as conn:
             rows = conn.execute("SELECT status, COUNT(*) FROM trials GROUP BY status").fetchall()
             interrupted = conn.execute("SELECT COUNT(*) FROM trials WHERE status = 'failed' AND"
-                                       " error = ?", (INTERRUPTED,)).fetchone()[0]
+                                       " error IN (?, ?)", RERUN).fetchone()[0]
         out = {s: 0 for s in STATUSES}
         out.update({r[0]: int(r[1]) for r in rows})
         out["interrupted"] = int(interrupted)

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from boanon.adapters.ingest import ingest
 from boanon.cli import main
-from boanon.store import INTERRUPTED, Store
+from boanon.store import Store
 from boanon.table import read_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,7 +156,7 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
         assert len(done) == budget
         configs = [tuple(t.config.values()) for t in done]
         assert len(set(configs)) == budget
-        interrupted = [t for t in s.trials("failed") if t.error == INTERRUPTED]
+        interrupted = [t for t in s.trials("failed") if t.interrupted]
         assert len(interrupted) <= 1
         for t in interrupted:  # the trial the kill interrupted ran again
             assert any(d.retry_of == t.id and d.config == t.config for d in done)

@@ -71,10 +71,12 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                               "progress, so --early-stopping cannot judge its trials")
         related = warm_start or config.warm_start
         related = load_related(related) if related else None  # the Tuner aligns it to the space
+        store = Store(store_file)
+        left_running = store.trials("running")  # by a run that died: the Tuner recovers them
         tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
                       knowledge=config.load_knowledge(), strategy=strategy or config.strategy,
                       seed=config.seed if seed is None else seed, n_init=config.n_init,
-                      relearn_every=config.relearn_every, store=Store(store_file),
+                      relearn_every=config.relearn_every, store=store,
                       output_constraints=config.outputs, warm_start=related,
                       propose_options=config.propose_options())
     except (ConfigError, ValueError) as exc:
@@ -92,6 +94,10 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                    + (", its graph as the starting structure" if related.graph is not None else ""))
     click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
                f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
+    for trial in (tuner.store.trial(t.id) for t in left_running):
+        click.echo(f"{trial.name}: running when the run died: " + (
+            "its configuration runs again (once: one the run dies on twice is failed)"
+            if trial.interrupted else f"FAILED ({trial.error})"))
     err = sys.stderr
     with click.progressbar(length=budget, label="tuning", file=err, show_pos=True) as bar:
         bar.update(min(start, budget))
