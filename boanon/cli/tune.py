@@ -15,6 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 from boanon.config import load_config
 from boanon.early_stopping import parse_stopper
 from boanon.errors import ConfigError
+from boanon.failures import FailureStreak, TooManyFailures
 from boanon.multiobjective import OutputConstraint, format_front
 from boanon.multitask import load_related
 from boanon.objectives import Objective
@@ -48,10 +49,13 @@ from boanon.tuner import STRATEGIES, Tuner, best_trial, is_feasible
                    "(e.g. asha:min_resource=5,reduction_factor=3).")
 @click.option("--trial-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="SECONDS", help="Kill a trial running longer and store it as failed.")
+@click.option("--max-consecutive-failures", "max_failures", type=click.IntRange(min=0), default=5,
+              show_default=True, metavar="N",
+              help="Stop the run when N trials in a row fail with the same error (0: never).")
 def tune_command(config_file: str, budget: int | None, store_path: str | None, resume: bool,
                  seed: int | None, strategy: str | None, trials_dir: str | None,
                  warm_start: str | None, workers: int | None, dask: str | None,
-                 early_stopping: str | None, trial_timeout: float | None) -> None:
+                 early_stopping: str | None, trial_timeout: float | None, max_failures: int) -> None:
     """Tune the system described by CONFIG.yaml; every trial is kept in the store."""
     created: Path | None = None
     try:
@@ -103,10 +107,13 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         bar.update(min(start, budget))
         prefix = "\r\033[K" if err.isatty() else ""
 
+        streak = FailureStreak(max_failures)
+
         def report(trial: StoredTrial) -> None:
             click.echo(prefix + trial_line(trial, tuner.store.trials("done"), tuner.objectives,
                                            tuner.output_constraints))
             bar.update(0 if trial.interrupted else 1)
+            streak(trial)
 
         try:
             if workers or dask or stopper or trial_timeout:
@@ -119,6 +126,10 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             click.echo(f"\ninterrupted: running trials are stored as interrupted; continue with\n"
                        f"  boanon tune {config_file} --store {store_file} --resume", err=True)
             sys.exit(130)
+        except TooManyFailures as exc:
+            raise click.ClickException(
+                f"run stopped: {exc}\nfix the cause (the runner's options, the system), then continue "
+                f"with\n  boanon tune {config_file} --store {store_file} --resume") from None
     best = tuner.best()
     if len(tuner.objectives) > 1 or tuner.output_constraints:
         click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
@@ -127,6 +138,10 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
         click.echo("  " + " ".join(f"{k}={v}" for k, v in best.config.items()))
     click.echo(f"summary: boanon status {store_file}; table: boanon export {store_file} -o trials.csv")
+    counts = tuner.store.counts()
+    if not counts["done"] + counts["stopped"]:
+        raise click.ClickException(f"no trial succeeded ({counts['failed']} failed); "
+                                   f"see boanon status {store_file}")
 
 
 def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Objective],
