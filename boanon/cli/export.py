@@ -7,7 +7,7 @@ import sys
 import click
 import numpy as np
 
-from boanon.cli.status import open_store, study_goals
+from boanon.cli.status import reading_store, study_goals
 from boanon.multiobjective import PARETO, pareto_flags
 from boanon.table import TRIAL, write_table
 
@@ -22,7 +22,7 @@ from boanon.table import TRIAL, write_table
                    "with several objectives or output constraints.")
 def export_command(store_file: str, output: str, pareto: bool | None) -> None:
     """Write the finished trials of a run as CSV, one row per trial (failed trials left out)."""
-    with open_store(store_file) as store:
+    with reading_store(store_file) as store:
         table = store.to_table()
         done = store.trials("done")
         objectives, constraints = study_goals(store)

@@ -75,7 +75,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                               "progress, so --early-stopping cannot judge its trials")
         related = warm_start or config.warm_start
         related = load_related(related) if related else None  # the Tuner aligns it to the space
-        store = Store(store_file)
+        store = Store(store_file, create=not resume)  # a run to resume must be there
         left_running = store.trials("running")  # by a run that died: the Tuner recovers them
         tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
                       knowledge=config.load_knowledge(), strategy=strategy or config.strategy,
