@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ def read_text(path: Path) -> str:
             with gzip.open(path, "rt", encoding="utf-8") as fh:
                 return fh.read()
         return path.read_text(encoding="utf-8")
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:  # zlib: a damaged .gz
         raise LogParseError(path, f"cannot read: {exc}") from exc
 
 
@@ -66,7 +67,7 @@ def head(path: Path, n_bytes: int = 4096) -> str:
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rb") as fh:
             return fh.read(n_bytes).decode("utf-8", errors="replace")
-    except (OSError, EOFError):
+    except (OSError, EOFError, zlib.error):  # detection only: reading it names the damage
         return ""
 
 
