@@ -151,7 +151,9 @@ class Executor(ABC):
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.shutdown(wait=exc[0] is None, cancel_futures=exc[0] is not None)
+        """Waits even on an error (Ctrl-C): the killed work is reaped before the loop exits (a
+        grace period at most), not raced by the interpreter's own exit."""
+        self.shutdown(wait=True, cancel_futures=exc[0] is not None)
 
 
 def _settle(future: Future, result: Any = None, exception: BaseException | None = None) -> bool:

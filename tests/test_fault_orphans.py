@@ -1,4 +1,5 @@
-"""Fault injection: a tuning loop SIGKILLed with trials in flight leaves no process running."""
+"""Fault injection: a tuning loop SIGKILLed or interrupted with trials in flight leaves no process
+running, and a Ctrl-C exits cleanly with a resume command that does the same job."""
 
 from __future__ import annotations
 
@@ -39,23 +40,31 @@ def _running_pids(trials: Path, n: int, proc: subprocess.Popen, timeout: float =
     raise AssertionError(f"{n} trials never started (loop exit status {proc.poll()})")
 
 
-def _kill_loop_with_programs_running(tmp_path: Path, *options: str) -> set[int]:
-    """Start ``boanon tune`` on the program above, SIGKILL it once 2 trials run; their pids."""
+def _start(tmp_path: Path, *options: str) -> tuple[subprocess.Popen, set[int]]:
+    """Start ``boanon tune`` on the program above (in its own session, as a shell would) and
+    wait until its trials run: the loop, and the pids of the programs and trial processes."""
     config = tmp_path / "tune.yaml"
     data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
     data.update(n_init=4, runner={"command": [sys.executable, "-c", PROGRAM, "{trial_dir}"]})
     config.write_text(yaml.safe_dump(data))
-    workers = 2 if options else 1
     proc = subprocess.Popen([BOANON, "tune", str(config), "--budget", "4", "--store",
-                             str(tmp_path / "run.db"), *options], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             str(tmp_path / "run.db"), *options], cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        pids = _running_pids(tmp_path / "run.trials", workers, proc)
+        pids = _running_pids(tmp_path / "run.trials", 2 if "--workers" in options else 1, proc)
         assert all(alive(p) for p in pids)
-    finally:
+    except BaseException:
         proc.kill()
-        proc.wait()
+        raise
     pids.discard(proc.pid)
+    return proc, pids
+
+
+def _kill_loop_with_programs_running(tmp_path: Path, *options: str) -> set[int]:
+    """Start ``boanon tune`` on the program above, SIGKILL it once its trials run; their pids."""
+    proc, pids = _start(tmp_path, *options)
+    proc.kill()
+    proc.communicate()
     return pids
 
 
@@ -81,3 +90,18 @@ def test_sigkill_of_a_sequential_run_takes_its_program_down(tmp_path: Path) -> N
     pids = _kill_loop_with_programs_running(tmp_path)
     assert len(pids) == 1  # the program (its parent was the loop itself)
     _assert_all_die(pids)
+
+
+def test_ctrl_c_exits_cleanly_with_a_resume_command_keeping_the_options(tmp_path: Path) -> None:
+    options = ("--workers", "2", "--max-consecutive-failures", "3")
+    proc, pids = _start(tmp_path, *options)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole process group
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    hint = err.split("continue with\n", 1)[1].splitlines()[0].strip()
+    assert hint == (f"boanon tune {tmp_path / 'tune.yaml'} --store {tmp_path / 'run.db'} --budget 4 "
+                    "--workers 2 --max-consecutive-failures 3 --resume")
+    _assert_all_die(pids, within=0.5)  # reaped before the loop exited, or just after
+    with Store(tmp_path / "run.db") as s:
+        assert s.counts()["interrupted"] == 2 and s.counts()["running"] == 0

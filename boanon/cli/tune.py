@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import signal
 import sys
 import warnings
@@ -10,6 +11,7 @@ from pathlib import Path
 from types import FrameType
 
 import click
+from click.core import ParameterSource
 from sklearn.exceptions import ConvergenceWarning
 
 from boanon.config import load_config
@@ -124,12 +126,12 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                 tuner.optimize(runner, budget, trials_dir=trials, adapter=config.adapter, callback=report)
         except KeyboardInterrupt:
             click.echo(f"\ninterrupted: running trials are stored as interrupted; continue with\n"
-                       f"  boanon tune {config_file} --store {store_file} --resume", err=True)
+                       f"  {resume_command(store_file)}", err=True)
             sys.exit(130)
         except TooManyFailures as exc:
             raise click.ClickException(
                 f"run stopped: {exc}\nfix the cause (the runner's options, the system), then continue "
-                f"with\n  boanon tune {config_file} --store {store_file} --resume") from None
+                f"with\n  {resume_command(store_file)}") from None
     best = tuner.best()
     if len(tuner.objectives) > 1 or tuner.output_constraints:
         click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
@@ -162,6 +164,20 @@ def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Obj
 
 def _values(trial: StoredTrial, objectives: list[Objective]) -> str:
     return "  ".join(f"{o.name}={trial.objectives[o.name]:.6g}" for o in objectives)
+
+
+def resume_command(store_file: Path) -> str:
+    """The command that continues this run: the options given on the command line (the same
+    budget, workers, seed...), the store, and ``--resume``."""
+    ctx = click.get_current_context()
+    args = ["boanon", "tune", ctx.params["config_file"], "--store", str(store_file)]
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or param.name in ("store_path", "resume") \
+                or ctx.get_parameter_source(param.name) is not ParameterSource.COMMANDLINE:
+            continue
+        value = ctx.params[param.name]
+        args += [param.opts[0]] if param.is_flag else [param.opts[0], str(value)]
+    return shlex.join([*args, "--resume"])
 
 
 def _check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None:
