@@ -132,6 +132,11 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             raise click.ClickException(
                 f"run stopped: {exc}\nfix the cause (the runner's options, the system), then continue "
                 f"with\n  {resume_command(store_file)}") from None
+    if stopper is not None:
+        counts = tuner.store.counts()
+        stopped = counts["stopped"]
+        click.echo(f"early stopping ({stopper.name}): {stopped} of {counts['done'] + stopped} trials "
+                   "stopped" + ("" if stopped else f"; none because {stopper.why_none_stopped()}"))
     best = tuner.best()
     if len(tuner.objectives) > 1 or tuner.output_constraints:
         click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
