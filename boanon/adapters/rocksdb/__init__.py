@@ -86,7 +86,7 @@ def parse_run(run_dir: Path) -> Run:
     params = parse_options(options)
     stopped = (run_dir / STOPPED_FILE).is_file()
     log = parse_log(require_file(run_dir, LOG_FILE), _num_levels(params), complete=not stopped)
-    stdout = parse_stdout(require_file(run_dir, STDOUT_FILE))
+    stdout = parse_stdout(require_file(run_dir, STDOUT_FILE), statistics=log.statistics and not stopped)
     if stopped:
         objectives, metrics = report_objectives(_stopped_benchmark(run_dir / STOPPED_FILE),
                                                 parse_report(require_file(run_dir, REPORT_FILE)))
