@@ -104,7 +104,8 @@ def test_a_misconfigured_runner_stops_the_run_and_exits_non_zero(tmp_path: Path,
     assert result.exit_code == 1, result.output
     assert "Error: run stopped: 4 trials in a row failed with the same error, the last (t000" \
         in result.output and "unexpected keyword argument 'n_parms'" in result.output
-    assert f"--store {store} --resume" in result.output
+    assert f"boanon tune {config} --store {store} --budget 30 {' '.join(workers)}".rstrip() \
+        + " --max-consecutive-failures 4 --resume\n" in result.output  # the same job again
     with Store(store) as s:
         counts = s.counts()
     assert counts["failed"] - counts["interrupted"] == 4 and counts["running"] == 0
