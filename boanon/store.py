@@ -224,6 +224,8 @@ class Store:
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` in one immediate (write-locking) transaction, retried when locked."""
+        if self.read_only:
+            raise StoreError(self.path, "store", "opened read-only: nothing can be recorded")
         def attempt() -> T:
             with self._lock:
                 self._conn.execute("BEGIN IMMEDIATE")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from boanon.adapters.table import read_table_file
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, StoreError
 from boanon.graph import CausalGraph, Edge
 from boanon.store import DIED, INTERRUPTED, Store
 from boanon.synthetic import SyntheticSystem
@@ -81,6 +81,19 @@ def test_recover_marks_running_interrupted_once(tmp_path: Path) -> None:
         store.finish_trial(retry.id, TrialRecord(retry.name, {"x": 0.2}, {}, {"y": 0.5}))
         assert store.recover() == []
         assert store.to_table()["trial"].tolist() == ["t0000", "t0002"]
+
+
+def test_a_read_only_store_reads_and_refuses_writes(tmp_path: Path) -> None:
+    with Store(tmp_path / "run.db") as store:
+        store.init_study(SPEC)
+        store.start_trial({"x": 0.1})
+    with Store(tmp_path / "run.db", read_only=True) as store:
+        assert [t.config for t in store.trials()] == [{"x": 0.1}] and store.study() == SPEC
+        with pytest.raises(StoreError, match="run.db: store: opened read-only"):
+            store.start_trial({"x": 0.2})
+    with pytest.raises(StoreError, match="missing.db: store: no such file"):
+        Store(tmp_path / "missing.db", read_only=True)
+    assert not (tmp_path / "missing.db").exists()
 
 
 def test_a_configuration_the_run_died_on_twice_is_failed_not_rerun(tmp_path: Path) -> None:
