@@ -32,7 +32,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
-from benchmarks.paced_sgd import PacedSgdRunner  # noqa: E402
 from boanon.config import TuneConfig, parse_config  # noqa: E402
 from boanon.early_stopping import SuccessiveHalving  # noqa: E402
 from boanon.executors import LocalExecutor  # noqa: E402
@@ -40,6 +39,7 @@ from boanon.parallel import optimize_parallel  # noqa: E402
 from boanon.runners import make_runner  # noqa: E402
 from boanon.runners.base import Runner  # noqa: E402
 from boanon.store import StoredTrial  # noqa: E402
+from boanon.targets.sgd import SgdRunner  # noqa: E402
 from boanon.tuner import Tuner  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -66,7 +66,7 @@ def problem(name: str, delay: float, pace: float) -> tuple[TuneConfig, Runner, s
         runner = make_runner("callable", function="examples.synthetic_system:evaluate",
                              objectives=["cost"], seed=0, delay=delay)
     else:
-        runner = PacedSgdRunner(pace=pace, network="googlenet", iterations=30, warmup=5)
+        runner = SgdRunner(pace=pace, network="googlenet", iterations=30, warmup=5)
     return config, runner, config.objectives[0].name
 
 

@@ -105,6 +105,26 @@ class EarlyStopper(ABC):
                   if t != trial and (t in self.ended or not ended_only))
         return [v for v in values if v is not None]
 
+    def first_step(self) -> int:
+        """The first step at which the rule may stop a trial."""
+        return self.min_steps
+
+    def why_none_stopped(self) -> str:
+        """Why no trial was stopped, for a run summary: a rule that never acts is most often
+        given trials too short to cut or too few steps, not a field of equally good trials."""
+        if self.stopped:
+            return (f"the rule asked {len(self.stopped)} trial(s) to stop, but each had ended before "
+                    "the request reached it (a stop lands at the trial's next report after the loop "
+                    "reads it, every 0.2 s: trials that run in no real time cannot be cut; the sgd "
+                    "runner's pace option gives its iterations real time)")
+        reached = [curve[-1][0] for curve in self._curves.values() if curve]
+        if not reached:
+            return "no trial reported progress"
+        if max(reached) < self.first_step():
+            return (f"no trial reached step {self.first_step()}, the first the rule judges (the "
+                    f"furthest reached {max(reached)})")
+        return "no trial was worse than the rule allows at the steps it judged"
+
     @abstractmethod
     def _should_stop(self, trial: int, step: int, score: float) -> bool:
         """The rule: stop ``trial`` whose intermediate value at ``step`` is ``score``?"""
@@ -149,6 +169,9 @@ class SuccessiveHalving(EarlyStopper):
             raise ValueError("need min_resource >= 1 and reduction_factor >= 2")
         self.min_resource, self.reduction_factor = int(min_resource), int(reduction_factor)
         self._next_rung: dict[int, int] = {}
+
+    def first_step(self) -> int:
+        return max(self.min_steps, self.min_resource)
 
     def rung_step(self, rung: int) -> int:
         return self.min_resource * self.reduction_factor ** rung

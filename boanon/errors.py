@@ -23,3 +23,8 @@ class ConfigError(ValueError):
         self.source = str(source)
         self.field = field
         super().__init__(f"{source}: {field}: {message}")
+
+
+class StoreError(ConfigError):
+    """A run's store cannot be read as one: not a BoAnon store, damaged, or a row that does not
+    decode. Names the store and, where one is to blame, the row."""

@@ -17,7 +17,6 @@ from its workers and a plain pool lacks:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import itertools
 import multiprocessing
 import os
@@ -152,7 +151,9 @@ class Executor(ABC):
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.shutdown(wait=exc[0] is None, cancel_futures=exc[0] is not None)
+        """Waits even on an error (Ctrl-C): the killed work is reaped before the loop exits (a
+        grace period at most), not raced by the interpreter's own exit."""
+        self.shutdown(wait=True, cancel_futures=exc[0] is not None)
 
 
 def _settle(future: Future, result: Any = None, exception: BaseException | None = None) -> bool:
@@ -167,25 +168,38 @@ def _settle(future: Future, result: Any = None, exception: BaseException | None 
     return True
 
 
-# --- local processes --------------------------------------------------------------------------
-_PR_SET_PDEATHSIG = 1
-
-
-def _child_main(conn: Connection, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+# --- local processes ---------------------------------------------------------------------------
+def _child_main(conn: Connection, lifeline: Connection, grace: float, fn: Callable[..., Any],
+                args: tuple, kwargs: dict) -> None:
     """Entry point of a trial process: run ``fn`` and send back its result or its error."""
-    with contextlib.suppress(OSError, AttributeError):  # Linux: die with the parent, never orphaned
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the loop's to handle, not the trial's
     signal.signal(signal.SIGTERM, _raise_interrupt)  # terminate -> runners clean up (kill programs)
+    threading.Thread(target=_die_with_loop, args=(lifeline, grace), name="boanon-lifeline",
+                     daemon=True).start()
     try:
         message: tuple = ("ok", fn(*args, **kwargs))
     except BaseException as exc:  # noqa: BLE001  (every failure goes back to the loop)
         message = ("error", _portable(exc), traceback.format_exc())
     try:
         conn.send(message)
+    except OSError:  # the loop is gone: nobody to tell
+        return
     except Exception as exc:  # an unpicklable result
         conn.send(("error", TrialFailed(f"cannot send the result back: {exc}"), traceback.format_exc()))
     conn.close()
+
+
+def _die_with_loop(lifeline: Connection, grace: float) -> None:
+    """Block until the loop's end of ``lifeline`` closes (the loop exited or was killed: only it
+    holds that end), then stop as on a timeout: SIGTERM (runners kill their programs), SIGKILL
+    after ``grace`` seconds. A parent-death signal cannot do this: the parent of a trial process
+    is the fork server, which outlives a killed loop."""
+    with contextlib.suppress(EOFError, OSError):
+        while True:
+            lifeline.recv_bytes()
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(grace)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -222,8 +236,9 @@ class LocalExecutor(Executor):
     by default the main module and the runners: a trial process re-runs the main module, and
     without its imports cached every trial would import them again) and buys isolation: a hung
     trial is terminated (SIGTERM, so a command runner kills its program; SIGKILL after ``grace``
-    seconds) and a crashing one takes only itself down. Trial processes die with the loop
-    (``PR_SET_PDEATHSIG`` on Linux), so a killed run leaves nothing running.
+    seconds) and a crashing one takes only itself down. Trial processes die with the loop: each
+    watches a pipe only the loop writes to and stops when it closes, so a killed run (even by
+    SIGKILL) leaves nothing running.
     """
 
     def __init__(self, max_workers: int | None = None, grace: float = 2.0,
@@ -240,6 +255,7 @@ class LocalExecutor(Executor):
         self._active: list[_Task] = []
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = self._context.Pipe(duplex=False)
+        self._lifeline, self._lifeline_w = self._context.Pipe(duplex=False)  # see _die_with_loop
         self._closing = False
         self._monitor = threading.Thread(target=self._run, name="boanon-local-executor", daemon=True)
         self._monitor.start()
@@ -282,6 +298,7 @@ class LocalExecutor(Executor):
             with self._lock:
                 self._start_queued()
                 if self._closing and not self._active and not self._queue:
+                    self._lifeline_w.close()
                     return
                 waitables: list[Any] = [self._wake_r]
                 for task in self._active:
@@ -304,7 +321,8 @@ class LocalExecutor(Executor):
                 continue
             receiver, sender = self._context.Pipe(duplex=False)
             task.process = self._context.Process(target=_child_main, name="boanon-trial", daemon=False,
-                                                 args=(sender, task.fn, task.args, task.kwargs))
+                                                 args=(sender, self._lifeline, self.grace, task.fn,
+                                                       task.args, task.kwargs))
             try:
                 task.process.start()
             except Exception as exc:

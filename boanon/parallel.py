@@ -90,12 +90,12 @@ def optimize_parallel(tuner: Tuner, runner: Runner, budget: int, executor: Execu
                                    return_when=FIRST_COMPLETED)
                 if channel is not None and stopper is not None:
                     _follow_progress(channel, stopper, root, running.values())
-                for future in finished:
-                    stored = _tell(tuner, running.pop(future), future)
+                told = [_tell(tuner, running.pop(future), future) for future in finished]
+                ended += told
+                for stored in told:  # all stored first: a callback that raises loses none
                     if channel is not None and stopper is not None:
                         stopper.end(stored.id)
                         channel.forget(stored.id)
-                    ended.append(stored)
                     if callback is not None:
                         callback(stored)
     finally:

@@ -4,11 +4,18 @@ Every trial is written when it starts (status ``running``) and again when it end
 its parameters, metrics and objectives; ``stopped`` early by an early-stopping rule, with what it
 measured until then; or ``failed`` with its error), so a run killed at any
 moment loses nothing that finished: ``--resume`` reads the file back, marks the trials that were
-left ``running`` as failed ``"interrupted"`` and runs their configurations again.
+left ``running`` as failed ``"interrupted"`` and runs their configurations again, once: a
+configuration the run died on twice is failed for good (it may be what kills the run).
 
 The file is shared safely between processes: WAL journal, a busy timeout, every write in a short
 ``BEGIN IMMEDIATE`` transaction, and retries when SQLite still reports the database as locked.
 Graphs are stored once each (keyed by their hash) and referenced by the trials that used them.
+
+A store is untrusted input: ``read_only=True`` (``status``, ``export``, a warm start) opens it
+through SQLite's ``mode=ro`` and never creates or changes a file; a file that is not a BoAnon
+store is refused rather than given BoAnon's tables; and a damaged database or a row that does not
+decode (hand-edited JSON, wrong types) is a :class:`~boanon.errors.StoreError` naming the store
+and the row, never a traceback from deep inside.
 """
 
 from __future__ import annotations
@@ -29,13 +36,19 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import pandas as pd
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, StoreError
 from boanon.graph import CausalGraph
 from boanon.table import TrialRecord, records_to_table
 
 SCHEMA_VERSION = 2  # 2: status "stopped"
 INTERRUPTED = "interrupted"
-"""The error of a trial whose run was killed or stopped; its configuration is run again on resume."""
+"""The error of a trial whose run was stopped (Ctrl-C, SIGTERM); its configuration runs again on
+resume."""
+DIED = "interrupted: the run died while it ran"
+"""The error of a trial a dead run left ``running`` (SIGKILL, a crash in native code, the OOM
+killer); its configuration runs again on resume, unless it was already the re-run of one."""
+RERUN = (INTERRUPTED, DIED)
+"""The errors of interrupted trials, whose configurations run again."""
 
 Status = Literal["running", "done", "stopped", "failed"]
 STATUSES: tuple[Status, ...] = ("running", "done", "stopped", "failed")
@@ -104,10 +117,6 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
-
-
 @dataclass
 class StoredTrial:
     """One row of the ``trials`` table, decoded."""
@@ -130,7 +139,7 @@ class StoredTrial:
 
     @property
     def interrupted(self) -> bool:
-        return self.status == "failed" and self.error == INTERRUPTED
+        return self.status == "failed" and self.error in RERUN
 
     def record(self) -> TrialRecord:
         """The trial as the adapter gave it (values that were NaN or infinite left out)."""
@@ -143,35 +152,53 @@ class Store:
     """A tuning run in one SQLite file (created on first use).
 
     One :class:`Store` object may be shared by threads; several processes may open the same file.
-    ``readonly`` opens an existing file through SQLite's read-only mode, for watching a run while
-    it goes on (``boanon dashboard``): no write can happen, and under WAL the reader never blocks
-    the run's writers.
     """
 
-    def __init__(self, path: str | Path, timeout: float = 30.0, retries: int = 20, readonly: bool = False):
+    def __init__(self, path: str | Path, timeout: float = 30.0, retries: int = 20,
+                 read_only: bool = False, create: bool = True, follow: bool = False):
         self.path = Path(path)
         self.retries = retries
+        self.read_only = read_only
         self._lock = threading.RLock()
-        target = f"{self.path.resolve().as_uri()}?mode=ro" if readonly else self.path
+        if (read_only or not create) and not self.path.is_file():
+            raise StoreError(self.path, "store", "no such file")
         try:
-            self._conn = sqlite3.connect(target, timeout=timeout, isolation_level=None,
-                                         check_same_thread=False, uri=readonly)
-        except sqlite3.OperationalError as exc:  # read-only: the file must exist
-            raise ConfigError(self.path, "store", f"cannot open it read-only ({exc})") from None
+            self._conn = _connect_read_only(self.path, timeout, follow) if read_only else \
+                sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(self.path, "store", f"cannot open it ({exc})") from None
         self._conn.row_factory = sqlite3.Row
-        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        if readonly:
-            self._check_readable()
-            return
         try:
-            self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
-        except sqlite3.OperationalError:
-            raise
-        except sqlite3.DatabaseError as exc:  # e.g. a CSV table given where a run's store belongs
+            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            self._check_kind(empty_ok=create and not read_only)
+            if not read_only:
+                self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL"))
+                self._write(self._migrate)  # before foreign keys are on: a migration rebuilds tables
+                self._conn.execute("PRAGMA foreign_keys = ON")
+        except BaseException:
             self._conn.close()
-            raise ConfigError(self.path, "store", f"not a BoAnon run store ({exc})") from None
-        self._write(self._migrate)  # before foreign keys are on: a migration rebuilds tables
-        self._conn.execute("PRAGMA foreign_keys = ON")
+            raise
+
+    def _check_kind(self, empty_ok: bool) -> None:
+        """Refuse a file that is not a BoAnon store: not SQLite, damaged, another program's
+        database (it would gain BoAnon's tables), or empty where a run must already be."""
+        with self._read() as conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if {"meta", "trials"} <= tables:
+            with self._read() as conn:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None or not str(row[0]).isdigit():
+                raise StoreError(self.path, "meta", "no schema version: not a BoAnon run store")
+            if int(row[0]) > SCHEMA_VERSION:
+                raise ConfigError(self.path, "schema_version",
+                                  f"store has schema version {row[0]}; this BoAnon reads "
+                                  f"versions up to {SCHEMA_VERSION}")
+        elif tables:
+            raise StoreError(self.path, "store", "not a BoAnon run store (a database with tables "
+                             + ", ".join(sorted(tables)[:5]) + ")")
+        elif not empty_ok:
+            raise StoreError(self.path, "store", "not a BoAnon run store (an empty database: no run "
+                             "was ever recorded here)")
 
     # --- plumbing ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -190,14 +217,15 @@ class Store:
             try:
                 return fn()
             except sqlite3.OperationalError as exc:
-                message = str(exc).lower()
-                if attempt == self.retries or not ("locked" in message or "busy" in message):
+                if attempt == self.retries or not _is_lock(exc):
                     raise
                 time.sleep(min(0.05 * 2 ** attempt, 2.0))
         raise AssertionError("unreachable")
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` in one immediate (write-locking) transaction, retried when locked."""
+        if self.read_only:
+            raise StoreError(self.path, "store", "opened read-only: nothing can be recorded")
         def attempt() -> T:
             with self._lock:
                 self._conn.execute("BEGIN IMMEDIATE")
@@ -211,40 +239,31 @@ class Store:
                         self._conn.execute("ROLLBACK")
                     raise
                 return out
-        return self._retry(attempt)
+        with self._damage_named():
+            return self._retry(attempt)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        with self._lock, self._damage_named():
             yield self._conn
 
-    def _check_readable(self) -> None:
-        """A read-only store cannot be migrated: it must already be a store this BoAnon reads."""
+    @contextmanager
+    def _damage_named(self) -> Iterator[None]:
+        """SQLite's errors on a damaged or foreign file as one error naming the store (a lock
+        that outlasts the retries stays what it is)."""
         try:
-            tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
-                if "meta" in tables else None
+            yield
         except sqlite3.DatabaseError as exc:
-            self._conn.close()
-            raise ConfigError(self.path, "store", f"not a BoAnon run store ({exc})") from None
-        if row is None or not {"studies", "graphs", "trials"} <= tables:
-            self._conn.close()
-            raise ConfigError(self.path, "store", "not a BoAnon run store (no trials table)")
-        if int(row["value"]) != SCHEMA_VERSION:
-            self._conn.close()
-            raise ConfigError(self.path, "schema_version",
-                              f"store has schema version {row['value']}; read-only access needs version "
-                              f"{SCHEMA_VERSION} (open it once with this BoAnon, e.g. boanon status)")
+            if isinstance(exc, sqlite3.OperationalError) and _is_lock(exc):
+                raise
+            raise StoreError(self.path, "store", f"not a BoAnon run store, or damaged "
+                             f"(SQLite: {exc})") from None
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
             if has_meta else None
-        version = None if row is None else int(row["value"])
-        if version is not None and version > SCHEMA_VERSION:
-            raise ConfigError(self.path, "schema_version",
-                              f"store has schema version {version}; this BoAnon reads "
-                              f"versions up to {SCHEMA_VERSION}")
+        version = None if row is None else int(row["value"])  # checked by _check_kind
         if version == 1:  # the status CHECK changed: rebuild the trials table, rows unchanged
             conn.execute("ALTER TABLE trials RENAME TO trials_v1")
             conn.execute("DROP INDEX IF EXISTS trials_status")
@@ -255,25 +274,15 @@ class Store:
             conn.execute("DROP TABLE trials_v1")
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
-    # --- notes --------------------------------------------------------------------------------
-    def set_note(self, key: str, value: str) -> None:
-        """Keep a note about the run that is not part of its specification (e.g. where its tuning
-        YAML is, for ``boanon explain --measure``); a resume may change it."""
-        self._write(lambda conn: conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                                              (f"note:{key}", value)))
-
-    def note(self, key: str) -> str | None:
-        """A note kept by :meth:`set_note` (None when there is none)."""
-        with self._read() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = ?", (f"note:{key}",)).fetchone()
-        return None if row is None else str(row["value"])
-
     # --- the study ------------------------------------------------------------------------------
     def study(self) -> dict[str, Any] | None:
         """The run's recorded specification (space, objectives, seed, strategy...), if any."""
         with self._read() as conn:
-            row = conn.execute("SELECT spec FROM studies ORDER BY id LIMIT 1").fetchone()
-        return None if row is None else json.loads(row["spec"])
+            row = conn.execute("SELECT id, spec FROM studies ORDER BY id LIMIT 1").fetchone()
+        return None if row is None else self._spec(row)
+
+    def _spec(self, row: sqlite3.Row) -> dict[str, Any]:
+        return _json(row["spec"], self.path, f"studies row {row['id']}", "spec")
 
     def init_study(self, spec: Mapping[str, Any]) -> None:
         """Record ``spec`` for a new run, or check that a resumed run has the same ``spec``.
@@ -284,11 +293,11 @@ class Store:
         spec = json.loads(dump_json(spec))
 
         def init(conn: sqlite3.Connection) -> None:
-            row = conn.execute("SELECT spec FROM studies ORDER BY id LIMIT 1").fetchone()
+            row = conn.execute("SELECT id, spec FROM studies ORDER BY id LIMIT 1").fetchone()
             if row is None:
                 conn.execute("INSERT INTO studies (created, spec) VALUES (?, ?)", (_now(), dump_json(spec)))
                 return
-            stored = json.loads(row["spec"])
+            stored = self._spec(row)
             differ = sorted(k for k in set(stored) | set(spec) if stored.get(k) != spec.get(k))
             if differ:
                 raise ConfigError(self.path, ", ".join(differ),
@@ -307,13 +316,6 @@ class Store:
             return int(conn.execute("SELECT id FROM graphs WHERE sha256 = ?", (digest,)).fetchone()[0])
         return self._write(add)
 
-    def graph(self, graph_id: int) -> CausalGraph:
-        with self._read() as conn:
-            row = conn.execute("SELECT json FROM graphs WHERE id = ?", (graph_id,)).fetchone()
-        if row is None:
-            raise KeyError(f"{self.path}: no graph with id {graph_id}")
-        return CausalGraph.from_dict(json.loads(row["json"]), source=f"{self.path}:graph {graph_id}")
-
     def last_graph_id(self) -> int | None:
         """The graph of the latest trial that used one (the structure a run goes on with), else the
         last graph stored (a fixed graph before its first structured trial), else None."""
@@ -323,6 +325,17 @@ class Store:
             if row is None:
                 row = conn.execute("SELECT MAX(id) FROM graphs").fetchone()
         return None if row is None or row[0] is None else int(row[0])
+
+    def graph(self, graph_id: int) -> CausalGraph:
+        with self._read() as conn:
+            row = conn.execute("SELECT json FROM graphs WHERE id = ?", (graph_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"{self.path}: no graph with id {graph_id}")
+        where = f"graphs row {graph_id}"
+        try:
+            return CausalGraph.from_dict(_json(row["json"], self.path, where, "json"), source=where)
+        except ValueError as exc:
+            raise StoreError(self.path, where, str(exc)) from None
 
     # --- trials ---------------------------------------------------------------------------------
     def start_trial(self, config: Mapping[str, Any], surrogate: str | None = None,
@@ -369,7 +382,7 @@ class Store:
             row = conn.execute("SELECT * FROM trials WHERE id = ?", (trial_id,)).fetchone()
         if row is None:
             raise KeyError(f"{self.path}: no trial with id {trial_id}")
-        return _decode(row)
+        return self._decode(row)
 
     def trials(self, status: Status | tuple[Status, ...] | None = None) -> list[StoredTrial]:
         """All trials (or those with ``status``, one or several) in id order."""
@@ -379,35 +392,62 @@ class Store:
             query += f" WHERE status IN ({', '.join('?' * len(args))})"
         with self._read() as conn:
             rows = conn.execute(query + " ORDER BY id", args).fetchall()
-        return [_decode(r) for r in rows]
+        return [self._decode(r) for r in rows]
 
     def recover(self) -> list[StoredTrial]:
-        """After a kill: mark ``running`` trials failed ``"interrupted"``; return every interrupted
-        trial not yet run again, oldest first.
+        """After a kill: mark ``running`` trials failed interrupted (:data:`DIED`); return every
+        interrupted trial not yet run again, oldest first.
 
+        A trial left running that was itself the re-run of one a dead run left running is failed
+        for good instead: its configuration was running both times the run died, so it may be
+        what kills it (a callable that crashes the loop would otherwise be re-run forever).
         Call it only when no other process is running trials on this store.
         """
         def recover(conn: sqlite3.Connection) -> None:
-            conn.execute("UPDATE trials SET status = 'failed', error = ?, finished = ?"
-                         " WHERE status = 'running'", (INTERRUPTED, _now()))
+            rows = conn.execute("SELECT t.id, t.name, o.name AS origin FROM trials AS t LEFT JOIN"
+                                " trials AS o ON o.id = t.retry_of AND o.error = ?"
+                                " WHERE t.status = 'running'", (DIED,)).fetchall()
+            for row in rows:
+                error = DIED if row["origin"] is None else (
+                    f"the run died twice while this configuration ran (as {row['origin']} and "
+                    f"{row['name']}): it may crash the run (native code, memory); not run again")
+                conn.execute("UPDATE trials SET status = 'failed', error = ?, finished = ?"
+                             " WHERE id = ?", (error, _now(), row["id"]))
         self._write(recover)
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT * FROM trials AS t WHERE status = 'failed' AND error = ? AND NOT EXISTS"
-                " (SELECT 1 FROM trials AS r WHERE r.retry_of = t.id) ORDER BY id",
-                (INTERRUPTED,)).fetchall()
-        return [_decode(r) for r in rows]
+                "SELECT * FROM trials AS t WHERE status = 'failed' AND error IN (?, ?) AND NOT EXISTS"
+                " (SELECT 1 FROM trials AS r WHERE r.retry_of = t.id) ORDER BY id", RERUN).fetchall()
+        return [self._decode(r) for r in rows]
 
     def counts(self) -> dict[str, int]:
         """Trials by status, plus ``interrupted`` (failed trials that will be run again)."""
         with self._read() as conn:
             rows = conn.execute("SELECT status, COUNT(*) FROM trials GROUP BY status").fetchall()
             interrupted = conn.execute("SELECT COUNT(*) FROM trials WHERE status = 'failed' AND"
-                                       " error = ?", (INTERRUPTED,)).fetchone()[0]
+                                       " error IN (?, ?)", RERUN).fetchone()[0]
         out = {s: 0 for s in STATUSES}
         out.update({r[0]: int(r[1]) for r in rows})
         out["interrupted"] = int(interrupted)
         return out
+
+    def _decode(self, row: sqlite3.Row) -> StoredTrial:
+        """One ``trials`` row, checked: a hand-edited or damaged row is named, not a traceback."""
+        where = f"trials row {row['id']}"
+        try:
+            decoded = {k: _json(row[k], self.path, where, k, none_ok=k != "config")
+                       for k in ("config", "params", "metrics", "objectives", "info")}
+            trial = StoredTrial(
+                id=row["id"], name=row["name"], status=row["status"], started=row["started"],
+                finished=row["finished"], error=row["error"], graph_id=row["graph_id"],
+                surrogate=row["surrogate"], reason=row["reason"], retry_of=row["retry_of"],
+                **{k: v or {} for k, v in decoded.items()})
+        except IndexError as exc:  # a column dropped by hand
+            raise StoreError(self.path, where, f"missing column ({exc})") from None
+        problem = _row_problem(trial)
+        if problem:
+            raise StoreError(self.path, where, problem)
+        return trial
 
     def to_table(self, statuses: tuple[Status, ...] = MEASURED) -> pd.DataFrame:
         """The measured (done or stopped) trials as the tidy table (the shape ``boanon ingest``
@@ -417,10 +457,60 @@ class Store:
         return records_to_table(t.record() for t in self.trials(statuses))
 
 
-def _decode(row: sqlite3.Row) -> StoredTrial:
-    return StoredTrial(
-        id=row["id"], name=row["name"], status=row["status"], config=json.loads(row["config"]),
-        started=row["started"], finished=row["finished"], params=_loads(row["params"]) or {},
-        metrics=_loads(row["metrics"]) or {}, objectives=_loads(row["objectives"]) or {},
-        error=row["error"], graph_id=row["graph_id"], surrogate=row["surrogate"], reason=row["reason"],
-        info=_loads(row["info"]) or {}, retry_of=row["retry_of"])
+def _connect_read_only(path: Path, timeout: float, follow: bool = False) -> sqlite3.Connection:
+    """``mode=ro``: SQLite cannot write the file. With no ``-wal`` file beside it no process has
+    the store open (WAL removes it on the last close), and ``immutable=1`` keeps SQLite from
+    creating the ``-wal``/``-shm`` files a read-only reader of a WAL database would leave; a
+    reader that ``follow``s a run (the dashboard) must see later writes, so it never is."""
+    idle = not follow and not Path(f"{path}-wal").exists()
+    uri = path.resolve().as_uri() + ("?mode=ro&immutable=1" if idle else "?mode=ro")
+    return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
+                           check_same_thread=False)
+
+
+def _is_lock(exc: sqlite3.OperationalError) -> bool:
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
+
+
+def _json(text: Any, path: Path, where: str, column: str, none_ok: bool = False) -> Any:
+    """A JSON object column of a row, or a :class:`StoreError` naming the store, row and column."""
+    if text is None and none_ok:
+        return None
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(path, where, f"{column} is not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise StoreError(path, where, f"{column} is JSON {type(value).__name__}, expected an object")
+    return value
+
+
+def _row_problem(t: StoredTrial) -> str | None:
+    """What is wrong with a decoded trial row (types a hand edit can break), or None."""
+    if not isinstance(t.id, int) or t.name != trial_name(t.id):
+        return f"id {t.id!r} and name {t.name!r} do not match"
+    if t.status not in STATUSES:
+        return f"status {t.status!r} is not one of {STATUSES}"
+    for column in ("metrics", "objectives"):
+        for key, value in getattr(t, column).items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                return f"{column}: {key!r} is {value!r}, not a number"
+    for key, value in {**t.config, **t.params}.items():
+        if not isinstance(value, (str, int, float, bool)):
+            return f"parameter {key!r} is {value!r}, not a number, string or boolean"
+    for column in ("started", "finished"):
+        value = getattr(t, column)
+        if value is None and column == "finished":
+            continue
+        try:
+            datetime.fromisoformat(value)
+        except (TypeError, ValueError):
+            return f"{column} {value!r} is not a date and time"
+    for column in ("graph_id", "retry_of"):
+        if getattr(t, column) is not None and not isinstance(getattr(t, column), int):
+            return f"{column} {getattr(t, column)!r} is not a row id"
+    for column in ("error", "surrogate", "reason"):
+        if getattr(t, column) is not None and not isinstance(getattr(t, column), str):
+            return f"{column} {getattr(t, column)!r} is not text"
+    return None

@@ -7,6 +7,7 @@ nowhere else: a ``trial`` column, then ``param:<name>``, ``metric:<name>`` and
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
@@ -18,6 +19,23 @@ ROLES: tuple[Role, ...] = ("param", "metric", "objective")
 TRIAL = "trial"
 
 Value = float | int | str | bool
+
+LIMIT = 2.0 ** 64
+"""No logged number reaches this magnitude (a 64-bit counter's range): beyond it a value is garbage."""
+
+
+def value_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a parameter or measurement read from a log, or None when it can:
+    NaN and infinities (also spelt out as text) and numbers beyond 64 bits are refused."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return "is not a finite number"
+    if isinstance(value, (int, float)) and abs(value) >= LIMIT:
+        return "is out of range (beyond what 64 bits hold)"
+    if isinstance(value, str) and value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        return "is not a finite number"
+    return None
 
 
 def column(role: Role, name: str) -> str:

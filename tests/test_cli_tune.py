@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from boanon.adapters.ingest import ingest
 from boanon.cli import main
-from boanon.store import INTERRUPTED, Store
+from boanon.store import Store
 from boanon.table import read_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +84,7 @@ def test_failing_command_trials_are_reported(tmp_path: Path) -> None:
         "command": [sys.executable, "-c", script, "{x0}"], "options": {"timeout": 1}})
     result = CliRunner().invoke(main, ["tune", str(config), "--budget", "3",
                                        "--store", str(tmp_path / "run.db")])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1 and "Error: no trial succeeded (3 failed)" in result.output
     lines = [ln for ln in result.output.splitlines() if ln.startswith("t000")]
     assert len(lines) == 3 and all("FAILED" in ln for ln in lines)
     assert "exited with status 1" in lines[0]  # the default config, x0 = 0.5
@@ -92,6 +92,31 @@ def test_failing_command_trials_are_reported(tmp_path: Path) -> None:
     with Store(tmp_path / "run.db") as store:
         assert store.counts()["failed"] == 3
         assert (tmp_path / "run.trials" / "t0000" / "stderr.txt").is_file()
+
+
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]])
+def test_a_misconfigured_runner_stops_the_run_and_exits_non_zero(tmp_path: Path, workers) -> None:
+    config = _yaml(tmp_path, n_init=3, runner={  # a typo in an option: every trial fails the same way
+        "callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "n_parms": 12}})
+    store = tmp_path / "run.db"
+    args = ["tune", str(config), "--budget", "30", "--store", str(store), *workers]
+    result = CliRunner().invoke(main, [*args, "--max-consecutive-failures", "4"])
+    assert result.exit_code == 1, result.output
+    assert "Error: run stopped: 4 trials in a row failed with the same error, the last (t000" \
+        in result.output and "unexpected keyword argument 'n_parms'" in result.output
+    assert f"boanon tune {config} --store {store} --budget 30 {' '.join(workers)}".rstrip() \
+        + " --max-consecutive-failures 4 --resume\n" in result.output  # the same job again
+    with Store(store) as s:
+        counts = s.counts()
+    assert counts["failed"] - counts["interrupted"] == 4 and counts["running"] == 0
+
+    fixed = _yaml(tmp_path, n_init=3, runner={
+        "callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "n_params": 12}})
+    assert fixed == config
+    resumed = CliRunner().invoke(main, [*args, "--budget", "6", "--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    with Store(store) as s:
+        assert s.counts()["done"] == 2  # 4 spent on failures, then the budget of 6
 
 
 def test_config_errors_name_the_file_and_field(tmp_path: Path) -> None:
@@ -156,7 +181,7 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
         assert len(done) == budget
         configs = [tuple(t.config.values()) for t in done]
         assert len(set(configs)) == budget
-        interrupted = [t for t in s.trials("failed") if t.error == INTERRUPTED]
+        interrupted = [t for t in s.trials("failed") if t.interrupted]
         assert len(interrupted) <= 1
         for t in interrupted:  # the trial the kill interrupted ran again
             assert any(d.retry_of == t.id and d.config == t.config for d in done)

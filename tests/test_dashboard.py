@@ -96,7 +96,7 @@ def test_page_shows_the_run_and_follows_it(run: Path, server: str, browser) -> N
 
     browser.get(server)
     wait_for(browser, lambda b: len(rows(b)) == 8, what="the trials table never showed the 8 trials")
-    with Store(run, readonly=True) as store:
+    with Store(run, read_only=True, follow=True) as store:
         trials = store.trials()
         graph = store.graph(store.last_graph_id())
 

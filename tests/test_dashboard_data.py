@@ -13,7 +13,7 @@ import pytest
 
 from boanon.dashboard import analysis, data
 from boanon.dashboard.app import RunView
-from boanon.errors import ConfigError
+from boanon.errors import StoreError
 from boanon.objectives import Objective
 from boanon.runners.function import CallableRunner
 from boanon.store import Store, StoredTrial
@@ -38,16 +38,16 @@ def test_the_read_only_store_reads_and_never_writes(run: Path, tmp_path: Path) -
     page = view.run()
     assert [r["name"] for r in page["trials"]] == [f"t{i:04d}" for i in range(7)]
     assert view.graph(focus=True)["graph"] is not None
-    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+    with pytest.raises(StoreError, match="read-only"):
         view.store.start_trial({"x0": 0.5})
     view.store.close()
     assert run.read_bytes() == before
-    for bad, message in ((tmp_path / "missing.db", "cannot open it read-only"),
+    for bad, message in ((tmp_path / "missing.db", "no such file"),
                          (tmp_path / "t.csv", "not a BoAnon run store")):
         if bad.suffix == ".csv":
             bad.write_text("trial,param:x,objective:y\nt0,1,2\n")
-        with pytest.raises(ConfigError, match=message):
-            Store(bad, readonly=True)
+        with pytest.raises(StoreError, match=message):
+            Store(bad, read_only=True, follow=True)
     assert not (tmp_path / "missing.db").exists()
 
 
@@ -59,7 +59,7 @@ def test_reading_does_not_wait_for_a_writer(run: Path, tmp_path: Path) -> None:
     writer.execute("PRAGMA journal_mode = WAL")
     writer.execute("BEGIN IMMEDIATE")
     writer.execute("UPDATE trials SET reason = 'changing' WHERE id = 0")
-    reader = Store(copy, readonly=True, timeout=0.5, retries=0)
+    reader = Store(copy, read_only=True, follow=True, timeout=0.5, retries=0)
     started = time.perf_counter()
     assert reader.trial(0).reason != "changing"  # the last committed state, at once
     assert time.perf_counter() - started < 0.4

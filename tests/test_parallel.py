@@ -17,16 +17,16 @@ import pytest
 import yaml
 
 from boanon.config import load_config
-from boanon.early_stopping import MedianStopping
+from boanon.early_stopping import MedianStopping, SuccessiveHalving
 from boanon.executors import LocalExecutor
 from boanon.parallel import PROGRESS_FILE, optimize_parallel
 from boanon.runners import make_runner
 from boanon.store import Store
+from boanon.targets.sgd import SgdRunner
 from boanon.tuner import Tuner
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # benchmarks/ (trial processes inherit the path)
-from benchmarks.paced_sgd import PacedSgdRunner  # noqa: E402
+sys.path.insert(0, str(ROOT))  # examples/ (trial processes inherit the path)
 
 SYNTHETIC = ROOT / "examples" / "synthetic.yaml"
 
@@ -91,7 +91,7 @@ def test_early_stopping_sgd_trials_are_stored_stopped_and_feed_the_table(executo
     config = load_config(ROOT / "examples" / "sgd.yaml")
     tuner = Tuner(config.space, config.objectives, strategy="random", seed=3, n_init=6,
                   store=tmp_path / "sgd.db")
-    runner = PacedSgdRunner(pace=0.003, network="googlenet", iterations=12, warmup=2, noise_seed=1)
+    runner = SgdRunner(pace=0.003, network="googlenet", iterations=12, warmup=2, noise_seed=1)
     stopper = MedianStopping(min_trials=2, min_steps=3)
     trials_dir = tmp_path / "trials"
     optimize_parallel(tuner, runner, 6, executor, trials_dir=trials_dir, stopper=stopper)
@@ -192,6 +192,52 @@ def test_killed_parallel_run_resumes_without_losing_or_repeating_trials(tmp_path
     configs = [json.dumps(t.config, sort_keys=True) for t in after if t.status == "done"]
     assert len(set(configs)) == len(configs)  # no finished configuration ran twice
     assert os.path.isdir(trials / after[-1].name)
+
+
+README_ASHA = ["--workers", "4", "--early-stopping", "asha:min_resource=8,reduction_factor=2"]
+
+
+def test_the_readme_early_stopping_example_stops_trials(tmp_path: Path, monkeypatch) -> None:
+    """README: ``boanon tune examples/sgd.yaml --workers 4 --early-stopping asha:...`` (a shorter
+    budget, and random proposals: the model's cost is not what is tested)."""
+    from click.testing import CliRunner
+
+    from boanon.cli import main
+
+    monkeypatch.chdir(ROOT)
+    store = tmp_path / "sgd.db"
+    result = CliRunner().invoke(main, ["tune", "examples/sgd.yaml", *README_ASHA, "--budget", "8",
+                                       "--strategy", "random", "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    with Store(store) as s:
+        stopped = s.counts()["stopped"]
+    assert stopped >= 1 and f"early stopping (asha): {stopped} of 8 trials stopped\n" in result.output
+
+
+def test_a_run_where_nothing_was_stopped_says_why(tmp_path: Path, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from boanon.cli import main
+
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(main, ["tune", "examples/sgd.yaml", "--workers", "2", "--budget", "2",
+                                       "--early-stopping", "asha:min_resource=64", "--strategy",
+                                       "random", "--store", str(tmp_path / "s.db")])
+    assert result.exit_code == 0, result.output
+    assert "early stopping (asha): 0 of 2 trials stopped; none because no trial reached step 64, " \
+        "the first the rule judges (the furthest reached 29)" in result.output
+
+
+def test_why_none_stopped_names_stops_that_came_too_late() -> None:
+    stopper = SuccessiveHalving(min_resource=2, reduction_factor=2)
+    assert stopper.why_none_stopped() == "no trial reported progress"
+    for trial, value in ((0, 1.0), (1, 5.0)):
+        for step in range(4):
+            stopper.report(trial, step, value)
+    assert stopper.stopped == {1}  # condemned; had it ended already, nothing was stopped
+    assert stopper.why_none_stopped().startswith("the rule asked 1 trial(s) to stop, but each had "
+                                                 "ended before the request reached it")
+    assert MedianStopping(min_steps=5).first_step() == 5 and stopper.first_step() == 2
 
 
 def test_cli_rejects_early_stopping_without_progress_and_bad_specs(tmp_path: Path, monkeypatch) -> None:

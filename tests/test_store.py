@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from boanon.adapters.table import read_table_file
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, StoreError
 from boanon.graph import CausalGraph, Edge
-from boanon.store import INTERRUPTED, Store
+from boanon.store import DIED, INTERRUPTED, Store
 from boanon.synthetic import SyntheticSystem
 from boanon.table import TrialRecord, records_to_table
 
@@ -73,7 +73,7 @@ def test_recover_marks_running_interrupted_once(tmp_path: Path) -> None:
     with Store(tmp_path / "run.db") as store:
         again = store.recover()
         assert [t.id for t in again] == [killed.id] and again[0].interrupted
-        assert store.trial(killed.id).error == INTERRUPTED
+        assert store.trial(killed.id).error == DIED
         assert store.counts()["interrupted"] == 1
         # Still not re-run (a second kill before the retry started): offered again.
         assert [t.id for t in store.recover()] == [killed.id]
@@ -81,6 +81,33 @@ def test_recover_marks_running_interrupted_once(tmp_path: Path) -> None:
         store.finish_trial(retry.id, TrialRecord(retry.name, {"x": 0.2}, {}, {"y": 0.5}))
         assert store.recover() == []
         assert store.to_table()["trial"].tolist() == ["t0000", "t0002"]
+
+
+def test_a_read_only_store_reads_and_refuses_writes(tmp_path: Path) -> None:
+    with Store(tmp_path / "run.db") as store:
+        store.init_study(SPEC)
+        store.start_trial({"x": 0.1})
+    with Store(tmp_path / "run.db", read_only=True) as store:
+        assert [t.config for t in store.trials()] == [{"x": 0.1}] and store.study() == SPEC
+        with pytest.raises(StoreError, match="run.db: store: opened read-only"):
+            store.start_trial({"x": 0.2})
+    with pytest.raises(StoreError, match="missing.db: store: no such file"):
+        Store(tmp_path / "missing.db", read_only=True)
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_a_configuration_the_run_died_on_twice_is_failed_not_rerun(tmp_path: Path) -> None:
+    with Store(tmp_path / "run.db") as store:
+        stopped = store.start_trial({"x": 0.1})
+        store.fail_trial(stopped.id, INTERRUPTED)  # Ctrl-C: not a death of the run
+        retry = store.start_trial({"x": 0.1}, retry_of=stopped.id)  # then the run died on it
+        assert [t.id for t in store.recover()] == [retry.id]
+        assert store.trial(retry.id).error == DIED
+        second = store.start_trial({"x": 0.1}, retry_of=retry.id)  # and died on it again
+        assert store.recover() == []
+        error = store.trial(second.id).error
+        assert error.startswith("the run died twice while this configuration ran (as t0001 and t0002)")
+        assert not store.trial(second.id).interrupted and store.counts()["interrupted"] == 2
 
 
 def test_identical_graphs_are_stored_once(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def test_sgd_learns_the_expert_graph_from_its_dataset_and_beats_the_default(tmp_
     # examples/sgd.yaml: warm from the dataset, three trials of its own, then the structured model.
     # The simulator's noise is seeded so the test is repeatable (unseeded, about one draw in
     # twelve makes the first proposal a small step from the default: see docs/sgd.md)
-    config = _test_yaml(tmp_path, "sgd", options={"noise_seed": 1})
+    config = _test_yaml(tmp_path, "sgd", options={"noise_seed": 1, "pace": 0})
     trials = _tune(config, tmp_path / "sgd.db", budget=4)
     last, last_graph = trials[-1]
     assert last.surrogate == "structured", last.reason

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from boanon.errors import LogParseError
+from boanon.table import value_problem
 
 CONFIG_FILE = "config.json"
 """Written by every runner into its trial directory: the configuration it ran, as a JSON object."""
@@ -37,7 +39,7 @@ def read_text(path: Path) -> str:
             with gzip.open(path, "rt", encoding="utf-8") as fh:
                 return fh.read()
         return path.read_text(encoding="utf-8")
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:  # zlib: a damaged .gz
         raise LogParseError(path, f"cannot read: {exc}") from exc
 
 
@@ -66,7 +68,7 @@ def head(path: Path, n_bytes: int = 4096) -> str:
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rb") as fh:
             return fh.read(n_bytes).decode("utf-8", errors="replace")
-    except (OSError, EOFError):
+    except (OSError, EOFError, zlib.error):  # detection only: reading it names the damage
         return ""
 
 
@@ -90,11 +92,24 @@ def read_json_object(path: Path, expected: str) -> dict[str, Any]:
 
 
 def read_config(trial_dir: Path) -> dict[str, Any]:
-    """The configuration a runner recorded in ``trial_dir/config.json`` ({} when absent)."""
+    """The configuration a runner recorded in ``trial_dir/config.json`` ({} when absent); every
+    value must be a number, string or boolean, and a number finite and within 64 bits."""
     path = trial_dir / CONFIG_FILE
     if not path.is_file():
         return {}
-    return read_json_object(path, "of parameter values")
+    config = read_json_object(path, "of parameter values")
+    for key, value in config.items():
+        problem = value_problem(value) if isinstance(value, (int, float, str)) else \
+            f"is a JSON {type(value).__name__}, not a number, string or boolean"
+        if problem:
+            raise LogParseError(path, f"parameter {key!r}: {value!r} {problem}",
+                                _line_of(read_text(path), json.dumps(key)))
+    return config
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    """The first line of ``text`` containing ``needle`` (1-based), to point an error at it."""
+    return next((n for n, line in enumerate(text.splitlines(), start=1) if needle in line), None)
 
 
 def write_config(trial_dir: Path, config: dict) -> None:

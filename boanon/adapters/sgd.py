@@ -18,7 +18,6 @@ come from ``config.json`` through ingest, never from this log.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
@@ -26,7 +25,7 @@ import pandas as pd
 from boanon.adapters.base import Adapter, register_adapter
 from boanon.adapters.files import find_file, head, json_lines, require_file
 from boanon.errors import LogParseError
-from boanon.table import TrialRecord
+from boanon.table import LIMIT, TrialRecord, value_problem
 
 LOG = "workers.jsonl"
 DEVICES = ("cpu", "gpu")
@@ -63,8 +62,12 @@ class SgdAdapter(Adapter):
 
 
 def read_log(path: Path) -> pd.DataFrame:
-    """The log as a DataFrame, every line checked; errors name the file and line."""
+    """The log as a DataFrame, every line checked; errors name the file and line. Every
+    iteration must have a line for every (machine, device) of the log: one that lacks some was
+    cut short (the runner writes an iteration's lines together)."""
     rows, seen = [], set()
+    devices: dict[int, set[tuple[str, str]]] = {}
+    last_line: dict[int, int] = {}
     for lineno, obj in json_lines(path):
         row = _check_line(path, lineno, obj)
         key = (row["iteration"], row["machine"], row["device"])
@@ -72,9 +75,18 @@ def read_log(path: Path) -> pd.DataFrame:
             raise LogParseError(path, f"second line for iteration {key[0]}, {key[1]}/{key[2]}",
                                 lineno)
         seen.add(key)
+        devices.setdefault(key[0], set()).add(key[1:])
+        last_line[key[0]] = lineno
         rows.append(row)
     if not rows:
         raise LogParseError(path, "empty log: no iteration lines")
+    every = set().union(*devices.values())
+    for iteration, present in devices.items():
+        if present != every:
+            lacking = sorted(every - present)[0]
+            raise LogParseError(path, f"iteration {iteration} has {len(present)} of the {len(every)} "
+                                f"machine/device lines (none for {lacking[0]}/{lacking[1]}): the log "
+                                "was cut short", last_line[iteration])
     return pd.DataFrame(rows)
 
 
@@ -84,11 +96,11 @@ def _check_line(path: Path, lineno: int, row: dict) -> dict:
         raise LogParseError(path, f"missing field(s): {', '.join(missing)}", lineno)
     for name, kind in FIELDS.items():
         value = row[name]
-        if kind is float:
+        if kind is float:  # finite, >= 0 and within 64 bits (2^64 MB of traffic is garbage)
             ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
-                  and math.isfinite(value) and value >= 0)
+                  and value_problem(value) is None and value >= 0)
         elif kind is int:
-            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value < LIMIT
         else:
             ok = isinstance(value, kind)
         if not ok:

@@ -9,7 +9,7 @@ import click
 import pandas as pd
 
 from boanon.best import plain_config
-from boanon.cli.status import open_store
+from boanon.cli.status import reading_store, writing_store
 from boanon.cli.tune import CONFIG_NOTE, TRIALS_NOTE
 from boanon.errors import ConfigError
 from boanon.explain import START, ablation_path, metric_moves
@@ -38,7 +38,7 @@ def explain_command(store_file: str, trial_id: str | None, objective: str | None
                     config_file: str | None, n_metrics: int) -> None:
     """Why the best trial beats the default: which parameter changes matter, in what order (by the
     run's model; with --measure also on the system), and which metrics moved on the way."""
-    with open_store(store_file) as store:
+    with (writing_store(store_file) if measure else reading_store(store_file)) as store:
         try:
             run = read_run(store)
             goal = next((o for o in run.objectives if o.name == (objective or run.objectives[0].name)), None)

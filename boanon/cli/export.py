@@ -9,7 +9,7 @@ import click
 import numpy as np
 
 from boanon.best import FORMATS, format_for, plain_config, render_config
-from boanon.cli.status import open_store, study_goals
+from boanon.cli.status import reading_store, study_goals
 from boanon.multiobjective import PARETO, pareto_flags
 from boanon.report import read_run
 from boanon.table import TRIAL, write_table
@@ -51,7 +51,7 @@ def export_command(store_file: str, output: str, pareto: bool | None, best: bool
 
 def _export_config(store_file: str, output: str, trial_id: str | None, objective: str | None,
                    fmt: str | None) -> None:
-    with open_store(store_file) as store:
+    with reading_store(store_file) as store:
         try:
             run = read_run(store)
             if trial_id is not None:
@@ -91,7 +91,7 @@ def _export_optuna(store_file: str, url: str, study_name: str | None) -> None:
         from boanon.optuna_export import export_to_optuna
     except ImportError:
         raise click.ClickException("--optuna needs Optuna: pip install 'boanon[optuna]'") from None
-    with open_store(store_file) as store:
+    with reading_store(store_file) as store:
         try:
             name, n = export_to_optuna(read_run(store), url, study_name)
         except (ValueError, KeyError) as exc:
@@ -101,7 +101,7 @@ def _export_optuna(store_file: str, url: str, study_name: str | None) -> None:
 
 
 def _export_table(store_file: str, output: str, pareto: bool | None) -> None:
-    with open_store(store_file) as store:
+    with reading_store(store_file) as store:
         table = store.to_table()
         done = store.trials("done")
         objectives, constraints = study_goals(store)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from boanon.cli.status import open_store
+from boanon.cli.status import reading_store
 from boanon.report import (
     RunView,
     effect_sizes,
@@ -40,7 +40,7 @@ KINDS = ("convergence", "graph", "pareto", "effects")
 def plot_command(store_file: str, kind: str, output: str, objective: str | None, all_nodes: bool,
                  max_parents: int, all_edges: bool, group: str | None) -> None:
     """Draw a figure of the run stored in RUN.db (read only)."""
-    with open_store(store_file) as store:
+    with reading_store(store_file) as store:
         try:
             run = read_run(store)
             if kind == "convergence":

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
 import click
 
 from boanon.best import config_line
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, StoreError
 from boanon.learners.relations import Relation
 from boanon.multiobjective import (
     OutputConstraint,
@@ -31,7 +33,7 @@ from boanon.tuner import best_trial
                    "else the convergence (boanon plot draws more).")
 def status_command(store_file: str, n_failures: int, plot_file: str | None) -> None:
     """Summarise a tuning run: trials by status, surrogates used, best trial, failures."""
-    with open_store(store_file) as store:
+    with reading_store(store_file) as store:
         click.echo(summary(store, n_failures))
         objectives, _ = study_goals(store)
     if plot_file is not None:
@@ -41,10 +43,25 @@ def status_command(store_file: str, n_failures: int, plot_file: str | None) -> N
         click.get_current_context().invoke(plot_command, store_file=store_file, kind=kind, output=plot_file)
 
 
-def open_store(store_file: str) -> Store:
-    """The run's store, or a one-line error (not a traceback) when the file is not one."""
+@contextmanager
+def reading_store(store_file: str) -> Iterator[Store]:
+    """The run's store, opened read-only (nothing is created or changed, whatever the file);
+    a file that is not a store, or is damaged anywhere the command reads, is a one-line error
+    naming the store (and the row), not a traceback."""
     try:
-        return Store(store_file)
+        with Store(store_file, read_only=True) as store:
+            yield store
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@contextmanager
+def writing_store(store_file: str) -> Iterator[Store]:
+    """An existing run's store opened for writing (``explain --measure`` records trials): never
+    created, and a file that is not a store is a one-line error naming it."""
+    try:
+        with Store(store_file, create=False) as store:
+            yield store
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -80,6 +97,10 @@ def summary(store: Store, n_failures: int = 10) -> str:
     study = store.study()
     if study is None:
         return f"{store.path}: no run recorded yet"
+    missing = [k for k in ("space", "objectives", "seed", "strategy") if k not in study]
+    if missing or not isinstance(study["space"], dict):
+        raise StoreError(store.path, "studies", f"the run's spec lacks {missing[0]!r}" if missing
+                         else "the run's spec has no space")
     objectives, constraints = study_goals(store)
     trials = store.trials()
     counts = store.counts()

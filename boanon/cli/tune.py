@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import signal
 import sys
 import warnings
@@ -11,6 +12,7 @@ from pathlib import Path
 from types import FrameType
 
 import click
+from click.core import ParameterSource
 from sklearn.exceptions import ConvergenceWarning
 
 from boanon.best import config_line
@@ -18,6 +20,7 @@ from boanon.cli.progress import Progress
 from boanon.config import load_config
 from boanon.early_stopping import parse_stopper
 from boanon.errors import ConfigError
+from boanon.failures import FailureStreak, TooManyFailures
 from boanon.multiobjective import OutputConstraint, format_front
 from boanon.multitask import load_related
 from boanon.objectives import Objective
@@ -62,11 +65,14 @@ CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
 @click.option("--plan", "plan_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Run the plan of 'boanon plan -o' on a local Dask cluster scaled stage by stage "
                    "(its budget and early stopping); see docs/planning.md.")
+@click.option("--max-consecutive-failures", "max_failures", type=click.IntRange(min=0), default=5,
+              show_default=True, metavar="N",
+              help="Stop the run when N trials in a row fail with the same error (0: never).")
 def tune_command(config_file: str, budget: int | None, store_path: str | None, resume: bool,
                  seed: int | None, strategy: str | None, trials_dir: str | None,
                  warm_start: str | None, workers: int | None, dask: str | None,
                  early_stopping: str | None, trial_timeout: float | None, dashboard: bool,
-                 dashboard_port: int, plan_file: str | None) -> None:
+                 dashboard_port: int, plan_file: str | None, max_failures: int) -> None:
     """Tune the system described by CONFIG.yaml; every trial is kept in the store.
 
     \b
@@ -96,10 +102,12 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                               "progress, so --early-stopping cannot judge its trials")
         related = warm_start or config.warm_start
         related = load_related(related) if related else None  # the Tuner aligns it to the space
+        store = Store(store_file, create=not resume)  # a run to resume must be there
+        left_running = store.trials("running")  # by a run that died: the Tuner recovers them
         tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
                       knowledge=config.load_knowledge(), strategy=strategy or config.strategy,
                       seed=config.seed if seed is None else seed, n_init=config.n_init,
-                      relearn_every=config.relearn_every, store=Store(store_file),
+                      relearn_every=config.relearn_every, store=store,
                       output_constraints=config.outputs, warm_start=related,
                       propose_options=config.propose_options())
     except (ConfigError, ValueError) as exc:
@@ -119,6 +127,11 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                    + (", its graph as the starting structure" if related.graph is not None else ""))
     click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
                f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
+    for trial in (tuner.store.trial(t.id) for t in left_running):
+        click.echo(f"{trial.name}: running when the run died: " + (
+            "its configuration runs again (once: one the run dies on twice is failed)"
+            if trial.interrupted else f"FAILED ({trial.error})"))
+    streak = FailureStreak(max_failures)
     served = ExitStack()  # the dashboard, if asked for, lives as long as the loop
     if dashboard:
         served.enter_context(_dashboard(store_file, trials, dashboard_port))
@@ -129,6 +142,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
                               "" if progress.on_terminal else figures)
             progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
+            streak(trial)
 
         try:
             if plan is not None:
@@ -143,10 +157,20 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         except KeyboardInterrupt:
             progress.close()
             click.echo(f"\ninterrupted: running trials are stored as interrupted; continue with\n"
-                       f"  boanon tune {config_file} --store {store_file} --resume", err=True)
+                       f"  {resume_command(store_file)}", err=True)
             sys.exit(130)
+        except TooManyFailures as exc:
+            progress.close()
+            raise click.ClickException(
+                f"run stopped: {exc}\nfix the cause (the runner's options, the system), then continue "
+                f"with\n  {resume_command(store_file)}") from None
     if plan is not None:
         click.echo(outcome.report())
+    if stopper is not None:
+        counts = tuner.store.counts()
+        stopped = counts["stopped"]
+        click.echo(f"early stopping ({stopper.name}): {stopped} of {counts['done'] + stopped} trials "
+                   "stopped" + ("" if stopped else f"; none because {stopper.why_none_stopped()}"))
     best = tuner.best()
     if len(tuner.objectives) > 1 or tuner.output_constraints:
         click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
@@ -157,6 +181,10 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     click.echo(f"summary: boanon status {store_file}; the best configuration as a file: boanon export "
                f"{store_file} --best -o best.yaml; figures: boanon plot {store_file} --kind convergence "
                "-o run.png")
+    counts = tuner.store.counts()
+    if not counts["done"] + counts["stopped"]:
+        raise click.ClickException(f"no trial succeeded ({counts['failed']} failed); "
+                                   f"see boanon status {store_file}")
 
 
 def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Objective],
@@ -201,6 +229,20 @@ def _dashboard(store_file: Path, trials: Path, port: int) -> Iterator[None]:
         yield
     finally:
         server.stop()
+
+
+def resume_command(store_file: Path) -> str:
+    """The command that continues this run: the options given on the command line (the same
+    budget, workers, seed...), the store, and ``--resume``."""
+    ctx = click.get_current_context()
+    args = ["boanon", "tune", ctx.params["config_file"], "--store", str(store_file)]
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or param.name in ("store_path", "resume") \
+                or ctx.get_parameter_source(param.name) is not ParameterSource.COMMANDLINE:
+            continue
+        value = ctx.params[param.name]
+        args += [param.opts[0]] if param.is_flag else [param.opts[0], str(value)]
+    return shlex.join([*args, "--resume"])
 
 
 def _check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None:

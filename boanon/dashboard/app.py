@@ -45,7 +45,7 @@ class RunView:
 
     def __init__(self, store_path: str | Path, trials_dir: str | Path | None = None,
                  poll_s: float = 2.0, min_model_interval_s: float = 10.0):
-        self.store = Store(store_path, readonly=True)
+        self.store = Store(store_path, read_only=True, follow=True)
         self.trials_dir = Path(trials_dir or self.store.path.with_suffix(".trials"))
         self.poll_s = poll_s
         self.models = analysis.Background(min_model_interval_s)

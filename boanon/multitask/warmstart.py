@@ -46,7 +46,7 @@ def _is_sqlite(path: Path) -> bool:
 def _from_store(path: Path) -> tuple[pd.DataFrame, CausalGraph | None]:
     from boanon.store import Store
 
-    with Store(path) as store:
+    with Store(path, read_only=True) as store:
         graph_ids = [t.graph_id for t in store.trials() if t.graph_id is not None]
         return store.to_table(), store.graph(max(graph_ids)) if graph_ids else None
 

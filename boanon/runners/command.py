@@ -9,11 +9,13 @@ named in the tuning YAML parses whatever the program left there.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import string
 import subprocess
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +75,8 @@ class CommandRunner(Runner):
         with open(trial_dir / STDOUT_FILE, "wb") as out, open(trial_dir / STDERR_FILE, "wb") as err:
             try:
                 proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                        cwd=self.cwd, env=self.env, start_new_session=True)
+                                        cwd=self.cwd, env=self.env, start_new_session=True,
+                                        preexec_fn=_die_with(os.getpid()) if _PRCTL else None)
             except OSError as exc:
                 raise TrialFailed(f"cannot start {args[0]!r}: {exc}") from exc
             try:
@@ -86,6 +89,22 @@ class CommandRunner(Runner):
                 raise
         if status != 0:
             raise TrialFailed(f"{args[0]} exited with status {status}{_last_line(trial_dir / STDERR_FILE)}")
+
+
+_PRCTL = getattr(ctypes.CDLL(None), "prctl", None) if sys.platform == "linux" else None
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> Callable[[], None]:
+    """For the program's ``preexec_fn``: it is SIGKILLed when the runner's process dies, however
+    it dies (a SIGKILLed loop or trial process has no chance to kill it). The program leads its
+    own process group, so the runner's own kill (timeout, Ctrl-C) takes its children too; a
+    parent-death signal reaches the program only."""
+    def arm() -> None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the runner died before the signal was armed
+            os._exit(1)
+    return arm
 
 
 def _kill(proc: subprocess.Popen) -> None:

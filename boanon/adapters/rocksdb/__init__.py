@@ -104,7 +104,7 @@ def parse_run(run_dir: Path) -> Run:
     if not (stopped or _ran_db_bench(run_dir)):
         return _application_run(run_dir, params)
     log = parse_log(require_file(run_dir, LOG_FILE), _num_levels(params), complete=not stopped)
-    stdout = parse_stdout(require_file(run_dir, STDOUT_FILE))
+    stdout = parse_stdout(require_file(run_dir, STDOUT_FILE), statistics=log.statistics and not stopped)
     if stopped:
         objectives, metrics = report_objectives(_stopped_benchmark(run_dir / STOPPED_FILE),
                                                 parse_report(require_file(run_dir, REPORT_FILE)))

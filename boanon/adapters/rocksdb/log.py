@@ -40,6 +40,8 @@ _COUNT = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)$")
 _STATS_TITLE = re.compile(r"^\*\* Compaction Stats \[(?P<cf>[^\]]*)\] \*\*\s*$")
 _STALL_TIME = re.compile(r"^Cumulative stall: (\d+):(\d+):([\d.]+) H:M:S, ([\d.]+) percent")
 _EVENT = "EVENT_LOG_v1 "
+_STATISTICS_ON = re.compile(r"^\s*0x0*[1-9a-fA-F]")
+"""A non-null pointer after ``Options.statistics:`` (``(nil)`` when statistics are off)."""
 
 EVENT_SUMS: dict[str, dict[str, str]] = {
     "flush_started": {"num_entries": "flush_input_entries", "total_data_size": "flush_input_bytes",
@@ -72,6 +74,9 @@ _UPTIME = re.compile(r"^Uptime\(secs\): ([\d.]+) total")
 class LogResult:
     metrics: dict[str, float] = field(default_factory=dict)
     params: dict[str, float] = field(default_factory=dict)
+    statistics: bool = False
+    """The options dump shows a statistics object (db_bench ``--statistics=1``): its stdout then
+    ends with a STATISTICS section."""
 
 
 def parse_log(path: Path, num_levels: int = 7, complete: bool = True, statistics: bool = False) -> LogResult:
@@ -115,6 +120,8 @@ def parse_log(path: Path, num_levels: int = 7, complete: bool = True, statistics
             h, mnt, sec, pct = m.groups()
             out.metrics["stall_seconds"] = int(h) * 3600 + int(mnt) * 60 + float(sec)
             out.metrics["stall_percent"] = float(pct)
+        elif (pos := line.find("Options.statistics:")) >= 0:
+            out.statistics = _STATISTICS_ON.match(line[pos + len("Options.statistics:"):]) is not None
         elif line.startswith("Stalls(count):"):
             out.metrics.update(_stall_counts(path, lineno, line))
         elif line.strip() == "block_cache_options:" and i + 1 < len(lines):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from boanon.adapters.files import find_file, numbered_lines
 from boanon.errors import LogParseError
-from boanon.table import Value
+from boanon.table import Value, value_problem
 
 OPTIONS_GLOB = "OPTIONS-*"
 COPIED_OPTIONS = "OPTIONS"
@@ -48,7 +48,16 @@ def options_in_force(trial_dir: Path) -> Path | None:
 
 
 def parse_value(text: str) -> Value:
-    """One option value; raises ValueError for a number with an unknown unit."""
+    """One option value; raises ValueError for a number with an unknown unit, and for one that
+    is not finite or beyond 64 bits (``1e400``, ``NaN``: no RocksDB option holds such a value)."""
+    value = _value(text)
+    problem = value_problem(value)
+    if problem:
+        raise ValueError(f"{text!r} {problem}")
+    return value
+
+
+def _value(text: str) -> Value:
     if text in ("true", "false"):
         return text == "true"
     if _INT.match(text):
@@ -79,10 +88,11 @@ def parse_options(path: Path) -> dict[str, Value]:
     """Parse an OPTIONS file into ``{name: value}``; errors name the file and line."""
     entries: list[tuple[str, str, Value]] = []  # (section prefix, name, value)
     sections: set[str] = set()
+    seen: dict[tuple[str, str], int] = {}  # (section prefix, option) -> line
     prefix: str | None = None
-    last = 0
+    last, last_text = 0, ""
     for lineno, line in numbered_lines(path):
-        last = lineno
+        last, last_text = lineno, line
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if m := _SECTION.match(line):
@@ -98,6 +108,10 @@ def parse_options(path: Path) -> dict[str, Value]:
         if prefix == "version":
             continue
         key, raw = m["key"], m["value"]
+        if (prefix, key) in seen:
+            raise LogParseError(path, f"option {key!r} a second time in its section (first on line "
+                                f"{seen[prefix, key]})", lineno)
+        seen[prefix, key] = lineno
         fields = _struct(raw)
         try:
             if fields is None:
@@ -110,6 +124,9 @@ def parse_options(path: Path) -> dict[str, Value]:
     if missing:
         raise LogParseError(path, f"no [{missing[0]}] section: truncated, or not a RocksDB OPTIONS file",
                             last or None)
+    if last_text.strip():  # RocksDB closes every section with a blank line, the last one too
+        raise LogParseError(path, "ends inside its last section, without RocksDB's closing blank "
+                            "line: truncated", last)
     counts = Counter(name for _, name, _ in entries)
     return {(name if counts[name] == 1 else f"{section}.{name}"): value
             for section, name, value in entries}

@@ -47,8 +47,13 @@ class StdoutResult:
     runs_of: Counter[str] = field(default_factory=Counter, repr=False)
 
 
-def parse_stdout(path: Path) -> StdoutResult:
-    """Parse a db_bench stdout file; truncated or foreign content is a :class:`LogParseError`."""
+def parse_stdout(path: Path, statistics: bool = False) -> StdoutResult:
+    """Parse a db_bench stdout file; truncated or foreign content is a :class:`LogParseError`.
+
+    ``statistics``: db_bench ran with ``--statistics=1`` (the LOG says so), so its stdout ends
+    with a STATISTICS section, and one without it was cut short (after one of its benchmarks:
+    without this, a cut between two benchmarks would pass for a run of fewer benchmarks).
+    """
     out = StdoutResult()
     lines = list(numbered_lines(path))
     i = 0
@@ -74,6 +79,9 @@ def parse_stdout(path: Path) -> StdoutResult:
     if not out.benchmarks:
         raise LogParseError(path, "no benchmark result line ('<name> : ... micros/op ... ops/sec'): "
                             "truncated, or not db_bench output", last)
+    if statistics and not in_statistics:
+        raise LogParseError(path, f"no STATISTICS section after the {out.benchmarks[-1]!r} result, "
+                            "though the LOG shows statistics on: truncated", last)
     if in_statistics and not (tickers and stat_hists):
         raise LogParseError(path, f"STATISTICS section (from line {in_statistics}) ends after "
                             f"{tickers} tickers and {stat_hists} histograms: truncated", last)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import math
+import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -75,6 +77,11 @@ class SgdRunner(Runner):
     ``noise_seed=None`` draws fresh noise per trial; an integer makes each trial's noise a
     function of the seed and the configuration, so a dataset is reproducible while different
     configurations still see different stragglers. The seed used goes to ``run.json``.
+
+    ``pace`` runs the simulation in scaled real time: each iteration takes its simulated
+    duration x ``pace`` of wall time before it is logged and reported (0: as fast as possible).
+    A slow configuration then costs more time than a fast one, as on the real cluster, and an
+    early-stopping rule has a running trial to cut; at 0 a trial ends before any stop reaches it.
     """
 
     name = "sgd"
@@ -82,7 +89,7 @@ class SgdRunner(Runner):
 
     def __init__(self, network: str = "googlenet", iterations: int = 30, warmup: int = 5,
                  noise_seed: int | None = None, noise: float = 0.05, straggler_prob: float = 0.03,
-                 compress: bool = False, progress: Progress | None = None):
+                 compress: bool = False, pace: float = 0.0, progress: Progress | None = None):
         source = "sgd runner options"
         try:
             self.network = get_network(network)
@@ -95,7 +102,10 @@ class SgdRunner(Runner):
             raise ConfigError(source, "noise", f"must be >= 0, got {noise}")
         if not 0 <= straggler_prob <= 1:
             raise ConfigError(source, "straggler_prob", f"must be in [0, 1], got {straggler_prob}")
+        if not 0 <= pace < math.inf:
+            raise ConfigError(source, "pace", f"must be a finite number >= 0, got {pace}")
         self.iterations, self.warmup, self.noise_seed = iterations, warmup, noise_seed
+        self.pace = float(pace)
         self.noise, self.straggler_prob = noise, straggler_prob
         self.compress, self.progress = compress, progress
 
@@ -115,6 +125,7 @@ class SgdRunner(Runner):
             raise TrialFailed(f"invalid configuration: {exc}") from exc
         with self._open_log(trial_dir) as log:
             for rows in iterations:
+                time.sleep(rows[0]["iteration_s"] * self.pace)
                 log.writelines(json.dumps(_rounded(r)) + "\n" for r in rows)
                 log.flush()
                 iteration = rows[0]["iteration"]
