@@ -4,10 +4,11 @@ Three measurements, each against a known truth:
 
 * **Real tuning runs** on the synthetic families (``synthetic``, ``synthetic-40`` of
   :mod:`benchmarks.problems`: known DAG): a cold BoAnon run (structured strategy, no knowledge)
-  of 40 trials per seed; the graph is learned from the run's first k trials, as the run itself
-  learns it, and scored: parameter -> own-subsystem-metric recall (each true parameter ->
-  subsystem-load edge found as an edge into that subsystem's metrics) and precision (learned
-  parameter -> metric edges, fallbacks excluded, whose metric truly depends on the parameter).
+  of 40 trials per seed (its table kept in ``results/structure_recovery/``); the graph is
+  learned from the run's first k trials, as the run itself learns it (and with
+  ``interventions=True``), and scored: parameter -> own-subsystem-metric recall (each
+  parameter with an edge into its subsystem's metrics) and precision (learned parameter ->
+  metric edges, fallbacks excluded, whose metric truly depends on the parameter).
 * **The shipped datasets** with the experts' annotation files as truth (``sgd-googlenet`` with
   ``examples/sgd-annotations.yaml``, ``zigzag-resnet18`` tuned for EDP with
   ``examples/zigzag-edp-annotations.yaml``), learned without them from the first k trials:
@@ -40,7 +41,7 @@ from boanon.annotations import Knowledge, node_model_parents
 from boanon.graph import CausalGraph
 from boanon.learners import learn
 from boanon.synthetic import SyntheticSystem
-from boanon.table import records_to_table, with_objectives
+from boanon.table import read_table, records_to_table, with_objectives, write_table
 from boanon.tuner import Tuner
 
 RESULTS = Path(__file__).parent / "results"
@@ -85,18 +86,28 @@ def run_tables(name: str, seed: int, budget: int) -> pd.DataFrame:
     return records_to_table(records)
 
 
-def synthetic_rows(seeds: int) -> list[dict[str, Any]]:
+def synthetic_rows(seeds: int, tables: Path) -> list[dict[str, Any]]:
+    """Scores per system, seed, size and learner variant; a run's table is reused when saved."""
     rows = []
+    tables.mkdir(parents=True, exist_ok=True)
     for name, kwargs in SYSTEMS.items():
         system = SyntheticSystem(**kwargs)
         for seed in range(seeds):
-            table = run_tables(name, seed, max(SIZES))
+            path = tables / f"{name}-seed{seed}.csv"
+            if path.is_file():
+                table = read_table(path)
+            else:
+                table = run_tables(name, seed, max(SIZES))
+                write_table(table, path)
             for k in SIZES:
-                graph = learn(table.iloc[:k].reset_index(drop=True), seed=seed).graph
-                rows.append({"case": name, "source": "tuning run", "seed": seed, "trials": k,
-                             **own_subsystem_scores(system, graph)})
-            print(f"{name} seed {seed}: " + ", ".join(f"{r['trials']}: {r['recall']:.2f}/{r['precision']:.2f}"
-                                                      for r in rows[-len(SIZES):]), flush=True)
+                for interventions in (False, True):
+                    graph = learn(table.iloc[:k].reset_index(drop=True), seed=seed,
+                                  interventions=interventions).graph
+                    rows.append({"case": name, "source": "tuning run", "seed": seed, "trials": k,
+                                 "interventions": interventions, **own_subsystem_scores(system, graph)})
+            print(f"{name} seed {seed}: " + ", ".join(
+                f"{r['trials']}{'i' if r['interventions'] else ''}: {r['recall']:.2f}/{r['precision']:.2f}"
+                for r in rows[-2 * len(SIZES):]), flush=True)
     return rows
 
 
@@ -112,13 +123,17 @@ def dataset_rows() -> list[dict[str, Any]]:
             found = {r["target"]: set(r["inputs"]) for r in result.report["relations"]}
             matched = [n for n, spec in expert.items() if n in found and
                        len(found[n] & node_model_parents(spec)) >= 0.5 * len(node_model_parents(spec))]
+            functions = [n for n, spec in expert.items() if "function" in spec]
             rows.append({"case": case, "source": "dataset", "trials": k,
                          "params_through_metrics": (len(params) - len(fallback)) / max(1, len(params)),
                          "relations_found": len(result.report["relations"]),
                          "expert_models_matched": len(matched), "expert_models": len(expert),
+                         "expert_functions_matched": len(set(matched) & set(functions)),
+                         "expert_functions": len(functions),
                          "matched": " ".join(sorted(matched))})
             print(f"{case} {k} trials: {rows[-1]['params_through_metrics']:.2f} of parameters through "
-                  f"metrics, {len(matched)}/{len(expert)} expert models matched", flush=True)
+                  f"metrics, {len(matched)}/{len(expert)} expert models matched "
+                  f"({rows[-1]['expert_functions_matched']}/{len(functions)} functions)", flush=True)
     return rows
 
 
@@ -145,7 +160,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "structure_recovery.csv")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    rows = dataset_rows() + timing_rows() + ([] if args.no_runs else synthetic_rows(args.seeds))
+    rows = dataset_rows() + timing_rows() + \
+        ([] if args.no_runs else synthetic_rows(args.seeds, args.out.with_suffix("")))
     frame = pd.DataFrame(rows)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(args.out, index=False)
@@ -157,11 +173,13 @@ def report(frame: pd.DataFrame) -> str:
     out = []
     runs = frame[frame.source == "tuning run"]
     if len(runs):
-        agg = runs.groupby(["case", "trials"])[["recall", "precision"]].median().reset_index()
+        by = ["case", "interventions", "trials"]
+        agg = runs.groupby(by)[["recall", "precision"]].median().reset_index()
         out.append(markdown_table(agg.round(2)))
     data = frame[frame.source == "dataset"]
     if len(data):
         out.append(markdown_table(data[["case", "trials", "params_through_metrics", "relations_found",
+                                        "expert_functions_matched", "expert_functions",
                                         "expert_models_matched", "expert_models"]].round(2)))
     timing = frame[frame.source == "timing"]
     if len(timing):

@@ -78,7 +78,7 @@ def ablation_path(surrogate: Surrogate, start: Mapping[str, Value], end: Mapping
 def _predict(surrogate: Surrogate, configs: list[dict[str, Value]], objective: Objective,
              n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Mean and sd; one seed for every call, so that steps are compared on common random numbers."""
-    mean, sd = surrogate.predict(configs, n_samples, np.random.default_rng(seed))[objective.name]
+    mean, sd = surrogate.predict(configs, np.random.default_rng(seed), n_samples)[objective.name]
     return np.asarray(mean, dtype=float), np.asarray(sd, dtype=float)
 
 

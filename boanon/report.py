@@ -183,7 +183,7 @@ def effects(surrogate: Surrogate, at: dict[str, Value], n_points: int = 21, n_sa
         configs = [c for c in ({**at, name: v} for v in grid(space, name, n_points)) if space.is_feasible(c)]
         if not configs:
             continue
-        for objective, (mean, sd) in surrogate.predict(configs, n_samples, rng).items():
+        for objective, (mean, sd) in surrogate.predict(configs, rng, n_samples).items():
             rows += [{"param": name, "value": c[name], "objective": objective, "mean": float(m),
                       "sd": float(s)} for c, m, s in zip(configs, mean, sd, strict=True)]
     return pd.DataFrame(rows, columns=["param", "value", "objective", "mean", "sd"])

@@ -274,6 +274,19 @@ class Store:
             conn.execute("DROP TABLE trials_v1")
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
+    # --- notes --------------------------------------------------------------------------------
+    def set_note(self, key: str, value: str) -> None:
+        """Keep a note about the run that is not part of its specification (e.g. where its tuning
+        YAML is, for ``boanon explain --measure``); a resume may change it."""
+        self._write(lambda conn: conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                              (f"note:{key}", value)))
+
+    def note(self, key: str) -> str | None:
+        """A note kept by :meth:`set_note` (None when there is none)."""
+        with self._read() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (f"note:{key}",)).fetchone()
+        return None if row is None else str(row["value"])
+
     # --- the study ------------------------------------------------------------------------------
     def study(self) -> dict[str, Any] | None:
         """The run's recorded specification (space, objectives, seed, strategy...), if any."""

@@ -42,7 +42,7 @@ def test_the_path_goes_from_the_default_to_the_best_one_greedy_change_at_a_time(
     assert path["share"].iloc[1:].sum() == pytest.approx(1.0)
     # greedy: the first step is the single change the model likes best (same seed, same samples)
     singles = [{**default.config, n: best.config[n]} for n in differ]
-    means = surrogate.predict(singles, 256, np.random.default_rng(0))[cost.name][0]
+    means = surrogate.predict(singles, np.random.default_rng(0), 256)[cost.name][0]
     assert path["param"].iloc[1] == differ[int(np.argmin(means))]
 
 

@@ -86,7 +86,7 @@ def test_effects_sweep_each_parameter_around_the_best(run_db):
     assert (table.groupby("param").size() == 5).all()
     row = table[table["param"] == "x3"].iloc[1]  # x3 = 0.25, the others at the best trial's values
     config = {**best.config, "x3": row["value"]}
-    mean, sd = surrogate.predict([config], 4096, np.random.default_rng(1))["cost"]
+    mean, sd = surrogate.predict([config], np.random.default_rng(1), 4096)["cost"]
     assert row["value"] == 0.25 and abs(row["mean"] - mean[0]) < 4 * sd[0] / np.sqrt(64)
     sizes = effect_sizes(table, run.graph)
     assert list(sizes["spread"]) == sorted(sizes["spread"], reverse=True)

@@ -64,18 +64,18 @@ def test_sgd_learns_the_expert_graph_from_its_dataset_and_beats_the_default(tmp_
     assert "m5_gpu_samples" in graph.parents("m5_gpu_compute_s")
     assert {f"m{i}_busy_s" for i in range(10)} <= set(graph.parents("worker_busy_max_s"))
 
-    # examples/sgd.yaml: warm from the dataset, three trials of its own, then the structured model.
-    # The simulator's noise is seeded so the test is repeatable (unseeded, about one draw in
-    # twelve makes the first proposal a small step from the default: see docs/sgd.md)
+    # examples/sgd.yaml: warm from the dataset, three trials of its own, then the structured model,
+    # which in the run's early phase moves a few parameters at a time from the best trials
+    # (docs/models.md). The simulator's noise is seeded so the test is repeatable.
     config = _test_yaml(tmp_path, "sgd", options={"noise_seed": 1, "pace": 0})
-    trials = _tune(config, tmp_path / "sgd.db", budget=4)
+    trials = _tune(config, tmp_path / "sgd.db", budget=7)
     last, last_graph = trials[-1]
     assert last.surrogate == "structured", last.reason
     assert _learned_from_dataset(last_graph, 40)
     expert = Knowledge.from_yaml(ROOT / "examples" / "sgd-annotations.yaml").node_models
     assert {n: last_graph.node_models[n] for n in expert} == expert  # the expert's models win
-    # its first model-based proposal is already far better than the uniform default
-    assert last.objectives["iteration_time"] < 0.8 * DEFAULT_SGD_S
+    # within four model-based proposals it is far better than the uniform default
+    assert min(t.objectives["iteration_time"] for t, _ in trials[3:]) < 0.8 * DEFAULT_SGD_S
 
 
 @pytest.mark.slow
