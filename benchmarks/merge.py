@@ -1,0 +1,64 @@
+"""Merge finished runs from ``--out`` folders into ``benchmarks/results/``.
+
+Long benchmark parts run side by side in their own folders (``python -m benchmarks.run ...
+--out DIR``); this copies each folder's finished (problem, tuner, seed) runs into the results
+folder, replacing the rows of the same runs there (their per-evaluation rows and their line in
+``runs.csv``), and adds the problems' descriptions to ``problems.json``.
+
+    python -m benchmarks.merge scratch/part-a scratch/part-b [--into benchmarks/results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from benchmarks.run import RESULTS
+
+KEY = ["problem", "tuner", "seed"]
+
+
+def merge(source: Path, into: Path) -> list[tuple[str, str, int]]:
+    """Copy ``source``'s finished runs into ``into``; return the runs copied."""
+    runs = pd.read_csv(source / "runs.csv")
+    runs = runs[runs["status"] == "ok"]
+    copied: list[tuple[str, str, int]] = []
+    for problem, finished in runs.groupby("problem"):
+        keys = {(t, int(s)) for t, s in zip(finished["tuner"], finished["seed"], strict=True)}
+        rows = pd.read_csv(source / f"{problem}.csv")
+        rows = rows[[(t, int(s)) in keys for t, s in zip(rows["tuner"], rows["seed"], strict=True)]]
+        target = into / f"{problem}.csv"
+        if target.is_file():
+            old = pd.read_csv(target)
+            old = old[[(t, int(s)) not in keys for t, s in zip(old["tuner"], old["seed"], strict=True)]]
+            rows = pd.concat([old, rows], ignore_index=True)
+        rows.to_csv(target, index=False)
+        copied += [(str(problem), t, s) for t, s in sorted(keys)]
+    all_runs = into / "runs.csv"
+    old_runs = pd.read_csv(all_runs) if all_runs.is_file() else runs.iloc[:0]
+    new = {tuple(k) for k in runs[KEY].astype({"seed": int}).itertuples(index=False)}
+    old_keys = old_runs[KEY].astype({"seed": int}).itertuples(index=False)
+    kept = old_runs[[tuple(k) not in new for k in old_keys]]
+    pd.concat([kept, runs], ignore_index=True).to_csv(all_runs, index=False)
+    problems = into / "problems.json"
+    described = json.loads(problems.read_text()) if problems.is_file() else {}
+    described.update(json.loads((source / "problems.json").read_text()))
+    problems.write_text(json.dumps(described, indent=2, sort_keys=True) + "\n")
+    return copied
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sources", nargs="+", type=Path)
+    parser.add_argument("--into", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    for source in args.sources:
+        copied = merge(source, args.into)
+        print(f"{source}: {len(copied)} runs merged into {args.into}")
+
+
+if __name__ == "__main__":
+    main()
