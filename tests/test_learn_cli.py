@@ -2,6 +2,7 @@
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -120,3 +121,19 @@ def test_learn_towards_one_of_several_results(tmp_path):
     bad = CliRunner().invoke(main, ["learn", str(root / "datasets" / "zigzag-resnet18"), "--objective",
                                     "speed", "-o", str(tmp_path / "x.json")])
     assert bad.exit_code != 0 and "--objective: speed: not a result of" in bad.output
+
+
+def test_relations_are_printed_and_the_learner_options_reach_the_graph(tmp_path):
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "g.json"
+    shown = CliRunner().invoke(main, ["learn", str(root / "datasets" / "zigzag-resnet18"), "--objective", "edp",
+                                      "-o", str(out)])
+    assert shown.exit_code == 0, shown.output
+    assert "edp = latency * energy" in shown.output
+    assert CausalGraph.load(out).metadata["relations"]
+    off = CliRunner().invoke(main, ["learn", str(root / "datasets" / "zigzag-resnet18"), "--objective", "edp",
+                                    "--no-relations", "--interventions", "-o", str(out)])
+    assert off.exit_code == 0, off.output
+    graph = CausalGraph.load(out)
+    assert graph.metadata["relations"] == [] and graph.metadata["interventions"] is True
+    assert "relations found" not in off.output

@@ -40,6 +40,11 @@ SHOWN_PER_REASON = 8
 @click.option("--objective", "objectives", multiple=True, metavar="NAME",
               help="Learn towards these results only (repeatable): the system's other results "
                    "become metrics, as in a run tuning NAME (default: every logged objective).")
+@click.option("--no-relations", is_flag=True,
+              help="Do not search for relations among the logged quantities (sums, maxima, shares).")
+@click.option("--interventions", is_flag=True,
+              help="Re-select each node's parameter parents by regression on the parameters "
+                   "(better recall on a run's own, correlated trials; docs/learning.md).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--adapter", type=click.Choice(available_adapters()), default=None,
               help="Adapter for LOGDIR (default: auto-detect).")
@@ -47,8 +52,8 @@ SHOWN_PER_REASON = 8
 @click.option("-v", "--verbose", is_flag=True, help="List every dropped metric with its reason.")
 def learn_command(source: str, annotations: str | None, learner: str, output: str, render_path: str | None,
                   max_parents: int, max_metrics: int | None, bootstrap: int, alpha: float,
-                  all_metrics: bool, objectives: tuple[str, ...], seed: int,
-                  adapter: str | None, skip_bad: bool, verbose: bool) -> None:
+                  all_metrics: bool, objectives: tuple[str, ...], no_relations: bool, interventions: bool,
+                  seed: int, adapter: str | None, skip_bad: bool, verbose: bool) -> None:
     """Learn a causal graph over parameters, metrics and objectives from LOGDIR or TABLE.csv."""
     try:
         table = ingest(source, adapter=adapter, skip_bad=skip_bad).table
@@ -63,7 +68,8 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
             warnings.simplefilter("ignore")
             result = learn(table, knowledge, learner=learner, max_parents=max_parents,
                            max_metrics=max_metrics, bootstrap=bootstrap, seed=seed, alpha=alpha,
-                           prune=not all_metrics)
+                           prune=not all_metrics, relations=not no_relations,
+                           interventions=interventions)
     except (LogParseError, ConfigError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     result.graph.save(output)
