@@ -124,15 +124,14 @@ def test_learn_towards_one_of_several_results(tmp_path):
 
 
 def test_relations_are_printed_and_the_learner_options_reach_the_graph(tmp_path):
-    root = Path(__file__).resolve().parent.parent
+    dataset = str(Path(__file__).resolve().parent.parent / "datasets" / "zigzag-resnet18")
     out = tmp_path / "g.json"
-    shown = CliRunner().invoke(main, ["learn", str(root / "datasets" / "zigzag-resnet18"), "--objective", "edp",
-                                      "-o", str(out)])
+    shown = CliRunner().invoke(main, ["learn", dataset, "--objective", "edp", "-o", str(out)])
     assert shown.exit_code == 0, shown.output
     assert "edp = latency * energy" in shown.output
     assert CausalGraph.load(out).metadata["relations"]
-    off = CliRunner().invoke(main, ["learn", str(root / "datasets" / "zigzag-resnet18"), "--objective", "edp",
-                                    "--no-relations", "--interventions", "-o", str(out)])
+    off = CliRunner().invoke(main, ["learn", dataset, "--objective", "edp", "--no-relations", "--interventions",
+                                    "-o", str(out)])
     assert off.exit_code == 0, off.output
     graph = CausalGraph.load(out)
     assert graph.metadata["relations"] == [] and graph.metadata["interventions"] is True
