@@ -130,8 +130,8 @@ def test_relations_are_printed_and_the_learner_options_reach_the_graph(tmp_path)
     assert shown.exit_code == 0, shown.output
     assert "edp = latency * energy" in shown.output
     assert CausalGraph.load(out).metadata["relations"]
-    off = CliRunner().invoke(main, ["learn", dataset, "--objective", "edp", "--no-relations", "--interventions",
-                                    "-o", str(out)])
+    off = CliRunner().invoke(main, ["learn", dataset, "--objective", "edp", "--no-relations",
+                                    "--interventions", "-o", str(out)])
     assert off.exit_code == 0, off.output
     graph = CausalGraph.load(out)
     assert graph.metadata["relations"] == [] and graph.metadata["interventions"] is True
