@@ -84,3 +84,33 @@ def test_maximised_objectives_are_handled_by_sign():
     assert up.config["x"] > 0.7 and down.config["x"] < 0.3
     assert up.info["acquisition"]["incumbent"] == pytest.approx(7.0, abs=0.3)
     assert down.info["acquisition"]["incumbent"] == pytest.approx(3.0, abs=0.3)
+
+
+def test_the_early_phase_searches_near_the_best_trials_only(system):
+    table = system.sample_table(8, seed=4)
+    early = propose(system.space, table, COST, strategy="gp", rng=np.random.default_rng(0))
+    late = propose(system.space, table, COST, strategy="gp", rng=np.random.default_rng(0), early_trials=0)
+    assert early.info["acquisition"]["trust_region"] == pytest.approx(0.2)
+    assert late.info["acquisition"]["trust_region"] is None
+
+
+def test_a_trust_region_scores_only_changes_of_a_few_parameters_of_the_starts():
+    from boanon.acquisition.optimize import SearchSettings, maximize
+
+    space = Space.from_dict({f"x{i}": {"type": "float", "low": 0.0, "high": 1.0, "default": 0.5}
+                             for i in range(12)})
+    start = space.default()
+    seen: list[dict] = []
+
+    def score(configs, n_samples):
+        seen.extend(configs)
+        return np.array([-sum((c[n] - 0.9) ** 2 for n in c) for c in configs])
+
+    settings = SearchSettings(n_sobol=64, local_rounds=0, trust_region=0.2, trust_changes=3)
+    maximize(space, score, np.random.default_rng(0), starts=[start], settings=settings)
+    changed = [sum(c[n] != start[n] for n in space.names) for c in seen]
+    assert len(seen) > 20 and max(changed) <= 3
+    seen.clear()
+    maximize(space, score, np.random.default_rng(0), starts=[start],
+             settings=SearchSettings(n_sobol=64, local_rounds=0))
+    assert max(sum(c[n] != start[n] for n in space.names) for c in seen) == 12  # a global design
