@@ -9,7 +9,7 @@
 
 ``--surrogate structured`` (or ``gp``) runs the real loop, :class:`boanon.tuner.Tuner` with that
 strategy (the structure is learned from the trials); ``multitask-gp`` runs the same acquisition
-(:func:`boanon.multiobjective.score_candidates` maximised by
+(:func:`boanon.acquisition.score_candidates` maximised by
 :func:`boanon.acquisition.optimize.maximize`) around the coregionalised GP of
 :mod:`boanon.multitask`.
 
@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from boanon.acquisition import score_candidates
 from boanon.acquisition.optimize import SearchSettings, maximize
 from boanon.learners import learn
 from boanon.models.base import param_configs
@@ -40,7 +41,6 @@ from boanon.multiobjective import (
     hypervolume,
     hypervolume_trace,
     pareto_mask,
-    score_candidates,
 )
 from boanon.multiobjective.plot import plot_pareto, plot_traces
 from boanon.multitask import MultiTaskGPSurrogate, RelatedTask, combine_tasks, with_task

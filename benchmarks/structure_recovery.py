@@ -37,9 +37,10 @@ import pandas as pd
 from benchmarks.problems import make_problem
 from benchmarks.summary import markdown_table
 from boanon.adapters import ingest
-from boanon.annotations import Knowledge, node_model_parents
+from boanon.annotations import Knowledge
 from boanon.graph import CausalGraph
 from boanon.learners import learn
+from boanon.nodespec import NodeSpec
 from boanon.synthetic import SyntheticSystem
 from boanon.table import read_table, records_to_table, with_objectives, write_table
 from boanon.tuner import Tuner
@@ -115,15 +116,16 @@ def dataset_rows() -> list[dict[str, Any]]:
     rows = []
     for case, (path, objective, expert_file) in DATASETS.items():
         table = with_objectives(ingest(ROOT / path).table, [objective], [])
-        expert = Knowledge.from_yaml(ROOT / expert_file).node_models
+        knowledge = Knowledge.from_yaml(ROOT / expert_file)
+        expert = {n: NodeSpec.parse(n, s, knowledge.source) for n, s in knowledge.node_models.items()}
         for k in SIZES:
             result = learn(table.iloc[:k].reset_index(drop=True))
             params = result.graph.nodes("param")
             fallback = {e.split(" -> ")[0] for e in result.report["params_connected"]}
             found = {r["target"]: set(r["inputs"]) for r in result.report["relations"]}
             matched = [n for n, spec in expert.items() if n in found and
-                       len(found[n] & node_model_parents(spec)) >= 0.5 * len(node_model_parents(spec))]
-            functions = [n for n, spec in expert.items() if "function" in spec]
+                       len(found[n] & spec.parents) >= 0.5 * len(spec.parents)]
+            functions = [n for n, spec in expert.items() if spec.kind == "function"]
             rows.append({"case": case, "source": "dataset", "trials": k,
                          "params_through_metrics": (len(params) - len(fallback)) / max(1, len(params)),
                          "relations_found": len(result.report["relations"]),

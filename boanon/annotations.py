@@ -36,11 +36,10 @@ from typing import Any
 import networkx as nx
 
 from boanon.errors import ConfigError
-from boanon.expressions import Expression
 from boanon.graph import CausalGraph, Edge
+from boanon.nodespec import NodeSpec
 from boanon.yamlfile import load_yaml
 
-_FREE_KEYS = {"init", "low", "high", "mean", "sd"}
 _YAML_KEYS = {"require", "forbid", "forbid_patterns", "tiers", "node_models"}
 
 
@@ -118,7 +117,7 @@ class Knowledge:
         self._changed()
         return self
 
-    def with_node_models(self, models: Mapping[str, Mapping[str, Any]]) -> Knowledge:
+    def with_node_models(self, models: Mapping[str, NodeSpec | Mapping[str, Any]]) -> Knowledge:
         """A copy that also holds ``models`` (learned relations) for nodes this knowledge gives
         no model: the expert's own node models win. A learned ``function`` node gets no other
         parents (it is determined by its inputs): every other edge into it is forbidden, so a
@@ -127,9 +126,10 @@ class Knowledge:
                         [list(t) for t in self.tiers], dict(self.node_models), self.source, set(self.learned))
         for node, spec in models.items():
             if node not in out.node_models:
-                out.node_models[node] = _check_node_model(self.source, node, spec)
+                parsed = NodeSpec.parse(node, spec, self.source)
+                out.node_models[node] = parsed.to_dict()
                 out.learned.add(node)
-                if "function" in spec:
+                if parsed.kind == "function":
                     out.forbid_pattern(".*", re.escape(node))
         return out
 
@@ -191,7 +191,8 @@ class Knowledge:
         """Explicitly required edges plus the parent edges that node models imply."""
         out = list(self.required)
         for node, spec in self.node_models.items():
-            out += [(p, node) for p in sorted(node_model_parents(spec)) if (p, node) not in out]
+            parents = NodeSpec.parse(node, spec, self.source).parents
+            out += [(p, node) for p in sorted(parents) if (p, node) not in out]
         return out
 
     def mentioned(self) -> set[str]:
@@ -242,7 +243,7 @@ class Knowledge:
             if node not in roles:
                 raise ConfigError(self.source, f"node_models.{node}", f"unknown node {node!r}"
                                   f"{_suggest(node, roles)}")
-            for p in node_model_parents(spec):
+            for p in NodeSpec.parse(node, spec, self.source).parents:
                 if p not in roles:
                     raise ConfigError(self.source, f"node_models.{node}",
                                       f"{p!r} is neither a node nor a free parameter{_suggest(p, roles)}")
@@ -285,47 +286,9 @@ class Knowledge:
                            metadata=dict(graph.metadata))
 
 
-def node_model_parents(spec: Mapping[str, Any]) -> set[str]:
-    """Parent nodes an (already checked) node model reads: its names minus its free parameters."""
-    text = spec.get("formula", spec.get("function"))
-    return set(Expression.parse(text).names) - set(spec.get("free", {}))
-
-
 def _check_node_model(source: str, node: str, spec: Any) -> dict[str, Any]:
-    where = f"node_models.{node}"
-    if not isinstance(spec, Mapping):
-        raise ConfigError(source, where, "expected a mapping with 'formula' or 'function'")
-    if ("formula" in spec) == ("function" in spec):
-        raise ConfigError(source, where, "give exactly one of 'formula' (with free parameters) or 'function'")
-    allowed = {"function"} if "function" in spec else {"formula", "free", "residual"}
-    extra = set(spec) - allowed
-    if extra:
-        raise ConfigError(source, f"{where}.{sorted(extra)[0]}", f"unknown key; expected {sorted(allowed)}")
-    key = "function" if "function" in spec else "formula"
-    try:
-        expr = Expression.parse(spec[key])
-    except ValueError as exc:
-        raise ConfigError(source, f"{where}.{key}", str(exc)) from None
-    out = dict(spec)
-    if key == "formula":
-        free = spec.get("free") or {}
-        if not isinstance(free, Mapping):
-            raise ConfigError(source, f"{where}.free",
-                              "expected a mapping name -> {init, low, high, mean, sd}")
-        for name, prior in free.items():
-            prior = prior or {}
-            if not isinstance(prior, Mapping) or set(prior) - _FREE_KEYS:
-                raise ConfigError(source, f"{where}.free.{name}",
-                                  f"expected a mapping with keys {sorted(_FREE_KEYS)}")
-            if name not in expr.names:
-                raise ConfigError(source, f"{where}.free.{name}", f"not used in the formula {expr.text!r}")
-        if out.setdefault("residual", "gp") not in ("gp", "none"):
-            raise ConfigError(source, f"{where}.residual",
-                              f"expected 'gp' or 'none', got {spec['residual']!r}")
-        out["free"] = {name: dict(prior or {}) for name, prior in free.items()}
-    if not expr.names - set(out.get("free", {})):
-        raise ConfigError(source, where, f"{expr.text!r} reads no parent node")
-    return out
+    """``spec`` as knowledge keeps it: the on-disk form of the checked :class:`NodeSpec`."""
+    return NodeSpec.parse(node, spec, source).to_dict()
 
 
 def _as_list(source: str, field_name: str, value: Any) -> list[Any]:

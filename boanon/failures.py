@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from boanon.store import StoredTrial
+from boanon.store import StoredTrial, TrialState
 
 _VARYING = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
 """What differs between reports of one cause: trial names, pids, times, values."""
@@ -40,7 +40,7 @@ class FailureStreak:
         self.count_ = 0
 
     def __call__(self, trial: StoredTrial) -> None:
-        if trial.status != "failed" or trial.interrupted or trial.error is None:
+        if trial.state is not TrialState.FAILED or trial.error is None:
             self.cause_, self.count_ = None, 0
             return
         cause = failure_cause(trial.error)

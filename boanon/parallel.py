@@ -32,6 +32,7 @@ from boanon.executors import Executor, ProgressChannel, make_executor
 from boanon.runners.base import Runner
 from boanon.runners.trial import run_trial_stopping
 from boanon.store import MEASURED, StoredTrial
+from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value
 
 if TYPE_CHECKING:  # the tuner's imports (scipy, sklearn) are not needed where trials run
@@ -70,7 +71,7 @@ def optimize_parallel(tuner: Tuner, runner: Runner, budget: int, executor: Execu
     the trials in flight are stored as interrupted, to run again on resume, and it re-raises;
     the caller's ``with executor:`` then kills them.
     """
-    root = Path(trials_dir) if trials_dir is not None else tuner._default_trials_dir()
+    root = store_trials_dir(tuner.store, trials_dir)
     channel = executor.progress_channel() if stopper is not None and supports_progress(runner) else None
     if stopper is not None:
         stopper.replay(_progress_curves(tuner, root))

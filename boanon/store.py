@@ -24,12 +24,14 @@ import hashlib
 import json
 import math
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from enum import Enum
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -52,6 +54,19 @@ RERUN = (INTERRUPTED, DIED)
 
 Status = Literal["running", "done", "stopped", "failed"]
 STATUSES: tuple[Status, ...] = ("running", "done", "stopped", "failed")
+"""The ``status`` column's values."""
+
+
+class TrialState(str, Enum):
+    """Where a trial stands: the stored status, or ``INTERRUPTED`` for a failed trial whose run
+    stopped under it (its error is one of :data:`RERUN`), whose configuration runs again. The
+    file keeps ``failed`` and the error, so the schema is unchanged."""
+
+    RUNNING = "running"
+    DONE = "done"
+    STOPPED = "stopped"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
 MEASURED = ("done", "stopped")
 """Statuses of trials whose metrics feed the model."""
 
@@ -88,6 +103,17 @@ CREATE INDEX IF NOT EXISTS trials_status ON trials(status);
 """
 
 T = TypeVar("T")
+
+
+def trials_dir(store: Store | str | Path, given: str | Path | None = None) -> Path:
+    """Where a run's trial logs go: ``given`` when set, else ``<store>.trials`` beside the store
+    file (a fresh temporary directory for an in-memory store, which has no file to sit beside)."""
+    if given:
+        return Path(given)
+    path = store.path if isinstance(store, Store) else Path(store)
+    if str(path) == ":memory:":
+        return Path(tempfile.mkdtemp(prefix="boanon-trials-"))
+    return path.with_suffix(".trials")
 
 
 def trial_name(trial_id: int) -> str:
@@ -138,8 +164,14 @@ class StoredTrial:
     retry_of: int | None = None
 
     @property
+    def state(self) -> TrialState:
+        if self.status == "failed" and self.error in RERUN:
+            return TrialState.INTERRUPTED
+        return TrialState(self.status)
+
+    @property
     def interrupted(self) -> bool:
-        return self.status == "failed" and self.error in RERUN
+        return self.state is TrialState.INTERRUPTED
 
     def record(self) -> TrialRecord:
         """The trial as the adapter gave it (values that were NaN or infinite left out)."""
@@ -434,14 +466,15 @@ class Store:
         return [self._decode(r) for r in rows]
 
     def counts(self) -> dict[str, int]:
-        """Trials by status, plus ``interrupted`` (failed trials that will be run again)."""
+        """Trials by status, plus ``interrupted`` (failed trials that will be run again): one key
+        per :class:`TrialState`."""
         with self._read() as conn:
             rows = conn.execute("SELECT status, COUNT(*) FROM trials GROUP BY status").fetchall()
             interrupted = conn.execute("SELECT COUNT(*) FROM trials WHERE status = 'failed' AND"
                                        " error IN (?, ?)", RERUN).fetchone()[0]
-        out = {s: 0 for s in STATUSES}
+        out = {s.value: 0 for s in TrialState}
         out.update({r[0]: int(r[1]) for r in rows})
-        out["interrupted"] = int(interrupted)
+        out[TrialState.INTERRUPTED.value] = int(interrupted)
         return out
 
     def _decode(self, row: sqlite3.Row) -> StoredTrial:

@@ -7,7 +7,8 @@ strategy and no fixed graph, the causal graph is re-learned from the finished tr
 falls back to the plain GP and records why with the trial.
 
 Everything lives in the :class:`~boanon.store.Store`, so a run rebuilds its state from the
-store: a killed run resumes where it stopped, re-running only the trial that was interrupted.
+store: a killed run resumes where it stopped (:meth:`Tuner.resume`, only when asked: opening a
+store never touches its running trials), re-running only the trial that was interrupted.
 Proposals draw from a generator seeded by ``(seed, trial position)``, so a seeded run is
 reproducible, resumed or not.
 """
@@ -15,7 +16,6 @@ reproducible, resumed or not.
 from __future__ import annotations
 
 import copy
-import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -36,6 +36,7 @@ from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
 from boanon.space import Space
 from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
+from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value, with_objectives
 
 INIT = "init"
@@ -123,14 +124,15 @@ class Tuner:
         self.graph: CausalGraph | None = graph
         self._graph_id = self.store.add_graph(graph) if graph is not None else None
         self._learn_note = ""  # why the structure is not (or no longer) learned
-        self._learn_tried_at = -1
         self._design = self._initial_design()
         self._running: dict[int, StoredTrial] = {}
-        self._queue: deque[_Plan] = deque(
-            _Plan(Proposal(t.config, t.surrogate or INIT, f"re-run of interrupted trial {t.name}", t.info),
-                  t.graph_id, retry_of=t.id) for t in self.store.recover())
+        self._queue: deque[_Plan] = deque()  # configurations to run before any proposal
         if not self.fixed_graph:
             self._restore_learned_graph()
+        # the re-learn schedule: finished trials at the last attempt to learn the graph (-1: none);
+        # a graph's metadata keeps it for a resumed run
+        self.learn_attempted_at: int = -1 if self.graph is None or self.fixed_graph else \
+            int(self.graph.metadata.get("learned_from_trials", -1))
 
     # --- state --------------------------------------------------------------------------------
     def spec(self) -> dict[str, Any]:
@@ -172,13 +174,14 @@ class Tuner:
         return best_trial(self.store.trials("done"), by_name[objective or self.objectives[0].name],
                           self.output_constraints)
 
-    def _initial_design(self) -> list[dict[str, Value]]:
-        """The default configuration (when feasible) then scrambled Sobol points."""
+    def _initial_design(self) -> list[tuple[dict[str, Value], str]]:
+        """The default configuration (when feasible) then scrambled Sobol points, each with what it is."""
         default = self.space.default()
-        self._with_default = self.space.is_feasible(default)
-        start = [default] if self._with_default else []
+        start = [default] if self.space.is_feasible(default) else []
         rng = np.random.default_rng(self.seed)
-        return start + (self.space.sample(self.n_init - len(start), rng) if self.n_init > len(start) else [])
+        sobol = self.space.sample(self.n_init - len(start), rng) if self.n_init > len(start) else []
+        return [(c, "the default configuration") for c in start] + \
+            [(c, "space-filling Sobol design") for c in sobol]
 
     def _restore_learned_graph(self) -> None:
         """On resume, keep using the last graph the run learned (and when it learned it)."""
@@ -187,6 +190,18 @@ class Tuner:
                 self.graph = self._own_roles(self.store.graph(t.graph_id))
                 self._graph_id = t.graph_id
                 return
+
+    def resume(self) -> list[StoredTrial]:
+        """Take over a stopped run: mark the trials a dead run left ``running`` interrupted and
+        run every interrupted trial's configuration again (once, first); return the trials that
+        were left running, as they are now. Only on an explicit resume (``boanon tune --resume``)
+        and only with no other process running trials on this store: its running trials would
+        be taken for a dead run's."""
+        left_running = self.store.trials("running")
+        self._queue.extendleft(reversed([
+            _Plan(Proposal(t.config, t.surrogate or INIT, f"re-run of interrupted trial {t.name}", t.info),
+                  t.graph_id, retry_of=t.id) for t in self.store.recover()]))
+        return [self.store.trial(t.id) for t in left_running]
 
     # --- ask ----------------------------------------------------------------------------------
     def enqueue(self, config: Mapping[str, Any], reason: str = "enqueued by the user") -> None:
@@ -207,9 +222,8 @@ class Tuner:
             return self._queue.popleft()
         position = self.n_trials()
         if position < len(self._design):
-            what = "the default configuration" if position == 0 and self._with_default \
-                else "space-filling Sobol design"
-            return _Plan(Proposal(self._design[position], INIT, f"initial design: {what}"))
+            config, what = self._design[position]
+            return _Plan(Proposal(config, INIT, f"initial design: {what}"))
         return self._propose(self.table(), np.random.default_rng([self.seed, position]))
 
     def _propose(self, table: pd.DataFrame, rng: np.random.Generator) -> _Plan:
@@ -237,11 +251,10 @@ class Tuner:
         if n < 2:
             self._learn_note = f"{n} finished trial(s)"
             return
-        learned = self.graph.metadata.get("learned_from_trials", -1) if self.graph is not None else -1
-        last = max(learned, self._learn_tried_at)  # a failed attempt also waits a period to retry
+        last = self.learn_attempted_at  # a failed attempt also waits a period to retry
         if last >= 0 and n - last < self.relearn_every:
             return
-        self._learn_tried_at = n
+        self.learn_attempted_at = n
         from boanon.learners import learn
 
         try:
@@ -283,7 +296,7 @@ class Tuner:
         stored with its error and the loop goes on; Ctrl-C stores the running trial as
         ``interrupted`` and re-raises, and a resumed run re-runs it.
         """
-        root = Path(trials_dir) if trials_dir is not None else self._default_trials_dir()
+        root = store_trials_dir(self.store, trials_dir)
         done: list[StoredTrial] = []
         with self.storing_interrupted():
             while self.n_trials() < budget:
@@ -311,11 +324,6 @@ class Tuner:
             for trial_id in set(self._running) - asked_before:
                 self.tell(trial_id, INTERRUPTED)
             raise
-
-    def _default_trials_dir(self) -> Path:
-        if str(self.store.path) == ":memory:":
-            return Path(tempfile.mkdtemp(prefix="boanon-trials-"))
-        return self.store.path.with_suffix(".trials")
 
 
 def store_result(store: Store, space: Space, objectives: Sequence[Objective], trial: StoredTrial,

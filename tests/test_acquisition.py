@@ -3,11 +3,10 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from boanon.acquisition import maximize, parameter_groups, select_surrogate
+from boanon.acquisition import expected_improvement, maximize, parameter_groups, select_surrogate
 from boanon.acquisition.optimize import SearchSettings
 from boanon.graph import CausalGraph, Edge
 from boanon.models import DAGSurrogate, PlainGPSurrogate
-from boanon.multiobjective.scalarize import expected_improvement
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Space
 from boanon.synthetic import SyntheticSystem

@@ -139,7 +139,7 @@ def test_marginal_node_without_parents():
     ({"formula": "load +"}, "cannot parse"),
 ])
 def test_bad_node_model_specs_name_the_node(spec, match):
-    with pytest.raises(ConfigError, match=rf"node_models\.lat: .*{match}"):
+    with pytest.raises(ConfigError, match=rf"graph: node_models\.lat(\.\w+)*: .*{match}"):
         build_node_model("lat", spec, ["load"], set())
 
 

@@ -12,7 +12,7 @@ import pytest
 from boanon.adapters.table import read_table_file
 from boanon.errors import ConfigError, StoreError
 from boanon.graph import CausalGraph, Edge
-from boanon.store import DIED, INTERRUPTED, Store
+from boanon.store import DIED, INTERRUPTED, Store, TrialState
 from boanon.synthetic import SyntheticSystem
 from boanon.table import TrialRecord, records_to_table
 
@@ -196,3 +196,14 @@ def test_a_commit_that_finds_the_database_locked_is_retried(tmp_path: Path) -> N
             reader.close()
         assert [t.config for t in store.trials()] == [{"x": 0.0}, {"x": 0.5}]
         assert trial.name == "t0001" and not store._conn.in_transaction
+
+
+def test_trial_state_tells_interrupted_from_failed(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db") as store:
+        store.init_study({"x": 1})
+        ids = [store.start_trial({"a": i}).id for i in range(4)]
+        store.fail_trial(ids[0], "boom")
+        store.fail_trial(ids[1], INTERRUPTED)
+        store.finish_trial(ids[2], TrialRecord("t", {"a": 2}, {}, {"cost": 1.0}), stopped=True)
+        states = [store.trial(i).state for i in ids]
+    assert states == [TrialState.FAILED, TrialState.INTERRUPTED, TrialState.STOPPED, TrialState.RUNNING]

@@ -216,7 +216,7 @@ def test_interrupt_then_resume_reruns_only_the_interrupted_trial(tmp_path: Path)
         tuner.optimize(make_runner("callable", function=Interrupting(at=3), objectives=["cost"]), 6)
     tuner.store.close()
     resumed = Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=6, seed=0, store=Store(path))
-    assert resumed.n_trials() == 2
+    assert resumed.n_trials() == 2 and [t.name for t in resumed.resume()] == []
     resumed.optimize(make_runner("callable", function=SYSTEM.evaluate, objectives=["cost"]), 6)
     trials = resumed.store.trials()
     assert [t.status for t in trials] == ["done", "done", "failed", "done", "done", "done", "done"]
@@ -351,3 +351,16 @@ def test_learned_structure_and_forms_beat_the_plain_gp_within_15_trials() -> Non
     structured = [_best_after("structured", seed, 15) for seed in range(2)]
     gp = [_best_after("gp", seed, 15) for seed in range(2)]
     assert all(s < g for s, g in zip(structured, gp, strict=True)), (structured, gp)
+
+
+def test_opening_a_store_leaves_running_trials_alone_until_an_explicit_resume(tmp_path: Path) -> None:
+    """A second Tuner on a live run's store (a dashboard, a mistaken second ``--resume``) must not
+    take the live run's running trial for a dead run's; ``resume()`` does, once asked."""
+    live = Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=4, seed=0, store=tmp_path / "run.db")
+    running = live.ask()
+    other = Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=4, seed=0, store=tmp_path / "run.db")
+    assert other.store.trial(running.id).status == "running" and other.n_trials() == 1
+    assert [t.id for t in other.resume()] == [running.id]
+    assert other.store.trial(running.id).interrupted and other.n_trials() == 0
+    again = other.ask()
+    assert other.store.trial(again.id).retry_of == running.id and again.config == running.config

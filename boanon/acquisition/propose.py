@@ -1,11 +1,10 @@
-"""The next configuration to run: fit surrogates, pick one by cross-validation, maximise acquisition.
+"""The next configuration to run, in three steps: choose the model, build the acquisition, maximise it.
 
-Single objective: Monte-Carlo expected improvement over a plug-in incumbent (the best posterior
-mean among the trials run so far: with noisy observations the best *observed* value is biased
-low, a known weakness of plain EI). Several objectives or output constraints: the scores of
-:func:`boanon.multiobjective.score_candidates` (EHVI, or EI of a scalarisation, times
-feasibility) from the same joint samples. Pending configurations are fantasised (kriging
-believer) so parallel workers do not all get the same proposal.
+:func:`choose_model` fits the candidate surrogates and keeps the one that cross-validates best,
+with the pending configurations fantasised into it (kriging believer) so parallel workers do not
+all get the same proposal; :func:`boanon.acquisition.build.build_acquisition` turns it into a
+score; :func:`maximize_acquisition` searches the space for the score's best configuration (in a
+trust region around the best trials while the run is young). :func:`propose` runs the three.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from boanon.acquisition.build import Acquisition, build_acquisition
 from boanon.acquisition.decompose import parameter_groups
 from boanon.acquisition.optimize import SearchSettings, config_key, maximize
 from boanon.acquisition.selection import select_surrogate
@@ -25,8 +25,7 @@ from boanon.graph import CausalGraph
 from boanon.models import DAGSurrogate, PlainGPSurrogate, Surrogate
 from boanon.models.base import param_configs
 from boanon.models.threads import single_blas_thread
-from boanon.multiobjective import OutputConstraint, Scalarization, score_candidates
-from boanon.multiobjective.scalarize import expected_improvement
+from boanon.multiobjective import OutputConstraint, Scalarization
 from boanon.multitask import joint_candidate, target_trials
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
@@ -84,6 +83,40 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
             else "none of the run's own trials has all objectives yet (only a related task's): no bar to beat"
         return Proposal(_random_unseen(space, seen, rng), "random", why, {"n_trials": n})
 
+    chosen, model, reason, scores, t_fit = choose_model(space, table, objectives, graph, strategy, rng,
+                                                        pending, constraints, n_folds)
+    t_cv = time.perf_counter()
+    score, acq_info = build_acquisition(model, own, objectives, constraints, rng, ref_point, scalarization)
+    groups = parameter_groups(space, graph, [o.name for o in objectives]) \
+        if isinstance(chosen, DAGSurrogate) and graph is not None else []
+    n_own = int(own[cols].notna().all(axis=1).sum())
+    config, value, search = maximize_acquisition(space, score, own, objectives, rng, groups, seen, settings,
+                                                 early=n_own < early_trials)
+    predicted = model.predict([config], n_samples=128, rng=rng)
+    t_end = time.perf_counter()
+    info = {
+        "n_trials": n, "n_pending": len(pending), "cv": scores,
+        "acquisition": {**acq_info, "value": value, **search},
+        "predicted": {name: {"mean": float(m[0]), "sd": float(s[0])} for name, (m, s) in predicted.items()},
+        "groups": groups if len(groups) > 1 else [],
+        "timings_s": {"fit": round(t_fit - started, 4), "cv": round(t_cv - t_fit, 4),
+                      "acquisition": round(t_end - t_cv, 4), "total": round(t_end - started, 4)},
+    }
+    if isinstance(chosen, DAGSurrogate):
+        info["structure"] = {"node_models": {n: m.kind for n, m in chosen.models.items()},
+                             **{k: v for k, v in chosen.report.items() if v}}
+    return Proposal(config, chosen.name, reason, info)
+
+
+def choose_model(space: Space, table: pd.DataFrame, objectives: list[Objective], graph: CausalGraph | None,
+                 strategy: Strategy, rng: np.random.Generator, pending: Sequence[Mapping[str, Any]] = (),
+                 constraints: Sequence[OutputConstraint] = (), n_folds: int = 5
+                 ) -> tuple[Surrogate, Surrogate, str, dict[str, Any], float]:
+    """Fit the candidate surrogates of ``strategy`` and keep the best by cross-validation.
+
+    Returns the chosen surrogate, the model to score with (the chosen one believing the
+    ``pending`` configurations gave their predicted mean), why it was chosen, the
+    cross-validation scores and when the fits ended (``time.perf_counter``)."""
     outputs = [c.name for c in constraints]
     candidates: list[Surrogate] = []
     note = ""
@@ -99,61 +132,24 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
         s.fit(table)
     t_fit = time.perf_counter()
     chosen, reason, scores = select_surrogate(candidates, table, rng, n_folds)
-    t_cv = time.perf_counter()
     model = chosen.fantasize([dict(c) for c in pending], rng)
-    score, acq_info = _acquisition(model, own, objectives, constraints, rng, ref_point, scalarization)
-    groups = parameter_groups(space, graph, [o.name for o in objectives]) \
-        if isinstance(chosen, DAGSurrogate) and graph is not None else []
-    n_own = int(own[cols].notna().all(axis=1).sum())
-    if n_own < early_trials and settings.trust_region is None:
+    return chosen, model, note + reason, scores, t_fit
+
+
+def maximize_acquisition(space: Space, score: Acquisition, table: pd.DataFrame, objectives: list[Objective],
+                         rng: np.random.Generator, groups: list[list[str]], seen: list[dict[str, Any]],
+                         settings: SearchSettings, early: bool
+                         ) -> tuple[dict[str, Any], float, dict[str, Any]]:
+    """The configuration not in ``seen`` that maximises ``score``, its value and how it was found.
+
+    The search starts from the best trials in ``table``; while the run is ``early`` (and
+    ``settings`` set no trust region) it stays in a trust region around them."""
+    if early and settings.trust_region is None:
         settings = replace(settings, trust_region=TRUST_REGION)
-    config, value, search = maximize(space, score, rng, starts=_best_observed(own, objectives, space),
+    config, value, search = maximize(space, score, rng, starts=_best_observed(table, objectives, space),
                                      groups=groups, exclude=seen, settings=settings)
     search["trust_region"] = settings.trust_region
-    predicted = model.predict([config], n_samples=128, rng=rng)
-    t_end = time.perf_counter()
-    info = {
-        "n_trials": n, "n_pending": len(pending), "cv": scores,
-        "acquisition": {**acq_info, "value": value, **search},
-        "predicted": {name: {"mean": float(m[0]), "sd": float(s[0])} for name, (m, s) in predicted.items()},
-        "groups": groups if len(groups) > 1 else [],
-        "timings_s": {"fit": round(t_fit - started, 4), "cv": round(t_cv - t_fit, 4),
-                      "acquisition": round(t_end - t_cv, 4), "total": round(t_end - started, 4)},
-    }
-    if isinstance(chosen, DAGSurrogate):
-        info["structure"] = {"node_models": {n: m.kind for n, m in chosen.models.items()},
-                             **{k: v for k, v in chosen.report.items() if v}}
-    return Proposal(config, chosen.name, note + reason, info)
-
-
-def _acquisition(model: Surrogate, table: pd.DataFrame, objectives: list[Objective],
-                 constraints: Sequence[OutputConstraint], rng: np.random.Generator,
-                 ref_point: Sequence[float] | None = None, scalarization: Scalarization | None = None):
-    """The score function ``(configs, n_samples) -> values`` to maximise, and what it is."""
-    if len(objectives) == 1 and not constraints:
-        o = objectives[0]
-        observed = _configs(model.space, table[table[f"objective:{o.name}"].notna()])
-        # Screen with few samples, then re-estimate the five best: the minimum of noisy Monte-Carlo
-        # means is biased low.
-        means = o.to_minimize(model.sample(observed, 16, rng)[o.name].mean(axis=0))
-        top = [observed[i] for i in np.argsort(means)[:5]]
-        best = float(o.to_minimize(model.sample(top, 128, rng)[o.name].mean(axis=0)).min())
-
-        def ei(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
-            return expected_improvement(o.to_minimize(model.sample(configs, n_samples, rng)[o.name]), best)
-
-        return ei, {"kind": "ei", "incumbent": float(o.from_minimize(best)),
-                    "incumbent_rule": "best posterior mean among observed trials"}
-
-    info: dict[str, Any] = {}
-
-    def multi(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
-        values, details = score_candidates(model.sample(configs, n_samples, rng), table, objectives,
-                                           constraints, ref_point, scalarization)
-        info.update({k: v for k, v in details.items() if not isinstance(v, np.ndarray)})
-        return values
-
-    return multi, info
+    return config, value, search
 
 
 def _configs(space: Space, table: pd.DataFrame) -> list[dict[str, Any]]:

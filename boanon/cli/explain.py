@@ -3,8 +3,6 @@ metrics that moved."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 import pandas as pd
 
@@ -16,6 +14,7 @@ from boanon.explain import START, ablation_path, metric_moves
 from boanon.report import RunView, fit_surrogate, read_run
 from boanon.space import Space
 from boanon.store import StoredTrial
+from boanon.store import trials_dir as store_trials_dir
 from boanon.tuner import store_result
 
 ABLATION = "ablation"
@@ -146,7 +145,7 @@ def _measure(run: RunView, path: pd.DataFrame, config_file: str | None,
     if config.space.to_dict() != run.space.to_dict():
         raise ValueError(f"{config_file} has another search space than the run: pass its --config")
     runner = config.make_runner()
-    trials_dir = Path(store.note(TRIALS_NOTE) or store.path.with_suffix(".trials"))
+    trials_dir = store_trials_dir(store, store.note(TRIALS_NOTE))
     out: dict[int, StoredTrial] = {}
     for row in path.iloc[1:-1].itertuples():
         trial = store.start_trial(row.config, surrogate=ABLATION,

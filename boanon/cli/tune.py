@@ -27,6 +27,7 @@ from boanon.objectives import Objective
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import load_plan, run_plan
 from boanon.store import Store, StoredTrial
+from boanon.store import trials_dir as store_trials_dir
 from boanon.tuner import STRATEGIES, Tuner, best_trial, is_feasible
 
 CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
@@ -91,7 +92,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         if budget is None:
             raise ConfigError(config_file, "budget", "missing: set it in the file or pass --budget")
         store_file = Path(store_path or Path(config_file).with_suffix(".db").name)
-        trials = Path(trials_dir) if trials_dir else store_file.with_suffix(".trials")
+        trials = store_trials_dir(store_file, trials_dir)
         _check_fresh_or_resume(store_file, trials, resume)
         created = None if resume else store_file
         runner = config.make_runner()
@@ -103,13 +104,13 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         related = warm_start or config.warm_start
         related = load_related(related) if related else None  # the Tuner aligns it to the space
         store = Store(store_file, create=not resume)  # a run to resume must be there
-        left_running = store.trials("running")  # by a run that died: the Tuner recovers them
         tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
                       knowledge=config.load_knowledge(), strategy=strategy or config.strategy,
                       seed=config.seed if seed is None else seed, n_init=config.n_init,
                       relearn_every=config.relearn_every, store=store,
                       output_constraints=config.outputs, warm_start=related,
                       propose_options=config.propose_options())
+        left_running = tuner.resume() if resume else []  # a fresh store has nothing to take over
     except (ConfigError, ValueError) as exc:
         if created is not None:  # a run that never started leaves no store to block the next try
             for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):
@@ -127,7 +128,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                    + (", its graph as the starting structure" if related.graph is not None else ""))
     click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
                f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
-    for trial in (tuner.store.trial(t.id) for t in left_running):
+    for trial in left_running:
         click.echo(f"{trial.name}: running when the run died: " + (
             "its configuration runs again (once: one the run dies on twice is failed)"
             if trial.interrupted else f"FAILED ({trial.error})"))

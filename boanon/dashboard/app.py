@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 from boanon.cli.status import study_goals
 from boanon.dashboard import analysis, data
 from boanon.store import MEASURED, Store, dump_json
+from boanon.store import trials_dir as store_trials_dir
 from boanon.table import records_to_table, with_objectives
 
 STATIC = Path(__file__).parent / "static"
@@ -46,7 +47,7 @@ class RunView:
     def __init__(self, store_path: str | Path, trials_dir: str | Path | None = None,
                  poll_s: float = 2.0, min_model_interval_s: float = 10.0):
         self.store = Store(store_path, read_only=True, follow=True)
-        self.trials_dir = Path(trials_dir or self.store.path.with_suffix(".trials"))
+        self.trials_dir = store_trials_dir(self.store, trials_dir)
         self.poll_s = poll_s
         self.models = analysis.Background(min_model_interval_s)
 

@@ -33,7 +33,6 @@ from boanon.models.forms import choose_form
 from boanon.models.inputs import ConfigBatch, NodeInputs
 from boanon.models.nodes import (
     FormulaNode,
-    FreeParameter,
     FunctionNode,
     GPNode,
     MarginalNode,
@@ -43,6 +42,7 @@ from boanon.models.nodes import (
     heldout_predictions,
 )
 from boanon.models.threads import single_blas_thread
+from boanon.nodespec import FreeParameter, NodeSpec
 from boanon.objectives import Objective
 from boanon.space import Categorical, Space
 
@@ -325,7 +325,7 @@ def model_graph(graph: CausalGraph, space: Space) -> nx.DiGraph:
     """
     g = graph.to_networkx()
     for node, spec in graph.node_models.items():
-        names = _expression_names(spec) if spec and node in g else set()
+        names = NodeSpec.parse(node, spec).parents if spec and node in g else frozenset()
         missing = sorted(n for n in names if n not in g and n not in space.params)
         if missing:
             raise ValueError(f"node model of {node!r} names {missing}: neither graph nodes nor parameters")
@@ -333,12 +333,3 @@ def model_graph(graph: CausalGraph, space: Space) -> nx.DiGraph:
     if not nx.is_directed_acyclic_graph(g):
         raise ValueError(f"the graph has a cycle: {nx.find_cycle(g)}")
     return g
-
-
-def _expression_names(spec: dict[str, Any]) -> set[str]:
-    """Parent names an annotated node model reads (free parameters excluded)."""
-    text = spec.get("function") or spec.get("formula")
-    if not text:
-        return set()
-    free = spec.get("free") or {}
-    return set(Expression.parse(text).names) - set(free)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,6 +28,7 @@ from boanon.expressions import Expression
 from boanon.models.base import heldout_scores
 from boanon.models.gp import GP
 from boanon.models.inputs import InputEncoder, NodeInputs
+from boanon.nodespec import FreeParameter, NodeSpec
 
 
 class NodeModel(ABC):
@@ -156,39 +156,6 @@ class GPNode(NodeModel):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), **self._gp.describe(), "log_target": self.log_target}
-
-
-@dataclass(frozen=True)
-class FreeParameter:
-    """A formula constant to fit: start value, bounds, optional Gaussian prior (MAP)."""
-
-    name: str
-    init: float = 1.0
-    low: float = -np.inf
-    high: float = np.inf
-    mean: float | None = None
-    sd: float | None = None
-
-    @classmethod
-    def from_spec(cls, name: str, spec: Any) -> FreeParameter:
-        if isinstance(spec, (int, float)):
-            return cls(name, init=float(spec))
-        spec = dict(spec or {})
-        extra = set(spec) - {"init", "low", "high", "mean", "sd"}
-        if extra:
-            raise ValueError(f"free parameter {name!r}: unknown key(s) {sorted(extra)}")
-        low, high = float(spec.get("low", -np.inf)), float(spec.get("high", np.inf))
-        init = float(spec.get("init", spec.get("mean", np.clip(1.0, low, high))))
-        if not low <= init <= high:
-            raise ValueError(f"free parameter {name!r}: init {init} outside [{low}, {high}]")
-        sd = spec.get("sd")
-        if sd is not None and float(sd) <= 0:
-            raise ValueError(f"free parameter {name!r}: sd must be positive")
-        mean = spec.get("mean")
-        if (mean is None) != (sd is None):
-            raise ValueError(f"free parameter {name!r}: a prior needs both 'mean' and 'sd'")
-        return cls(name, init, low, high, None if mean is None else float(mean),
-                   None if sd is None else float(sd))
 
 
 class FormulaNode(NodeModel):
@@ -337,7 +304,7 @@ def heldout_predictions(model: NodeModel, inputs: NodeInputs, y: np.ndarray, rng
     return mu, sd
 
 
-def build_node_model(node: str, spec: Mapping[str, Any] | None, parents: list[str],
+def build_node_model(node: str, spec: NodeSpec | Mapping[str, Any] | None, parents: list[str],
                      param_names: set[str], source: str = "graph") -> NodeModel:
     """The model of ``node`` from its annotation ``spec`` (None: a GP, or the marginal without parents).
 
@@ -348,29 +315,14 @@ def build_node_model(node: str, spec: Mapping[str, Any] | None, parents: list[st
 
     if not spec:
         return GPNode(*split(parents)) if parents else MarginalNode()
-    field_name = f"node_models.{node}"
+    spec = NodeSpec.parse(node, spec, source)
     try:
-        if "function" in spec:
-            expr = Expression.parse(spec["function"])
-            _check_names(expr.names, parents)
-            return FunctionNode(expr, *split(sorted(expr.names)))
-        if "formula" not in spec:
-            raise ValueError("needs a 'formula' (semi-parametric) or a 'function' (deterministic)")
-        extra = set(spec) - {"formula", "free", "residual", "kind"}
-        if extra:
-            raise ValueError(f"unknown key(s) {sorted(extra)}")
-        expr = Expression.parse(spec["formula"])
-        free_spec = spec.get("free") or {}
-        if not isinstance(free_spec, Mapping):
-            free_spec = dict.fromkeys(free_spec)
-        free = [FreeParameter.from_spec(n, s) for n, s in free_spec.items()]
-        _check_names(expr.names - {f.name for f in free}, parents)
-        residual = str(spec.get("residual", "gp")).lower()
-        if residual not in ("gp", "none"):
-            raise ValueError(f"residual must be 'gp' or 'none', got {residual!r}")
-        return FormulaNode(expr, free, residual == "gp", *split(parents))
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(source, field_name, str(exc)) from None
+        _check_names(spec.parents, parents)
+    except ValueError as exc:
+        raise ConfigError(source, f"node_models.{node}", str(exc)) from None
+    if spec.kind == "function":
+        return FunctionNode(spec.expression, *split(sorted(spec.expression.names)))
+    return FormulaNode(spec.expression, spec.free_parameters(), spec.residual == "gp", *split(parents))
 
 
 def _check_names(names: set[str] | frozenset[str], parents: list[str]) -> None:

@@ -1,12 +1,10 @@
-"""Several objectives: Pareto fronts, hypervolume, EHVI from joint samples, output constraints."""
+"""Several objectives: Pareto fronts, hypervolume, scalarisations, output constraints (their
+acquisition, EHVI and feasibility of candidates, is in :mod:`boanon.acquisition`)."""
 
-from boanon.multiobjective.acquisition import score_candidates, stack_objectives
-from boanon.multiobjective.ehvi import expected_hypervolume_improvement
 from boanon.multiobjective.feasibility import (
     OutputConstraint,
     observed_feasible,
     parse_output_constraints,
-    probability_of_feasibility,
 )
 from boanon.multiobjective.hypervolume import hypervolume, hypervolume_improvement, nondominated_boxes
 from boanon.multiobjective.pareto import (
@@ -29,10 +27,10 @@ from boanon.multiobjective.summary import (
 )
 
 __all__ = [
-    "PARETO", "OutputConstraint", "Scalarization", "expected_hypervolume_improvement", "format_front",
+    "PARETO", "OutputConstraint", "Scalarization", "format_front",
     "front_table", "hypervolume", "hypervolume_improvement", "hypervolume_trace", "infer_reference_point",
     "nondominated_boxes", "nondominated_ranks", "objective_matrix", "observed_feasible", "pareto_flags",
     "pareto_front", "pareto_mask", "parse_output_constraints", "parse_ref_point",
-    "probability_of_feasibility", "reference_point", "score_candidates", "stack_objectives",
+    "reference_point",
     "table_hypervolume",
 ]

@@ -2,9 +2,8 @@
 
 A constraint is judged on what a trial produced, not on its configuration (those are the search
 space's constraints). Observed trials are feasible only if every constrained output was
-measured and within bounds; for candidates the probability of feasibility is the fraction of the
-model's joint Monte-Carlo samples in which all constraints hold at once, so constraints on
-correlated outputs (sharing ancestors in the DAG) are not treated as independent.
+measured and within bounds; candidates are judged from a model's samples by
+:mod:`boanon.acquisition.feasibility`.
 """
 
 from __future__ import annotations
@@ -91,28 +90,3 @@ def observed_feasible(table: pd.DataFrame, constraints: Sequence[OutputConstrain
     for c in constraints if len(table) else ():
         ok &= c.holds(output_values(table, c.name))
     return ok
-
-
-def feasible_samples(samples: Mapping[str, np.ndarray],
-                     constraints: Sequence[OutputConstraint]) -> np.ndarray | None:
-    """(n_samples, n_configs): all constraints hold in that joint sample; None without constraints."""
-    if not constraints:
-        return None
-    missing = [c.name for c in constraints if c.name not in samples]
-    if missing:
-        raise KeyError(f"the model gave no samples for constrained output(s) {missing}; "
-                       f"it sampled {sorted(samples)}")
-    ok = np.ones(np.shape(samples[constraints[0].name]), dtype=bool)
-    for c in constraints:
-        ok &= c.holds(samples[c.name])
-    return ok
-
-
-def probability_of_feasibility(samples: Mapping[str, np.ndarray],
-                               constraints: Sequence[OutputConstraint]) -> np.ndarray:
-    """Per configuration, the probability that all constraints hold jointly (1 without any)."""
-    ok = feasible_samples(samples, constraints)
-    if ok is None:
-        n = np.shape(next(iter(samples.values())))[1] if samples else 0
-        return np.ones(n)
-    return ok.mean(axis=0)

@@ -90,13 +90,3 @@ class Scalarization:
         if self.kind == "weighted_sum":
             return np.sum(w * z, axis=-1)
         return np.max(w * z, axis=-1) + self.rho * np.sum(w * z, axis=-1)
-
-
-def expected_improvement(samples: np.ndarray, best: float, feasible: np.ndarray | None = None) -> np.ndarray:
-    """Monte-Carlo expected improvement below ``best`` of (n_samples, n_configs) samples; a
-    sample that breaks an output constraint (``feasible`` False) improves nothing."""
-    gain = np.clip(best - np.asarray(samples, dtype=float), 0.0, None)
-    gain = np.where(np.isfinite(gain), gain, 0.0)
-    if feasible is not None:
-        gain = gain * feasible
-    return gain.mean(axis=0)

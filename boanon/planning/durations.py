@@ -73,7 +73,9 @@ def from_store(path: str | Path, trials_dir: str | Path | None = None,
     if not done:
         raise ConfigError(path, "trials", "no done trial to take durations from")
     if steps is None:
-        steps = _progress_steps(Path(trials_dir) if trials_dir else path.with_suffix(".trials"),
+        from boanon.store import trials_dir as store_trials_dir
+
+        steps = _progress_steps(store_trials_dir(path, trials_dir),
                                 [n for n, _ in done])
     return TrialTimes(np.array([d for _, d in done]), _ask_overhead(ended), steps, str(path))
 

@@ -13,17 +13,13 @@ from boanon.multiobjective.hypervolume import hypervolume_improvement, nondomina
 
 
 def expected_hypervolume_improvement(samples: np.ndarray, front: np.ndarray, ref: np.ndarray,
-                                     feasible: np.ndarray | None = None,
-                                     pending: np.ndarray | None = None,
-                                     pending_feasible: np.ndarray | None = None) -> np.ndarray:
+                                     feasible: np.ndarray | None = None) -> np.ndarray:
     """EHVI per configuration, all in the minimisation convention.
 
     ``samples`` is (n_samples, n_configs, n_objectives); ``front`` the observed feasible points
     (m, n_objectives); ``ref`` the reference point. ``feasible`` (n_samples, n_configs) zeroes
-    the improvement of draws that break an output constraint. ``pending`` (n_samples, n_pending,
-    n_objectives) are draws for configurations still running, joint with ``samples``: each draw
-    adds its own (feasible) pending outcomes to the front, so a batch spreads out instead of
-    piling on one spot.
+    the improvement of draws that break an output constraint. Configurations still running are
+    the model's concern (:meth:`boanon.models.Surrogate.fantasize`), not this function's.
     """
     samples = np.asarray(samples, dtype=float)
     if samples.ndim != 3:
@@ -32,13 +28,7 @@ def expected_hypervolume_improvement(samples: np.ndarray, front: np.ndarray, ref
     front = np.asarray(front, dtype=float).reshape(-1, len(ref))
     if samples.shape[2] != len(ref):
         raise ValueError(f"samples have {samples.shape[2]} objectives, the reference point {len(ref)}")
-    if pending is None or np.shape(pending)[1] == 0:
-        hvi = hypervolume_improvement(samples, nondominated_boxes(front, ref))
-    else:
-        pending = np.asarray(pending, dtype=float)
-        keep = np.ones(pending.shape[:2], dtype=bool) if pending_feasible is None else pending_feasible
-        hvi = np.stack([hypervolume_improvement(samples[s], nondominated_boxes(
-            np.vstack([front, pending[s][keep[s]]]), ref)) for s in range(len(samples))])
+    hvi = hypervolume_improvement(samples, nondominated_boxes(front, ref))
     if feasible is not None:
         hvi = hvi * np.asarray(feasible, dtype=bool)
     return hvi.mean(axis=0)

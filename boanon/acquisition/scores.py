@@ -1,4 +1,4 @@
-"""One entry point for proposing under several objectives and output constraints.
+"""One score for several objectives and output constraints, from a model's joint samples.
 
 It turns a surrogate's joint samples (``{name: (n_samples, n_configs)}``, the Surrogate
 protocol's output) and the finished trials into one score per candidate, to be maximised:
@@ -15,10 +15,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boanon.multiobjective.ehvi import expected_hypervolume_improvement
-from boanon.multiobjective.feasibility import OutputConstraint, feasible_samples, observed_feasible
+from boanon.acquisition.ehvi import expected_hypervolume_improvement
+from boanon.acquisition.ei import expected_improvement
+from boanon.acquisition.feasibility import feasible_samples
+from boanon.multiobjective.feasibility import OutputConstraint, observed_feasible
 from boanon.multiobjective.pareto import objective_matrix, pareto_mask, reference_point
-from boanon.multiobjective.scalarize import Scalarization, expected_improvement
+from boanon.multiobjective.scalarize import Scalarization
 from boanon.objectives import Objective
 
 
@@ -32,13 +34,13 @@ def stack_objectives(samples: Mapping[str, np.ndarray], objectives: Sequence[Obj
 
 def score_candidates(samples: Mapping[str, np.ndarray], table: pd.DataFrame,
                      objectives: Sequence[Objective], constraints: Sequence[OutputConstraint] = (),
-                     ref_point: Sequence[float] | None = None, scalarization: Scalarization | None = None,
-                     pending: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+                     ref_point: Sequence[float] | None = None,
+                     scalarization: Scalarization | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Scores (n_configs,) to maximise, and plain-data info on how they were computed.
 
     ``table`` holds the finished trials; ``ref_point`` is in the objectives' own units and
-    directions (inferred from the feasible front when None); ``pending`` are joint samples for
-    configurations still running, drawn together with ``samples``.
+    directions (inferred from the feasible front when None). Configurations still running are
+    already in the model that drew ``samples`` (:meth:`boanon.models.Surrogate.fantasize`).
     """
     y = stack_objectives(samples, objectives)
     observed = objective_matrix(table, objectives)
@@ -60,11 +62,7 @@ def score_candidates(samples: Mapping[str, np.ndarray], table: pd.DataFrame,
                         "weights": list(scalarization.weights or []), "probability_of_feasibility": pof}
     ref = reference_point(objectives, ref_point, observed, ok)
     front = observed[pareto_mask(observed, ok)]
-    extra: dict[str, np.ndarray] = {}
-    if pending:
-        extra["pending"] = stack_objectives(pending, objectives)
-        extra["pending_feasible"] = feasible_samples(pending, constraints)
-    values = expected_hypervolume_improvement(y, front, ref, feasible, **extra)
+    values = expected_hypervolume_improvement(y, front, ref, feasible)
     return values, {**info, "kind": "ehvi", "n_front": int(len(front)),
                     "ref_point": [float(o.from_minimize(r)) for o, r in zip(objectives, ref, strict=True)],
                     "probability_of_feasibility": pof}

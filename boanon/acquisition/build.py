@@ -1,0 +1,61 @@
+"""The acquisition function of a fitted model: what :func:`boanon.acquisition.maximize` maximises.
+
+Single objective without output constraints: Monte-Carlo expected improvement over a plug-in
+incumbent (the best posterior mean among the trials run so far: with noisy observations the best
+*observed* value is biased low, a known weakness of plain EI). Several objectives or output
+constraints: :func:`boanon.acquisition.scores.score_candidates` (EHVI, or EI of a scalarisation,
+times feasibility) from the same joint samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from boanon.acquisition.ei import expected_improvement
+from boanon.acquisition.scores import score_candidates
+from boanon.models import Surrogate
+from boanon.models.base import param_configs
+from boanon.multiobjective import OutputConstraint, Scalarization
+from boanon.objectives import Objective
+
+Acquisition = Callable[[list[dict[str, Any]], int], np.ndarray]
+"""``(configs, n_samples) -> values`` to maximise."""
+
+
+def build_acquisition(model: Surrogate, table: pd.DataFrame, objectives: Sequence[Objective],
+                      constraints: Sequence[OutputConstraint], rng: np.random.Generator,
+                      ref_point: Sequence[float] | None = None,
+                      scalarization: Scalarization | None = None) -> tuple[Acquisition, dict[str, Any]]:
+    """The acquisition of ``model`` against the finished trials in ``table``, and plain data on
+    what it is (filled in as it is evaluated, for the several-objective scores)."""
+    if len(objectives) == 1 and not constraints:
+        return _expected_improvement(model, table, objectives[0], rng)
+    info: dict[str, Any] = {}
+
+    def multi(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
+        values, details = score_candidates(model.sample(configs, n_samples, rng), table, objectives,
+                                           constraints, ref_point, scalarization)
+        info.update({k: v for k, v in details.items() if not isinstance(v, np.ndarray)})
+        return values
+
+    return multi, info
+
+
+def _expected_improvement(model: Surrogate, table: pd.DataFrame, o: Objective,
+                          rng: np.random.Generator) -> tuple[Acquisition, dict[str, Any]]:
+    observed = param_configs(model.space, table[table[f"objective:{o.name}"].notna()])
+    # Screen with few samples, then re-estimate the five best: the minimum of noisy Monte-Carlo
+    # means is biased low.
+    means = o.to_minimize(model.sample(observed, 16, rng)[o.name].mean(axis=0))
+    top = [observed[i] for i in np.argsort(means)[:5]]
+    best = float(o.to_minimize(model.sample(top, 128, rng)[o.name].mean(axis=0)).min())
+
+    def ei(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
+        return expected_improvement(o.to_minimize(model.sample(configs, n_samples, rng)[o.name]), best)
+
+    return ei, {"kind": "ei", "incumbent": float(o.from_minimize(best)),
+                "incumbent_rule": "best posterior mean among observed trials"}
