@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from boanon.adapters import get_adapter, ingest
@@ -131,16 +133,51 @@ def test_ingest_fixtures_knobs_move_their_metrics() -> None:
     assert len([c for c in table.columns if c.startswith("metric:")]) > 500
 
 
-def test_repeats_are_averaged_and_reference_normalises(trial: Path) -> None:
-    shutil.copytree(NOBLOOM, trial / "repeat-1")
-    shutil.copytree(NOBLOOM, trial / "reference")
+def test_repeats_take_the_median_and_reference_pairs_normalise(trial: Path) -> None:
+    # runs of 43387, 27175, 27175 ops/s; the reference runs next to them 27175, 43387, 27175
+    for run, ref in (("repeat-1", READRANDOM), ("repeat-2", NOBLOOM)):
+        shutil.copytree(NOBLOOM, trial / run)
+        shutil.copytree(ref, trial / "reference" / run)
+    shutil.copytree(NOBLOOM, trial / "reference", dirs_exist_ok=True)
     record = RocksDBAdapter().parse_trial(trial)
     o, m = record.objectives, record.metrics
-    assert o["readrandom_ops_per_sec"] == pytest.approx((43387 + 27175) / 2)
-    assert m["readrandom_ops_per_sec_repeat0"] == 43387 and m["readrandom_ops_per_sec_repeat1"] == 27175
-    assert m["flush_count"] == 8                                        # both runs flushed 8 times
+    assert o["readrandom_ops_per_sec"] == 27175                          # the median, not the mean
+    assert m["readrandom_ops_per_sec_repeat0"] == 43387 and m["readrandom_ops_per_sec_repeat2"] == 27175
+    assert m["readrandom_ops_per_sec_cv"] == pytest.approx(np.std([43387, 27175, 27175], ddof=1)
+                                                            / np.mean([43387, 27175, 27175]))
+    assert m["flush_count"] == 8                                        # all runs flushed 8 times
     assert m["reference_readrandom_ops_per_sec"] == 27175
+    # each run over the reference run made beside it: 43387/27175, 27175/43387, 1 -> median 1
+    assert o["readrandom_ops_per_sec_rel"] == pytest.approx(1.0)
+    assert m["readrandom_ops_per_sec_rel_cv"] > 0.3
+
+
+def test_reference_without_pairs_divides_the_medians(trial: Path) -> None:
+    shutil.copytree(NOBLOOM, trial / "repeat-1")
+    shutil.copytree(NOBLOOM, trial / "reference")
+    o = RocksDBAdapter().parse_trial(trial).objectives
     assert o["readrandom_ops_per_sec_rel"] == pytest.approx((43387 + 27175) / 2 / 27175)
+
+
+def test_rusage_gives_cpu_time_per_operation(trial: Path) -> None:
+    (trial / "rusage.json").write_text(json.dumps({"user_seconds": 1.5, "system_seconds": 0.5,
+                                                   "wall_seconds": 4.0, "max_rss_kb": 90000}))
+    record = RocksDBAdapter().parse_trial(trial)
+    operations = record.metrics["fillrandom_operations"] + record.metrics["readrandom_operations"]
+    assert record.objectives["cpu_micros_per_op"] == pytest.approx(2.0e6 / operations)
+    assert record.metrics["cpu_seconds"] == 2.0 and record.metrics["cpu_utilisation"] == 0.5
+    (trial / "rusage.json").write_text(json.dumps({"user_seconds": "1.5", "system_seconds": 0.5,
+                                                   "wall_seconds": 4.0, "max_rss_kb": 90000}))
+    error = _error(trial)
+    assert "rusage.json" in str(error) and "user_seconds" in str(error)
+
+
+def test_counters_write_amplification_and_block_reads_per_get() -> None:
+    m = RocksDBAdapter().parse_trial(MIXGRAPH).metrics
+    # exact from the LOG's events; RocksDB's own Sum W-Amp (one decimal) agrees
+    assert m["write_amplification"] == pytest.approx(m["lsm_w_amp"], abs=0.05)
+    assert m["block_reads_per_get"] == pytest.approx(m["block_cache_miss"] / m["number_keys_read"])
+    assert 0 < m["block_reads_per_get"] < 2
 
 
 # --- broken inputs: each error names the file and, where there is one, the line ---------------

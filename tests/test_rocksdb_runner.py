@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -104,6 +105,14 @@ def test_real_run_ingests_back(tmp_path: Path) -> None:
             "reference_readrandom_ops_per_sec"} <= set(record.metrics)
     assert record.objectives["readrandom_ops_per_sec_rel"] > 0
     assert record.metrics["flush_count"] >= 5 and record.metrics["bloom_filter_useful"] > 0
+    # reference runs alternate with the candidate's: each pair ran under the same load
+    order = [trial, trial / "reference", trial / "repeat-1", trial / "reference" / "repeat-1"]
+    finished = [(d / "rusage.json").stat().st_mtime_ns for d in order]
+    assert finished == sorted(finished)
+    assert {"readrandom_ops_per_sec_cv", "readrandom_ops_per_sec_rel_cv"} <= set(record.metrics)
+    # the db_bench process's own CPU time (all its threads), per operation of its benchmarks
+    assert 0 < record.metrics["cpu_seconds"] <= record.metrics["wall_seconds"] * os.cpu_count()
+    assert record.objectives["cpu_micros_per_op"] > 0 and record.objectives["cpu_micros_per_op_rel"] > 0
 
 
 @needs_db_bench

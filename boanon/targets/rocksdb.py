@@ -2,9 +2,13 @@
 
 Every configuration runs on a fresh temporary database (deleted afterwards) with
 ``--statistics=1 --histogram=1``; the trial keeps db_bench's stdout (``stdout.txt``), the
-RocksDB ``LOG`` (gzipped when large) and the newest ``OPTIONS-*`` file, which the ``rocksdb``
-adapter parses back. The default sizes (1M keys, small LSM ranges in :func:`default_space`)
-make flushes and compactions matter on a small machine in 10-40 s per run.
+RocksDB ``LOG`` (gzipped when large), the newest ``OPTIONS-*`` file and the process's resource
+usage (``rusage.json``: CPU time from ``os.wait4``, which noise from other processes touches far
+less than throughput), which the ``rocksdb`` adapter parses back. With ``repeats`` and a
+``reference`` the trial alternates candidate and reference runs (candidate, reference,
+candidate, reference...), so each candidate run has a reference run made under the same load.
+The default sizes (1M keys, small LSM ranges in :func:`default_space`) make flushes
+and compactions matter on a small machine in 10-40 s per run.
 
 With a ``progress`` callback (set by the parallel tuning loop for early stopping), the first
 run also writes db_bench's per-interval report (``report.csv``) and each interval of the
@@ -19,7 +23,9 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import os
 import re
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -32,6 +38,7 @@ from boanon.adapters.files import write_config
 from boanon.adapters.rocksdb import LOG_FILE, REFERENCE_DIR, REPEAT_PREFIX, STDOUT_FILE, STOPPED_FILE
 from boanon.adapters.rocksdb.options import newest_options_file
 from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report_lines
+from boanon.adapters.rocksdb.rusage import RUSAGE_FILE
 from boanon.errors import ConfigError
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
@@ -126,9 +133,10 @@ class RocksDBRunner(Runner):
 
     Options (the YAML ``runner.options``): ``workload`` (see :data:`WORKLOADS`), ``num`` keys
     loaded, ``reads`` operations in the measured phase (default ``num // 2``), ``timeout``
-    seconds per db_bench run, ``repeats`` runs per trial (objectives are averaged by the
-    adapter), ``reference`` (``"default"`` or a configuration run once more per trial so the
-    adapter can report noise-normalised ``*_rel`` objectives), ``seed`` (db_bench's key
+    seconds per db_bench run, ``repeats`` runs per trial (the adapter takes their median and
+    records their spread), ``reference`` (``"default"`` or a configuration run interleaved with
+    the repeats, once per repeat, so the adapter can report noise-normalised ``*_rel``
+    objectives), ``seed`` (db_bench's key
     sequence; fixed so trials differ only by configuration), ``flags`` (extra fixed db_bench
     flags), ``stats_dump_period_sec`` (LOG stats dumps), ``db_root`` (where temporary DBs go),
     ``gzip_log_over`` (bytes), ``db_bench`` (the executable) and ``report_interval`` (seconds
@@ -194,12 +202,16 @@ class RocksDBRunner(Runner):
 
     def run(self, config: dict[str, Value], trial_dir: Path) -> bool:
         write_config(trial_dir, config)
-        if self.progress is not None and self.run_reporting(config, trial_dir):
-            return True  # stopped early: repeats and the reference would only hold the worker longer
-        for k in range(1 if self.progress is not None else 0, self.repeats):
-            self.run_once(config, trial_dir if k == 0 else trial_dir / f"{REPEAT_PREFIX}{k}")
-        if self.reference is not None:
-            self.run_once(self.reference, trial_dir / REFERENCE_DIR)
+        for k in range(self.repeats):
+            out = trial_dir if k == 0 else trial_dir / f"{REPEAT_PREFIX}{k}"
+            if k == 0 and self.progress is not None:
+                if self.run_reporting(config, out):
+                    return True  # stopped early: repeats and the reference would only hold the worker
+            else:
+                self.run_once(config, out)
+            if self.reference is not None:
+                reference = trial_dir / REFERENCE_DIR
+                self.run_once(self.reference, reference if k == 0 else reference / f"{REPEAT_PREFIX}{k}")
         return False
 
     def run_once(self, config: Mapping[str, Value], out: Path) -> None:
@@ -225,17 +237,19 @@ class RocksDBRunner(Runner):
         try:
             args = self.command(config, db, follower.report if follower is not None else None)
             with open(out / STDOUT_FILE, "wb") as stdout, open(out / STDERR_FILE, "wb") as stderr:
+                started = time.monotonic()
                 proc = subprocess.Popen(args, stdout=stdout, stderr=stderr)
-                deadline = time.monotonic() + self.timeout
+                deadline = started + self.timeout
                 stopped = False
+                usage = None
                 try:
-                    while proc.poll() is None and not stopped:
+                    while not stopped and (usage := _reap(proc)) is None:
                         if time.monotonic() > deadline:
                             raise TrialFailed(f"db_bench timed out after {self.timeout:g} s; stderr: "
                                               f"{_tail((out / STDERR_FILE).read_bytes())}")
                         time.sleep(POLL_S)
                         stopped = follower is not None and self._report(follower.new_rows())
-                    if stopped and proc.poll() is None:
+                    if stopped and (usage := _reap(proc)) is None:
                         # SIGTERM, not SIGINT: a process started in the background (nohup, a
                         # parallel worker) inherits an ignored SIGINT, and db_bench ran on to the
                         # end. What it wrote stays; one that outlives the grace is killed below.
@@ -250,6 +264,11 @@ class RocksDBRunner(Runner):
                     if proc.poll() is None:
                         proc.kill()
                         proc.wait()
+            if usage is not None and not stopped:
+                (out / RUSAGE_FILE).write_text(json.dumps({
+                    "user_seconds": usage.ru_utime, "system_seconds": usage.ru_stime,
+                    "wall_seconds": round(time.monotonic() - started, 6),
+                    "max_rss_kb": usage.ru_maxrss}) + "\n")
             stderr_text = (out / STDERR_FILE).read_bytes()
             if not stderr_text:
                 (out / STDERR_FILE).unlink()
@@ -303,6 +322,18 @@ class _ReportFollower:
         new = [(step, qps) for step, (_, qps) in enumerate(rows, start=1) if step > self.reported]
         self.reported = max(self.reported, len(rows))
         return new
+
+
+def _reap(proc: subprocess.Popen) -> resource.struct_rusage | None:
+    """``proc.poll()`` that keeps the exited child's resource usage: ``os.wait4`` reaps it (and
+    only it, so parallel workers' children are not mixed in) and sets ``proc.returncode``."""
+    if proc.returncode is not None:
+        return None
+    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+    if pid == 0:
+        return None
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return usage
 
 
 def _summaries(stdout: Path) -> int:

@@ -12,11 +12,17 @@ the ``command`` runner has a ``stdout.txt`` and ``config.json`` of its own, and 
 file (``{}`` at least) tells it from db_bench's. Without objectives, a run tunes one
 of the LOG's metrics (``number_keys_read_per_sec``...) named as its objective.
 
-Runs repeated by the ``rocksdb`` runner live in ``repeat-<k>/`` sub-directories: their
-objectives and metrics are averaged, and each repeat's objectives are kept as
-``<objective>_repeat<k>`` metrics. A ``reference/`` run (a fixed configuration run in the same
-trial) adds ``reference_<objective>`` metrics and noise-normalised ``<objective>_rel``
-objectives (trial / reference). A run the runner stopped early (``stopped.json`` names the
+Runs repeated by the ``rocksdb`` runner live in ``repeat-<k>/`` sub-directories: the trial's
+objectives and metrics are their medians (one slow run on a shared machine does not drag the
+value), each repeat's objectives are kept as ``<objective>_repeat<k>`` metrics and their spread
+as ``<objective>_cv`` (standard deviation over mean). A ``reference/`` directory (a fixed
+configuration run in the same trial, with its own ``repeat-<k>/`` when the runner interleaved
+it with the repeats) adds ``reference_<objective>`` metrics and noise-normalised
+``<objective>_rel`` objectives: the median over runs of trial / reference, each repeat divided
+by the reference run made next to it, with ``<objective>_rel_cv``.
+The runner's ``rusage.json`` (the db_bench process's CPU time, :mod:`.rusage`) adds the
+``cpu_micros_per_op`` objective.
+A run the runner stopped early (``stopped.json`` names the
 benchmark it cut) takes that benchmark's objectives from db_bench's ``report.csv`` (see
 :mod:`.report`).
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +42,7 @@ from boanon.adapters.rocksdb.log import parse_log
 from boanon.adapters.rocksdb.objectives import OBJECTIVES_FILES, user_objectives
 from boanon.adapters.rocksdb.options import options_in_force, parse_options
 from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report, report_objectives
+from boanon.adapters.rocksdb.rusage import RUSAGE_FILE, cpu_objectives
 from boanon.adapters.rocksdb.stdout import parse_stdout
 from boanon.errors import LogParseError
 from boanon.table import TrialRecord, Value
@@ -66,21 +74,36 @@ class RocksDBAdapter(Adapter):
             options_in_force(trial_dir) is not None and find_file(trial_dir, LOG_FILE) is not None)
 
     def parse_trial(self, trial_dir: Path) -> TrialRecord:
-        repeats = sorted((d for d in trial_dir.glob(f"{REPEAT_PREFIX}*") if d.is_dir()),
-                         key=lambda d: _repeat_number(d, trial_dir))
-        runs = [parse_run(d) for d in (trial_dir, *repeats)]
+        runs = _repeated_runs(trial_dir)
         params = runs[0].params
         for flag in read_config(trial_dir):
             for alias in CONFIG_ALIASES.get(flag, ()):
                 params.pop(alias, None)
-        metrics, objectives = average_runs([(r.metrics, r.objectives) for r in runs])
+        metrics, objectives = combine_runs([(r.metrics, r.objectives) for r in runs])
         reference = trial_dir / REFERENCE_DIR
         if reference.is_dir():
-            for name, ref in parse_run(reference).objectives.items():
-                metrics[f"reference_{name}"] = ref
-                if name in objectives and ref > 0:
-                    objectives[f"{name}_rel"] = objectives[name] / ref
+            refs = _repeated_runs(reference)
+            _, ref_objectives = combine_runs([({}, r.objectives) for r in refs])
+            metrics.update({f"reference_{name}": value for name, value in ref_objectives.items()})
+            pairs = list(zip(runs, refs, strict=True)) if len(runs) == len(refs) else []
+            for name, ref in ref_objectives.items():
+                if name not in objectives or ref <= 0:
+                    continue
+                ratios = [r.objectives[name] / f.objectives[name] for r, f in pairs
+                          if name in r.objectives and f.objectives.get(name, 0) > 0]
+                if len(ratios) != len(pairs) or not ratios:
+                    ratios = [objectives[name] / ref]  # unpaired: median over median
+                objectives[f"{name}_rel"] = statistics.median(ratios)
+                if len(ratios) > 1:
+                    metrics[f"{name}_rel_cv"] = _cv(ratios)
         return TrialRecord(trial=trial_dir.name, params=params, metrics=metrics, objectives=objectives)
+
+
+def _repeated_runs(run_dir: Path) -> list[Run]:
+    """The run in ``run_dir`` and those in its ``repeat-<k>/`` sub-directories, in order."""
+    repeats = sorted((d for d in run_dir.glob(f"{REPEAT_PREFIX}*") if d.is_dir()),
+                     key=lambda d: _repeat_number(d, run_dir))
+    return [parse_run(d) for d in (run_dir, *repeats)]
 
 
 @dataclass
@@ -110,7 +133,13 @@ def parse_run(run_dir: Path) -> Run:
                                                 parse_report(require_file(run_dir, REPORT_FILE)))
         stdout.objectives.update(objectives)
         stdout.metrics.update(metrics)
-    return Run({**params, **log.params}, {**stdout.metrics, **log.metrics}, stdout.objectives)
+    metrics = {**stdout.metrics, **log.metrics}
+    if not stopped and (run_dir / RUSAGE_FILE).is_file():
+        operations = sum(stdout.metrics.get(f"{bench}_operations", 0.0) for bench in stdout.benchmarks)
+        cpu_metrics, cpu = cpu_objectives(run_dir / RUSAGE_FILE, operations)
+        metrics.update(cpu_metrics)
+        stdout.objectives.update(cpu)
+    return Run({**params, **log.params}, metrics, stdout.objectives)
 
 
 def _ran_db_bench(run_dir: Path) -> bool:
@@ -152,20 +181,28 @@ def _stopped_benchmark(path: Path) -> str:
     return bench
 
 
-def average_runs(runs: list[tuple[dict[str, float], dict[str, float]]]) -> tuple[dict[str, float],
+def combine_runs(runs: list[tuple[dict[str, float], dict[str, float]]]) -> tuple[dict[str, float],
                                                                                  dict[str, float]]:
-    """Mean metrics and objectives over repeated runs, keeping each repeat's objectives as metrics."""
+    """Median metrics and objectives over repeated runs, keeping each repeat's objectives and
+    their coefficient of variation (``<objective>_cv``) as metrics."""
     if len(runs) == 1:
         return runs[0]
-    sums: list[dict[str, list[float]]] = [defaultdict(list), defaultdict(list)]
+    values: list[dict[str, list[float]]] = [defaultdict(list), defaultdict(list)]
     for metrics, objectives in runs:
-        for acc, values in zip(sums, (metrics, objectives), strict=True):
-            for name, value in values.items():
+        for acc, run_values in zip(values, (metrics, objectives), strict=True):
+            for name, value in run_values.items():
                 acc[name].append(value)
-    metrics, objectives = ({name: sum(v) / len(v) for name, v in acc.items()} for acc in sums)
+    metrics, objectives = ({name: statistics.median(v) for name, v in acc.items()} for acc in values)
     for k, (_, run_objectives) in enumerate(runs):
         metrics.update({f"{name}_repeat{k}": value for name, value in run_objectives.items()})
+    metrics.update({f"{name}_cv": _cv(v) for name, v in values[1].items() if len(v) > 1})
     return metrics, objectives
+
+
+def _cv(values: list[float]) -> float:
+    """Sample standard deviation over mean (0 for a zero mean)."""
+    mean = statistics.fmean(values)
+    return statistics.stdev(values) / abs(mean) if mean else 0.0
 
 
 def _num_levels(options: dict[str, Value]) -> int:

@@ -8,7 +8,8 @@ Three sources, all metrics:
 * the last ``Cumulative stall`` and ``Stalls(count)`` lines (``stall_percent``,
   ``stall_count_level0_slowdown``);
 * ``EVENT_LOG_v1`` JSON events summed over the run (``flush_count``, ``flush_output_bytes``,
-  ``compaction_count``, ``compaction_output_bytes``, ``sst_data_bytes``).
+  ``compaction_count``, ``compaction_output_bytes``, ``sst_data_bytes``) and, from them, the
+  exact ``write_amplification`` (bytes flushed and compacted over bytes flushed).
 
 The LOG's options dump also gives the block cache capacity (absent from OPTIONS files), which
 is returned as a parameter.
@@ -138,6 +139,9 @@ def parse_log(path: Path, num_levels: int = 7, complete: bool = True, statistics
         out.metrics.update(_statistics_metrics(dumps[-1]))
     if table is not None:
         out.metrics.update(table)
+    if out.metrics["flush_output_bytes"] > 0:  # the LOG's W-Amp, exact rather than from GB to 0.1
+        flushed = out.metrics["flush_output_bytes"]
+        out.metrics["write_amplification"] = (flushed + out.metrics["compaction_output_bytes"]) / flushed
     raw = out.metrics["sst_raw_key_bytes"] + out.metrics["sst_raw_value_bytes"]
     if out.metrics["sst_data_bytes"] > 0:
         out.metrics["sst_compression_ratio"] = raw / out.metrics["sst_data_bytes"]

@@ -102,7 +102,8 @@ def statistics_line(path: Path, lineno: int, line: str) -> dict[str, float]:
 
 
 def derived_metrics(tickers: dict[str, float]) -> dict[str, float]:
-    """Quantities RocksDB counts only implicitly: bloom false positives, the cache hit ratio."""
+    """Quantities RocksDB counts only implicitly: bloom false positives, the cache hit ratio, and
+    blocks read from files per key read (cache misses, which go to a file, per ``Get`` key)."""
     out = {}
     if "bloom_filter_full_positive" in tickers and "bloom_filter_full_true_positive" in tickers:
         out["bloom_filter_false_positive"] = (tickers["bloom_filter_full_positive"]
@@ -110,6 +111,8 @@ def derived_metrics(tickers: dict[str, float]) -> dict[str, float]:
     lookups = tickers.get("block_cache_hit", 0.0) + tickers.get("block_cache_miss", 0.0)
     if lookups > 0:
         out["block_cache_hit_ratio"] = tickers["block_cache_hit"] / lookups
+    if tickers.get("number_keys_read", 0.0) > 0 and "block_cache_miss" in tickers:
+        out["block_reads_per_get"] = tickers["block_cache_miss"] / tickers["number_keys_read"]
     return out
 
 
