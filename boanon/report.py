@@ -60,11 +60,7 @@ class RunView:
 
     def default(self) -> StoredTrial | None:
         """The finished trial of the default configuration, if the run has one."""
-        default = self.space.default()
-        for t in self.done:
-            if t.reason == DEFAULT_REASON or (t.surrogate == INIT and t.config == default):
-                return t
-        return next((t for t in self.done if t.config == default), None)
+        return default_trial(self.trials, self.space)
 
     def table(self) -> pd.DataFrame:
         """The measured trials as the run's models read them (objectives as the run names them)."""
@@ -145,18 +141,37 @@ def duration_s(trial: StoredTrial) -> float:
     return (datetime.fromisoformat(trial.finished) - datetime.fromisoformat(trial.started)).total_seconds()
 
 
-@single_blas_thread
+def default_trial(trials: list[StoredTrial] | tuple[StoredTrial, ...], space: Space) -> StoredTrial | None:
+    """The finished trial of the space's default configuration (the baseline): the initial
+    design's default trial first, else any finished trial that ran it."""
+    default = space.default()
+    done = [t for t in trials if t.status == "done"]
+    for t in done:
+        if t.reason == DEFAULT_REASON or (t.surrogate == INIT and t.config == default):
+            return t
+    return next((t for t in done if t.config == default), None)
+
+
 def fit_surrogate(run: RunView) -> Surrogate:
-    """The run's model refitted on its measured trials: the structured surrogate over the run's
-    last graph when it has one, else the plain GP (the run's own safety net)."""
-    table = run.table()
-    outputs = [c.name for c in run.constraints]
-    if run.graph is not None:
+    """The run's model refitted on its measured trials (see :func:`fit_run_model`)."""
+    return fit_run_model(run.space, run.table(), run.objectives, run.constraints, run.graph)
+
+
+@single_blas_thread
+def fit_run_model(space: Space, table: pd.DataFrame, objectives: list[Objective] | tuple[Objective, ...],
+                  constraints: list[OutputConstraint] | tuple[OutputConstraint, ...],
+                  graph: CausalGraph | None) -> Surrogate:
+    """A run's kind of model fitted on ``table``: the structured surrogate over ``graph`` when
+    there is one, else the plain GP (also when the trials cannot feed the graph, e.g. a metric no
+    trial logged: the run's own safety net)."""
+    outputs = [c.name for c in constraints]
+    if graph is not None:
+        graph = graph.with_objectives([o.name for o in objectives], outputs)
         try:
-            return DAGSurrogate(run.space, run.graph, run.objectives, outputs).fit(table)
-        except ValueError:  # a graph the trials cannot feed (e.g. a metric no trial logged)
+            return DAGSurrogate(space, graph, objectives, outputs).fit(table)
+        except ValueError:
             pass
-    return PlainGPSurrogate(run.space, run.objectives, outputs).fit(table)
+    return PlainGPSurrogate(space, objectives, outputs).fit(table)
 
 
 def grid(space: Space, name: str, n_points: int = 21) -> list[Value]:

@@ -12,7 +12,9 @@ The file is shared safely between processes: WAL journal, a busy timeout, every 
 Graphs are stored once each (keyed by their hash) and referenced by the trials that used them.
 
 A store is untrusted input: ``read_only=True`` (``status``, ``export``, a warm start) opens it
-through SQLite's ``mode=ro`` and never creates or changes a file; a file that is not a BoAnon
+through SQLite's ``mode=ro`` and never creates or changes a file (with ``follow=True``, the
+dashboard's way of watching a live run, SQLite may leave ``-wal``/``-shm`` files beside an idle
+store; the database file itself is never changed); a file that is not a BoAnon
 store is refused rather than given BoAnon's tables; and a damaged database or a row that does not
 decode (hand-edited JSON, wrong types) is a :class:`~boanon.errors.StoreError` naming the store
 and the row, never a traceback from deep inside.
@@ -402,8 +404,10 @@ class Store:
     def finish_trial(self, trial_id: int, record: TrialRecord, stopped: bool = False) -> None:
         """Mark a running trial done with what its logs gave (``stopped``: ended early by an
         early-stopping rule; what it measured until then still feeds the model)."""
+        numbers = [{k: float(v) if isinstance(v, bool) else v for k, v in values.items()}  # as the reader
+                   for values in (record.metrics, record.objectives)]                     # checks them
         self._end(trial_id, "stopped" if stopped else "done",
-                  (dump_json(record.params), dump_json(record.metrics), dump_json(record.objectives), None))
+                  (dump_json(record.params), dump_json(numbers[0]), dump_json(numbers[1]), None))
 
     def fail_trial(self, trial_id: int, error: str) -> None:
         """Mark a running trial failed with its error (the run goes on)."""
@@ -507,7 +511,8 @@ def _connect_read_only(path: Path, timeout: float, follow: bool = False) -> sqli
     """``mode=ro``: SQLite cannot write the file. With no ``-wal`` file beside it no process has
     the store open (WAL removes it on the last close), and ``immutable=1`` keeps SQLite from
     creating the ``-wal``/``-shm`` files a read-only reader of a WAL database would leave; a
-    reader that ``follow``s a run (the dashboard) must see later writes, so it never is."""
+    reader that ``follow``s a run (the dashboard) must see later writes, so it never is (and
+    may leave those side files beside an idle store)."""
     idle = not follow and not Path(f"{path}-wal").exists()
     uri = path.resolve().as_uri() + ("?mode=ro&immutable=1" if idle else "?mode=ro")
     return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
@@ -542,8 +547,8 @@ def _row_problem(t: StoredTrial) -> str | None:
         for key, value in getattr(t, column).items():
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 return f"{column}: {key!r} is {value!r}, not a number"
-    for key, value in {**t.config, **t.params}.items():
-        if not isinstance(value, (str, int, float, bool)):
+    for key, value in {**t.params, **t.config}.items():  # a logged parameter may be unknown (NaN)
+        if not isinstance(value, (str, int, float, bool)) and not (value is None and key not in t.config):
             return f"parameter {key!r} is {value!r}, not a number, string or boolean"
     for column in ("started", "finished"):
         value = getattr(t, column)

@@ -52,3 +52,12 @@ def test_categorical_parents_are_left_to_the_residual():
     x = rng.uniform(0, 1, 20)
     form = choose_form({"x": x, "codec": np.full(20, np.nan)}, 4 * x + 1, ["x", "codec"])
     assert form is not None and "codec" not in form.formula and form.parents == ("x",)
+
+
+def test_a_power_form_stays_finite_when_a_sampled_parent_goes_below_zero():
+    rng = np.random.default_rng(0)
+    m = rng.uniform(0.5, 4, 20)
+    form = choose_form({"m": m}, 2 * m**1.5, ["m"])
+    assert form is not None and form.name == "power"
+    values = Expression.parse(form.formula).evaluate({"m": np.array([-1.0, 0.0, 2.0]), **form.init})
+    assert np.all(np.isfinite(values))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
@@ -107,9 +108,26 @@ def test_zigzag_edp_product_and_latency_sum():
 def test_an_expert_model_wins_and_learned_relations_avoid_its_cycles():
     table = with_objectives(ingest(ROOT / "datasets" / "zigzag-resnet18").table, ["edp"], [])
     knowledge = Knowledge.from_yaml(ROOT / "examples" / "zigzag-edp-annotations.yaml")
-    graph = learn(table, knowledge).graph
+    known = knowledge.required_edges()
+    found = find_relations(table, skip=knowledge.node_models, known=known)
+    assert found and not {r.target for r in found} & set(knowledge.node_models)
+    graph = nx.DiGraph(known + [(i, r.target) for r in found for i in r.inputs])
+    assert nx.is_directed_acyclic_graph(graph)
+    # latency = its three parts is the expert's: a learned relation must not explain a part by it
+    assert not any(r.target.startswith("latency_") and "latency" in r.inputs for r in found)
+    learned = learn(table, knowledge).graph
     for node, spec in knowledge.node_models.items():
-        assert graph.node_models[node] == spec
+        assert learned.node_models[node] == spec
+
+
+def test_a_forbidden_edge_is_never_a_relation_input():
+    rng = np.random.default_rng(3)
+    parts = {"mb": rng.uniform(1, 5, 30), "mc": rng.uniform(1, 5, 30)}
+    table = _table({**parts, "cost": parts["mb"] + parts["mc"]})
+    assert {"mb", "mc"} <= set(find_relations(table)[0].inputs)
+    graph = learn(table, Knowledge().forbid("mb", "cost")).graph
+    assert not graph.has_edge("mb", "cost")
+    assert "mb" not in graph.node_models.get("cost", {}).get("function", "")
 
 
 @pytest.mark.parametrize("enabled", [True, False])

@@ -207,3 +207,14 @@ def test_trial_state_tells_interrupted_from_failed(tmp_path: Path) -> None:
         store.finish_trial(ids[2], TrialRecord("t", {"a": 2}, {}, {"cost": 1.0}), stopped=True)
         states = [store.trial(i).state for i in ids]
     assert states == [TrialState.FAILED, TrialState.INTERRUPTED, TrialState.STOPPED, TrialState.RUNNING]
+
+
+def test_what_a_trial_logs_is_read_back_unknown_parameters_and_boolean_metrics_included(tmp_path):
+    # the store wrote rows its reader refused: a logged parameter that is NaN (written as null)
+    # and a boolean metric
+    with Store(tmp_path / "run.db") as store:
+        trial = store.start_trial({"x": 0.1})
+        store.finish_trial(trial.id, TrialRecord(trial.name, {"x": 0.1, "logged": float("nan")},
+                                                 {"flag": True}, {"cost": 1.0}))
+        (back,) = store.trials()
+        assert back.metrics["flag"] == 1.0 and back.params.get("logged") is None

@@ -26,13 +26,15 @@ def _invoke(*args: str) -> str:
     return result.output
 
 
-def _tune(config: Path, store: Path, budget: int) -> list:
-    """Run ``boanon tune`` from the repository root (the examples' paths are relative to it)."""
+def _tune(config: Path, store: Path, budget: int, unmappable_ok: bool = False) -> list:
+    """Run ``boanon tune`` from the repository root (the examples' paths are relative to it);
+    ``unmappable_ok``: a design ZigZag cannot map is stored as failed, as any system failure."""
     _invoke("tune", str(config), "--budget", str(budget), "--store", str(store))
     with Store(store) as s:
         trials = s.trials()
         graphs = {t.graph_id: s.graph(t.graph_id) for t in trials if t.graph_id is not None}
-    assert [t.status for t in trials] == ["done"] * budget, [t.error for t in trials]
+    assert all(t.status == "done" or unmappable_ok and "NoValidLoopOrdering" in (t.error or "")
+               for t in trials), [t.error for t in trials]
     return [(t, graphs.get(t.graph_id)) for t in trials]
 
 
@@ -105,8 +107,9 @@ def test_zigzag_learns_from_its_dataset_then_tunes_the_pareto_front(tmp_path, mo
     # one of the dataset's two layers and a narrow mapping search (a few CPU-s a trial): the 40
     # dataset designs are a related task; the graph learned on them proposes the fourth trial
     config = _test_yaml(tmp_path, "zigzag", options={"layers": [12], "lpf_limit": 2})
-    trials = _tune(config, tmp_path / "zigzag.db", budget=4)
+    trials = _tune(config, tmp_path / "zigzag.db", budget=4, unmappable_ok=True)
     last, last_graph = trials[-1]
     assert last.surrogate not in ("init", "random"), last.reason
     assert _learned_from_dataset(last_graph, 40), last.reason
-    assert all(t.objectives["energy"] > 0 and t.objectives["latency"] > 0 for t, _ in trials)
+    assert all(t.objectives["energy"] > 0 and t.objectives["latency"] > 0 for t, _ in trials
+               if t.status == "done")

@@ -50,9 +50,9 @@ def _expected_improvement(model: Surrogate, table: pd.DataFrame, o: Objective,
     observed = param_configs(model.space, table[table[f"objective:{o.name}"].notna()])
     # Screen with few samples, then re-estimate the five best: the minimum of noisy Monte-Carlo
     # means is biased low.
-    means = o.to_minimize(model.sample(observed, 16, rng)[o.name].mean(axis=0))
+    means = o.to_minimize(np.nanmean(model.sample(observed, 16, rng)[o.name], axis=0))
     top = [observed[i] for i in np.argsort(means)[:5]]
-    best = float(o.to_minimize(model.sample(top, 128, rng)[o.name].mean(axis=0)).min())
+    best = float(np.nanmin(o.to_minimize(np.nanmean(model.sample(top, 128, rng)[o.name], axis=0))))
 
     def ei(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
         return expected_improvement(o.to_minimize(model.sample(configs, n_samples, rng)[o.name]), best)

@@ -44,8 +44,9 @@ class SearchSettings:
     final_samples: int = 64
     n_final: int = 8
     trust_region: float | None = None
-    """Early phase: no global design, only changes of up to ``trust_changes`` parameters of the
-    starts with this step (unit scale)."""
+    """Early phase: no global design; the search starts from changes of up to ``trust_changes``
+    parameters of the starts, with this step (unit scale), and its local rounds go on from there
+    (so a proposal can differ from its start in a few more)."""
     trust_changes: int = 4
 
 

@@ -84,6 +84,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     tunes with that structure; no annotations needed (an expert's still win).
     """
     created: Path | None = None
+    store: Store | None = None
     try:
         config = load_config(config_file)
         plan = load_plan(plan_file, budget, workers, dask, early_stopping) if plan_file else None
@@ -112,6 +113,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                       propose_options=config.propose_options())
         left_running = tuner.resume() if resume else []  # a fresh store has nothing to take over
     except (ConfigError, ValueError) as exc:
+        if store is not None:
+            store.close()
         if created is not None:  # a run that never started leaves no store to block the next try
             for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):
                 path.unlink(missing_ok=True)

@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 
 from boanon.graph import CausalGraph
-from boanon.models import DAGSurrogate, PlainGPSurrogate, Surrogate
+from boanon.models import DAGSurrogate, Surrogate
 from boanon.models.base import heldout_scores
 from boanon.multiobjective import OutputConstraint
 from boanon.objectives import Objective
-from boanon.space import Bool, Categorical, Space
+from boanon.report import fit_run_model, grid
+from boanon.space import Space
 from boanon.table import TRIAL, Value
 
 GRID = 11  # values per numeric parameter in an effect curve
@@ -65,16 +66,6 @@ class Background:
             self._key, self._result, self._running = key, result, False
 
 
-def fit_surrogate(space: Space, table: pd.DataFrame, objectives: Sequence[Objective],
-                  constraints: Sequence[OutputConstraint], graph: CausalGraph | None) -> Surrogate:
-    """The run's kind of surrogate fitted on ``table`` (the tuner's view of its measured trials)."""
-    outputs = [c.name for c in constraints]
-    if graph is None:
-        return PlainGPSurrogate(space, objectives, outputs).fit(table)
-    graph = graph.with_objectives([o.name for o in objectives], outputs)
-    return DAGSurrogate(space, graph, objectives, outputs).fit(table)
-
-
 def node_fits(model: DAGSurrogate, table: pd.DataFrame, seed: int = 0) -> dict[str, dict[str, Any]]:
     """Per node model: its kind and parents, each trial's observed value against the value
     predicted without that trial (observed parents), and the held-out scores."""
@@ -87,16 +78,6 @@ def node_fits(model: DAGSurrogate, table: pd.DataFrame, seed: int = 0) -> dict[s
                      "trials": table[TRIAL].to_numpy()[fit["rows"]].tolist(),
                      "observed": y.tolist(), "predicted": mu.tolist(), "sd": sd.tolist(), **scores}
     return out
-
-
-def sweep_values(space: Space, name: str) -> list[Value]:
-    """The values an effect curve visits: every choice, or :data:`GRID` evenly spaced values."""
-    p = space.params[name]
-    if isinstance(p, Bool):
-        return [False, True]
-    if isinstance(p, Categorical):
-        return list(p.choices)
-    return sorted({p.from_unit(u) for u in np.linspace(0.0, 1.0, GRID)})
 
 
 def downstream(model: Surrogate, name: str) -> list[str]:
@@ -117,7 +98,7 @@ def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objective
     metrics on its way to them (those it moves most relative to their spread across the trials).
     Sorted by how much the first objective's mean moves."""
     rng = np.random.default_rng(seed)
-    sweeps = {n: [v for v in sweep_values(space, n) if space.is_feasible({**base, n: v})]
+    sweeps = {n: [v for v in grid(space, n, GRID) if space.is_feasible({**base, n: v})]
               for n in space.names}
     configs = [{**base, n: v} for n in space.names for v in sweeps[n]]
     samples = model.sample(configs, EFFECT_SAMPLES, rng)
@@ -153,7 +134,7 @@ def analyse(space: Space, table: pd.DataFrame, objectives: Sequence[Objective],
     """The model views of one state of the run (plain data for the page)."""
     if len(table) < 2:
         return {"error": f"{len(table)} measured trial(s): too few to fit a model"}
-    model = fit_surrogate(space, table, objectives, constraints, graph)
+    model = fit_run_model(space, table, objectives, constraints, graph)
     return {
         "surrogate": model.name, "n_trials": len(table), "base": dict(base),
         "nodes": node_fits(model, table) if isinstance(model, DAGSurrogate) else {},

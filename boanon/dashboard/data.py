@@ -23,6 +23,7 @@ from boanon.multiobjective import OutputConstraint
 from boanon.multiobjective.pareto import objective_matrix, reference_point
 from boanon.multiobjective.summary import hypervolume_trace, pareto_flags
 from boanon.objectives import Objective
+from boanon.report import default_trial
 from boanon.space import Space
 from boanon.store import MEASURED, StoredTrial
 from boanon.table import records_to_table, with_objectives
@@ -69,12 +70,6 @@ def run_summary(path: str, study: Mapping[str, Any] | None, trials: Sequence[Sto
         "elapsed_s": seconds(trials[0].started, last) if trials and last else None,
         "best": bests,
     }
-
-
-def default_trial(trials: Sequence[StoredTrial], space: Space) -> StoredTrial | None:
-    """The first finished trial that ran the space's default configuration (the baseline)."""
-    default = space.default()
-    return next((t for t in trials if t.status == "done" and t.config == default), None)
 
 
 def convergence(trials: Sequence[StoredTrial], objectives: Sequence[Objective],

@@ -66,8 +66,10 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     start = perf_counter()
     knowledge = knowledge or Knowledge()
     info = get_learner(learner)
-    knowledge.validate({split_column(c)[1]: split_column(c)[0] for r in ROLES for c in columns_of(table, r)})
-    found = find_relations(table, skip=knowledge.node_models, known=knowledge.required_edges()) \
+    roles = {split_column(c)[1]: split_column(c)[0] for r in ROLES for c in columns_of(table, r)}
+    knowledge.validate(roles)
+    found = find_relations(table, skip=knowledge.node_models, known=knowledge.required_edges(),
+                           allows=lambda source, target: knowledge.allows(source, target, roles)) \
         if relations else []
     knowledge = knowledge.with_node_models({r.target: r.node_model() for r in found})
     t_rel = perf_counter()
@@ -85,7 +87,8 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
                      alpha=alpha)
     t_post = perf_counter()
     if bootstrap:
-        stability = edge_stability(prepared, knowledge, info, bootstrap, seed=seed, alpha=alpha, **options)
+        stability = edge_stability(prepared, knowledge, info, bootstrap, seed=seed, alpha=alpha,
+                                   interventions=interventions, **options)
         for e in graph.edges:
             e.stability = round(stability.get((e.source, e.target), 0.0), 3)
     end = perf_counter()

@@ -13,13 +13,16 @@ import numpy as np
 
 from boanon.annotations import Knowledge
 from boanon.learners.base import LearnerInfo
+from boanon.learners.interventions import reselect_parameter_parents
 from boanon.learners.postprocess import orient
 from boanon.learners.preprocess import Prepared
 
 
 def edge_stability(prepared: Prepared, knowledge: Knowledge, learner: LearnerInfo, resamples: int, *,
-                   seed: int = 0, fraction: float = 0.8, **options: Any) -> dict[tuple[str, str], float]:
-    """Share of ``resamples`` subsamples whose oriented graph has each directed edge."""
+                   seed: int = 0, fraction: float = 0.8, interventions: bool = False,
+                   **options: Any) -> dict[tuple[str, str], float]:
+    """Share of ``resamples`` subsamples whose oriented graph has each directed edge (with the
+    parameter parents re-selected as ``learn`` does when ``interventions``)."""
     rng = np.random.default_rng(seed)
     size = max(5, int(round(fraction * prepared.n)))
     counts: Counter[tuple[str, str]] = Counter()
@@ -27,5 +30,8 @@ def edge_stability(prepared: Prepared, knowledge: Knowledge, learner: LearnerInf
         rows = np.sort(rng.choice(prepared.n, size=size, replace=False))
         sub = prepared.resample(rows)
         partial = learner.fn(sub, knowledge, seed=seed + b + 1, **options)
-        counts.update(list(orient(partial, sub.roles, knowledge).edges))
+        dag = orient(partial, sub.roles, knowledge)
+        if interventions:
+            reselect_parameter_parents(dag, sub, knowledge, options.get("alpha", 0.01))
+        counts.update(list(dag.edges))
     return {e: c / resamples for e, c in counts.items()}

@@ -37,7 +37,7 @@ a few fixed forms, checked in milliseconds, each of which becomes a function nod
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from itertools import combinations, product
 
@@ -154,15 +154,18 @@ def node_values(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Role]]:
 
 
 def find_relations(table: pd.DataFrame, skip: Iterable[str] = (), known: Iterable[tuple[str, str]] = (),
-                   tolerance: float = DEFAULT_TOLERANCE, approximate: float = DEFAULT_APPROXIMATE,
-                   max_terms: int = MAX_TERMS) -> list[Relation]:
+                   allows: Callable[[str, str], bool] | None = None, tolerance: float = DEFAULT_TOLERANCE,
+                   approximate: float = DEFAULT_APPROXIMATE, max_terms: int = MAX_TERMS) -> list[Relation]:
     """Relations among ``table``'s quantities (tidy trial table), targets in ``skip`` excluded
     (an expert's node model wins over a learned relation), consistent with the ``known`` edges
-    (no relation closes a cycle with them); ``approximate=0`` keeps exact ones only."""
+    (no relation closes a cycle with them) and using only inputs ``allows(input, target)``
+    accepts (the expert's forbidden edges and metric tiers); ``approximate=0`` keeps exact ones.
+    Names starting with ``_`` are left out: the formulas' free constants are named so."""
     frame, roles = node_values(table)
     skip = set(skip)
     spread = frame.std()
-    usable = [c for c in frame.columns if c.isidentifier() and np.isfinite(spread[c]) and spread[c] > 0]
+    usable = [c for c in frame.columns if c.isidentifier() and not c.startswith("_")
+              and np.isfinite(spread[c]) and spread[c] > 0]
     values = _Columns(usable, frame[usable].to_numpy())
     varies = np.array([_varies(values.matrix[:, j]) for j in range(len(usable))], dtype=bool)
     targets = [c for c in usable if roles[c] != "param" and c not in skip]
@@ -175,7 +178,8 @@ def find_relations(table: pd.DataFrame, skip: Iterable[str] = (), known: Iterabl
     dag = nx.DiGraph(list(known))
     for target in targets:
         below = nx.descendants(dag, target) if target in dag else set()
-        allowed = [c for c in inputs if c != target and c not in below]
+        allowed = [c for c in inputs if c != target and c not in below
+                   and (allows is None or allows(c, target))]
         loose = max(tolerance, approximate)
         fit = _best_fit(values, varies, target, allowed, groups, aggregates, params, loose, max_terms,
                         tolerance / loose)
@@ -281,7 +285,7 @@ def _linear(sub: _Columns, y: np.ndarray, max_terms: int, params: set[str]) -> _
     chosen: list[int] = []
     residual = y - y.mean()
     sizes: list[_Fit] = []
-    for _ in range(min(max_terms, n - 4)):
+    for _ in range(min(max_terms, n - 4, X.shape[1])):
         corr = np.abs(z.T @ residual)
         corr[chosen] = -np.inf
         chosen.append(int(np.argmax(corr)))
@@ -296,7 +300,8 @@ def _linear(sub: _Columns, y: np.ndarray, max_terms: int, params: set[str]) -> _
 
 def _linear_text(names: list[str], coef: np.ndarray, y: np.ndarray) -> tuple[str, str]:
     """``a + b`` for unit weights without a constant (kind ``sum``), else the weights."""
-    terms = [n if abs(c - 1) < 1e-3 else f"{_num(c)} * {n}" for c, n in zip(coef[:-1], names, strict=True)]
+    terms = [n if abs(c - 1) < 1e-3 else f"-{n}" if abs(c + 1) < 1e-3 else f"{_num(c)} * {n}"
+             for c, n in zip(coef[:-1], names, strict=True)]
     unit = all(t in names for t in terms)
     if abs(coef[-1]) > 1e-6 * (float(np.mean(np.abs(y))) or 1.0):
         terms.append(_num(coef[-1]))

@@ -204,7 +204,8 @@ class DAGSurrogate(Surrogate):
             if learned or isinstance(graph_model, (GPNode, MarginalNode)):
                 candidates += self._alternatives(table, batch, node, graph_model, with_own=learned)
             scored = [self._chain_cv(table, batch, node, m, folds, held, rng) for m in candidates]
-            best = max(range(len(scored)), key=lambda i: scored[i][0] - (SAFETY_NET_MARGIN if i else 0.0))
+            score = [np.nan_to_num(s[0], nan=-np.inf) for s in scored]  # non-finite samples never win
+            best = max(range(len(scored)), key=lambda i: score[i] - (SAFETY_NET_MARGIN if i else 0.0))
             if scored[best][1] is None:  # no candidate can be cross-validated: keep the graph's
                 break
             self.models[node], held[node] = candidates[best], scored[best][1]

@@ -63,7 +63,8 @@ def choose_form(raw: Mapping[str, np.ndarray], y: np.ndarray, parents: Sequence[
     """The best form of ``y`` over the numeric ``parents`` (values in ``raw``), or None when no
     form explains at least :data:`MIN_HELDOUT_R2` of its held-out variance."""
     y = np.asarray(y, dtype=float)
-    numeric = [p for p in parents if np.all(np.isfinite(raw[p])) and np.ptp(raw[p]) > 0]
+    numeric = [p for p in parents if not p.startswith("_")  # the forms' constants are named _c...
+               and np.all(np.isfinite(raw[p])) and np.ptp(raw[p]) > 0]
     n = len(y)
     if not numeric or n < 6 or np.ptp(y) == 0:
         return None
@@ -79,8 +80,10 @@ def choose_form(raw: Mapping[str, np.ndarray], y: np.ndarray, parents: Sequence[
                 candidates.append(("hinge", base + [_Term(f"maximum({t.text} - {cut:.6g}, 0)",
                                                            np.maximum(t.values - cut, 0.0))], False))
     if np.min(y) > 0 and all(np.min(raw[p]) > 0 for p in numeric):
-        logs = [_Term(f"log({p} / {_geomean(raw[p]):.6g})", np.log(raw[p] / _geomean(raw[p])))
-                for p in numeric]
+        # a sampled parent can fall at or below zero where the trials never did: floored at a
+        # tenth of its smallest observed value, so the form stays finite
+        logs = [_Term(f"log(maximum({p}, {0.1 * np.min(raw[p]):.6g}) / {_geomean(raw[p]):.6g})",
+                      np.log(raw[p] / _geomean(raw[p]))) for p in numeric]
         candidates.append(("power", logs, True))
     best: tuple[float, Form] | None = None
     for name, terms, logged in candidates:
