@@ -62,3 +62,16 @@ def test_the_strategy_names_a_config_accepts_are_the_tuners():
     from boanon.strategies import STRATEGIES
 
     assert STRATEGIES == proposed
+
+
+def test_learners_are_registered_like_runners_and_a_second_one_under_a_name_is_refused():
+    from boanon.learners import available_learners, get_learner, register_learner
+    from boanon.learners.base import LEARNERS
+
+    assert {"tiered-pc", "pc", "pgmpy-pc"} <= set(available_learners())
+    assert get_learner("tiered-pc").name == "tiered-pc"
+    with pytest.raises(ValueError, match="already registered"):
+        register_learner("tiered-pc", "another")(lambda prepared, knowledge, *, alpha, seed: None)
+    with pytest.raises(ValueError, match="unknown learner 'nope'; available: .*tiered-pc"):
+        get_learner("nope")
+    assert LEARNERS.group == "boanon.learners"

@@ -23,7 +23,7 @@ SHOWN_PER_REASON = 8
 @click.argument("source", metavar="LOGDIR|TABLE.csv", type=click.Path(exists=True))
 @click.option("--annotations", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Expert knowledge YAML (required/forbidden edges, tiers, node models).")
-@click.option("--learner", type=click.Choice(sorted(LEARNERS)), default=DEFAULT_LEARNER, show_default=True)
+@click.option("--learner", type=click.Choice(LEARNERS.names()), default=DEFAULT_LEARNER, show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Graph JSON to write.")
 @click.option("--render", "render_path", type=click.Path(dir_okay=False), default=None,
               help="Also draw the graph (.svg, .png or .dot): grouped by entity, each node's strongest "

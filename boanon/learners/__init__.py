@@ -45,7 +45,7 @@ class LearnResult:
 
 
 def available_learners() -> list[str]:
-    return sorted(LEARNERS)
+    return LEARNERS.names()
 
 
 def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str = DEFAULT_LEARNER, *,

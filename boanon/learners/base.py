@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from boanon.annotations import Knowledge
 from boanon.learners.preprocess import Prepared
+from boanon.registry import Registry
 
 
 @dataclass
@@ -43,19 +44,25 @@ class LearnerInfo:
     description: str
 
 
-LEARNERS: dict[str, LearnerInfo] = {}
+ENTRY_POINT_GROUP = "boanon.learners"
+LEARNERS: Registry[LearnerInfo] = Registry("learner", ENTRY_POINT_GROUP, builtins=(
+    "boanon.learners.tiered_pc", "boanon.learners.causallearn_learners", "boanon.learners.pgmpy_learners"))
+"""The learners by name: BoAnon's own and those other packages declare under the entry-point
+group ``boanon.learners`` (a learner function, or a :class:`LearnerInfo`)."""
 
 
 def register_learner(name: str, description: str) -> Callable[[Learner], Learner]:
     """Decorator: make a learner available to :func:`boanon.learners.learn` under ``name``."""
     def wrap(fn: Learner) -> Learner:
-        LEARNERS[name] = LearnerInfo(name, fn, description)
+        LEARNERS.register(name, LearnerInfo(name, fn, description))
         return fn
     return wrap
 
 
 def get_learner(name: str) -> LearnerInfo:
-    try:
-        return LEARNERS[name]
-    except KeyError:
-        raise ValueError(f"unknown learner {name!r}; available: {', '.join(sorted(LEARNERS))}") from None
+    """The learner called ``name`` (a plug-in's bare function gets its docstring as description);
+    an unknown name is a ValueError listing the known ones."""
+    entry: Any = LEARNERS.get(name)
+    if isinstance(entry, LearnerInfo):
+        return entry
+    return LearnerInfo(name, entry, (entry.__doc__ or "").strip())
