@@ -29,7 +29,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -122,8 +122,7 @@ class Knowledge:
         no model: the expert's own node models win. A learned ``function`` node gets no other
         parents (it is determined by its inputs): every other edge into it is forbidden, so a
         learner orients its adjacencies away from it."""
-        out = Knowledge(list(self.required), list(self.forbidden), list(self.forbidden_patterns),
-                        [list(t) for t in self.tiers], dict(self.node_models), self.source, set(self.learned))
+        out = self._copy()
         for node, spec in models.items():
             if node not in out.node_models:
                 parsed = NodeSpec.parse(node, spec, self.source)
@@ -135,12 +134,21 @@ class Knowledge:
 
     def without_learned(self, keep: Iterable[str]) -> Knowledge:
         """A copy without the learned node models whose node is not in ``keep`` (pruned)."""
-        keep = set(keep)
-        drop = {n for n in self.learned if n not in keep}
-        return Knowledge(list(self.required), list(self.forbidden), list(self.forbidden_patterns),
-                         [list(t) for t in self.tiers],
-                         {n: m for n, m in self.node_models.items() if n not in drop}, self.source,
-                         self.learned - drop)
+        drop = self.learned - set(keep)
+        return self._copy(node_models={n: m for n, m in self.node_models.items() if n not in drop},
+                          learned=self.learned - drop)
+
+    def _copy(self, **changes: Any) -> Knowledge:
+        """A copy that shares nothing mutable with this one (and none of its cached answers)."""
+        fields = {"required": list(self.required), "forbidden": list(self.forbidden),
+                  "forbidden_patterns": list(self.forbidden_patterns),
+                  "tiers": [list(t) for t in self.tiers], "node_models": dict(self.node_models),
+                  "learned": set(self.learned)}
+        return replace(self, **{**fields, **changes}, _memo={}, _required=None)
+
+    def is_function(self, node: str) -> bool:
+        """Whether ``node`` has a deterministic ``function`` model: it reads only its inputs."""
+        return "function" in self.node_models.get(node, {})
 
     # --- YAML -----------------------------------------------------------------------------
     @classmethod

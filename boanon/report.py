@@ -75,13 +75,18 @@ class RunView:
         raise KeyError(f"{self.store.path}: no trial {name_or_id!r}")
 
 
+def study_space(study: dict[str, Any], source: str = "store") -> Space:
+    """The run's search space as its store recorded it."""
+    return Space.from_dict(study["space"], study.get("constraints", []), source=source)
+
+
 def read_run(store: Store) -> RunView:
     """The run recorded in ``store``; ValueError when no run was recorded yet."""
     study = store.study()
     if study is None:
         raise ValueError(f"{store.path}: no run recorded yet")
     source = str(store.path)
-    space = Space.from_dict(study["space"], study.get("constraints", []), source=source)
+    space = study_space(study, source)
     trials = store.trials()
     graph_ids = [t.graph_id for t in trials if t.graph_id is not None]
     objectives = parse_objectives(study["objectives"], source=source)

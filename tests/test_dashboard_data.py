@@ -15,7 +15,7 @@ from boanon.dashboard import analysis, data
 from boanon.dashboard.app import RunView
 from boanon.errors import StoreError
 from boanon.objectives import Objective
-from boanon.report import fit_run_model
+from boanon.report import fit_run_model, study_space
 from boanon.runners.function import CallableRunner
 from boanon.store import Store, StoredTrial
 from boanon.synthetic import SyntheticSystem
@@ -181,7 +181,7 @@ def test_node_fits_score_as_node_scores(run: Path) -> None:
     from boanon.table import records_to_table, with_objectives
 
     table = with_objectives(records_to_table(t.record() for t in view.store.trials("done")), ["cost"])
-    model = fit_run_model(data.study_space(study), table, [Objective("cost")], [],
+    model = fit_run_model(study_space(study), table, [Objective("cost")], [],
                                    view.store.graph(view.store.last_graph_id()))
     fits = analysis.node_fits(model, table, seed=4)
     scores = model.node_scores(np.random.default_rng(4))

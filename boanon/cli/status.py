@@ -19,7 +19,7 @@ from boanon.multiobjective import (
     table_hypervolume,
 )
 from boanon.objectives import Objective, parse_objectives
-from boanon.report import read_run
+from boanon.report import study_space
 from boanon.store import Store, StoredTrial
 from boanon.tuner import best_trial
 
@@ -120,12 +120,13 @@ def summary(store: Store, n_failures: int = 10) -> str:
         if last is not None:
             elapsed = datetime.fromisoformat(last) - datetime.fromisoformat(trials[0].started)
             lines.append(f"time:       {trials[0].started} .. {last} ({elapsed.total_seconds():.0f} s)")
+    space = study_space(study, str(store.path))
     for o in objectives:
         best = best_trial(done, o, constraints)
         if best is not None:
             lines.append(f"best {o.name}: {best.objectives[o.name]:.6g} in {best.name} "
                          f"[{best.surrogate}]")
-            lines.append("  " + config_line(read_run(store).space, best.config))
+            lines.append("  " + config_line(space, best.config))
     if done and (len(objectives) > 1 or constraints):
         table = store.to_table(("done",))  # as the best trials above: runs cut short are left out
         lines.append(format_front(table, objectives, constraints))

@@ -23,6 +23,7 @@ from starlette.staticfiles import StaticFiles
 
 from boanon.cli.status import study_goals
 from boanon.dashboard import analysis, data
+from boanon.report import study_space
 from boanon.store import MEASURED, Store, dump_json
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import records_to_table, with_objectives
@@ -61,7 +62,7 @@ class RunView:
             return {"summary": summary, "poll_s": self.poll_s}
         return {
             "summary": summary, "poll_s": self.poll_s,
-            "convergence": data.convergence(trials, objectives, constraints, data.study_space(study)),
+            "convergence": data.convergence(trials, objectives, constraints, study_space(study)),
             "trials": data.trial_rows(trials, self.trials_dir),
             "pareto": data.pareto(trials, objectives, constraints),
             "timeline": data.timeline(trials),
@@ -78,7 +79,7 @@ class RunView:
         objectives, _ = study_goals(self.store)
         kinds = next((t.info["structure"]["node_models"] for t in reversed(self.store.trials())
                       if "node_models" in t.info.get("structure", {})), None)
-        view = data.graph_view(self.store.graph(graph_id), data.study_space(study),
+        view = data.graph_view(self.store.graph(graph_id), study_space(study),
                                [o.name for o in objectives], focus, kinds)
         return {"graph": view, "graph_id": graph_id}
 
@@ -92,7 +93,7 @@ class RunView:
         measured = [t for t in trials if t.status in MEASURED]
         objectives, constraints = study_goals(self.store)
         graph_id = self.store.last_graph_id() if study.get("strategy") == "structured" else None
-        space = data.study_space(study)
+        space = study_space(study)
         best = data.run_summary(str(self.store.path), study, trials, objectives, constraints)["best"]
         first = best.get(objectives[0].name) if objectives else None
         base = first["config"] if first else space.default()

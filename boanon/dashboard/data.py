@@ -33,11 +33,6 @@ GROUP_PREFIX = re.compile(r"([A-Za-z0-9]+)[_.:/-]")  # m3_busy_s, rocksdb.block.
 MIN_GROUP = 2  # a name prefix shared by fewer nodes is no group
 
 
-def study_space(study: Mapping[str, Any]) -> Space:
-    """The run's search space as its store recorded it."""
-    return Space.from_dict(study["space"], study.get("constraints", ()), source="store")
-
-
 def seconds(start: str, end: str | None) -> float | None:
     """Seconds between two of the store's ISO timestamps (None while a trial runs)."""
     if end is None:

@@ -54,8 +54,7 @@ def reselect_parameter_parents(dag: nx.DiGraph, prepared: Prepared, knowledge: K
     roles = prepared.all_roles
     params = [n for n, r in prepared.roles.items() if r == "param"]
     for node in list(dag.nodes):
-        if roles.get(node) == "param" or node not in prepared.basis or \
-                "function" in knowledge.node_models.get(node, {}):
+        if roles.get(node) == "param" or node not in prepared.basis or knowledge.is_function(node):
             continue
         given = [p for p in dag.predecessors(node) if roles.get(p) != "param" and p in prepared.basis]
         allowed = [p for p in params if knowledge.allows(p, node, roles)]

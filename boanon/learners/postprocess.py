@@ -185,7 +185,7 @@ def _fallback_target(param: str, objective: str, dag: nx.DiGraph, prepared: Prep
     frontier, todo = [], [objective]
     while todo:
         node = todo.pop()
-        if "function" in knowledge.node_models.get(node, {}):
+        if knowledge.is_function(node):
             todo += [q for q in dag.predecessors(node) if prepared.all_roles.get(q) != "param"]
         else:
             frontier.append(node)
@@ -208,7 +208,7 @@ def _link_dependent_params(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowl
     """
     roles = prepared.all_roles
     for o in objectives:
-        if o not in prepared.basis or "function" in knowledge.node_models.get(o, {}):
+        if o not in prepared.basis or knowledge.is_function(o):
             continue  # a function reads only its inputs
         ancestors = nx.ancestors(dag, o)
         missing = [p for p, r in prepared.roles.items() if r == "param" and p not in ancestors
