@@ -45,6 +45,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from boanon.leave_one_out import loo_fit
 from boanon.table import Role, columns_of, split_column
 
 DEFAULT_TOLERANCE = 0.01
@@ -263,15 +264,9 @@ def _varies(values: np.ndarray | pd.Series) -> bool:
 
 def _loo_rmse(X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """Leave-one-out RMSE of least squares on ``X`` (with its constant column), coefficients,
-    fitted values (the hat matrix gives every held-out residual from one fit)."""
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    fitted = X @ coef
-    q, _ = np.linalg.qr(X)
-    h = np.sum(q**2, axis=1)
-    if h.max() > MAX_LEVERAGE:  # one trial decides a weight: no held-out evidence for it
-        return np.inf, coef, fitted
-    loo = (y - fitted) / (1.0 - h)
-    return float(np.sqrt(np.mean(loo**2))), coef, fitted
+    fitted values; infinite when one trial decides a weight (no held-out evidence for it)."""
+    coef, fitted, loo = loo_fit(X, y, MAX_LEVERAGE)
+    return (np.inf if loo is None else float(np.sqrt(np.mean(loo**2)))), coef, fitted
 
 
 def _linear(sub: _Columns, y: np.ndarray, max_terms: int, params: set[str]) -> _Fit | None:

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from boanon.leave_one_out import loo_fit
+
 MIN_HELDOUT_R2 = 0.5
 """A form is used only when it explains at least this share of the node's held-out variance."""
 PENALTY = 0.02
@@ -37,6 +39,8 @@ ZERO_SHARE = 0.15
 """A parent exactly zero in at least this share of the trials (and nonzero in as many) gets an
 indicator term."""
 QUANTILES = (0.25, 0.5, 0.75)
+MAX_LEVERAGE = 0.99
+"""A form whose fit one trial decides alone is not judged (no held-out evidence)."""
 
 
 @dataclass(frozen=True)
@@ -114,13 +118,10 @@ def _base_terms(parent: str, x: np.ndarray) -> list[_Term]:
 def _heldout_r2(X: np.ndarray, y: np.ndarray, logged: bool) -> tuple[float, np.ndarray]:
     """Leave-one-out R^2 (on y's scale) of least squares on ``X``, and the coefficients."""
     target = np.log(y) if logged else y
-    coef, *_ = np.linalg.lstsq(X, target, rcond=None)
-    q, _ = np.linalg.qr(X)
-    h = np.sum(q**2, axis=1)
-    if h.max() > 0.99:
+    coef, _, loo = loo_fit(X, target, MAX_LEVERAGE)
+    if loo is None:
         return -np.inf, coef
-    loo = target - (target - X @ coef) / (1 - h)  # held-out predictions
-    pred = np.exp(loo) if logged else loo
+    pred = np.exp(target - loo) if logged else target - loo  # held-out predictions
     r2 = 1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2)
     return float(r2), coef
 
