@@ -5,6 +5,11 @@ incumbent (the best posterior mean among the trials run so far: with noisy obser
 *observed* value is biased low, a known weakness of plain EI). Several objectives or output
 constraints: :func:`boanon.acquisition.scores.score_candidates` (EHVI, or EI of a scalarisation,
 times feasibility) from the same joint samples.
+
+The acquisition is a deterministic function of the configurations: every call with ``n`` samples
+draws from a generator seeded by ``(base, n)``, ``base`` drawn once from the run's generator. With
+the models' shared draws (:func:`boanon.models.nodes.shared_normals`) every candidate of a search
+is scored on the same random numbers, as BoTorch's fixed base samples do.
 """
 
 from __future__ import annotations
@@ -35,10 +40,11 @@ def build_acquisition(model: Surrogate, table: pd.DataFrame, objectives: Sequenc
     if len(objectives) == 1 and not constraints:
         return _expected_improvement(model, table, objectives[0], rng)
     info: dict[str, Any] = {}
+    draws = _fixed_draws(rng)
 
     def multi(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
-        values, details = score_candidates(model.sample(configs, n_samples, rng), table, objectives,
-                                           constraints, ref_point, scalarization)
+        values, details = score_candidates(model.sample(configs, n_samples, draws(n_samples)), table,
+                                           objectives, constraints, ref_point, scalarization)
         info.update({k: v for k, v in details.items() if not isinstance(v, np.ndarray)})
         return values
 
@@ -53,9 +59,17 @@ def _expected_improvement(model: Surrogate, table: pd.DataFrame, o: Objective,
     means = o.to_minimize(np.nanmean(model.sample(observed, 16, rng)[o.name], axis=0))
     top = [observed[i] for i in np.argsort(means)[:5]]
     best = float(np.nanmin(o.to_minimize(np.nanmean(model.sample(top, 128, rng)[o.name], axis=0))))
+    draws = _fixed_draws(rng)
 
     def ei(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
-        return expected_improvement(o.to_minimize(model.sample(configs, n_samples, rng)[o.name]), best)
+        return expected_improvement(o.to_minimize(model.sample(configs, n_samples, draws(n_samples))[o.name]),
+                                    best)
 
     return ei, {"kind": "ei", "incumbent": float(o.from_minimize(best)),
                 "incumbent_rule": "best posterior mean among observed trials"}
+
+
+def _fixed_draws(rng: np.random.Generator) -> Callable[[int], np.random.Generator]:
+    """``n_samples -> generator``, the same draws for every call with the same ``n_samples``."""
+    base = int(rng.integers(2**63))
+    return lambda n_samples: np.random.default_rng([base, n_samples])

@@ -121,7 +121,8 @@ def choose_model(space: Space, table: pd.DataFrame, objectives: list[Objective],
     candidates: list[Surrogate] = []
     note = ""
     if strategy == "structured" and graph is not None:
-        candidates.append(DAGSurrogate(space, graph, objectives, outputs))
+        seed = int(rng.integers(2**63))  # the safety net's folds follow the run's seed
+        candidates.append(DAGSurrogate(space, graph, objectives, outputs, random_state=seed))
     elif strategy == "structured":
         note = "no graph given: "
     candidates.append(PlainGPSurrogate(space, objectives, outputs))

@@ -58,10 +58,11 @@ class DAGSurrogate(Surrogate):
     name = "structured"
 
     def __init__(self, space: Space, graph: CausalGraph, objectives: Sequence[Objective],
-                 outputs: Sequence[str] = (), learn_forms: bool = True):
+                 outputs: Sequence[str] = (), learn_forms: bool = True, random_state: int = 0):
         super().__init__(space, objectives, outputs)
         self.graph = graph
         self.learn_forms = learn_forms
+        self.random_state = random_state
         self.models: dict[str, NodeModel] = {}
         self.order: list[str] = []
         self.report: dict[str, Any] = {}
@@ -194,7 +195,7 @@ class DAGSurrogate(Surrogate):
         self.report["safety_net"] = {}
         if n < MIN_SAFETY_NET_TRIALS:
             return
-        rng = np.random.default_rng(n)
+        rng = np.random.default_rng([self.random_state, n])
         folds = np.array_split(rng.permutation(n), min(SAFETY_NET_FOLDS, n))
         held: dict[str, np.ndarray] = {}  # node -> (S, n): each trial sampled by models blind to its fold
         for node in self.order:
