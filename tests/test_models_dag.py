@@ -167,11 +167,18 @@ def test_logged_parameters_outside_the_search_space_are_dropped():
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_the_node_safety_net_keeps_the_parents_of_the_true_graph(seed):
+@pytest.mark.parametrize("random_state", [0, 1, 2])
+def test_the_node_safety_net_keeps_the_parents_of_the_true_graph(seed, random_state):
+    """On 30 trials the held-out comparison may swap a learned form for a GP on the same parents,
+    or add parameters to a node (8 of 18 seed/fold combinations measured), but no node of the true
+    graph may lose a parent: the alternative over all parameters without the metric parents
+    would cut the chain."""
     system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, seed=seed)
     table = system.sample_table(30, seed)
-    model = DAGSurrogate(system.space, system.true_graph(), [Objective("cost")]).fit(table)
-    assert model.report["safety_net"] == {}
+    graph = system.true_graph()
+    model = DAGSurrogate(system.space, graph, [Objective("cost")], random_state=random_state).fit(table)
+    for node, replacement in model.report["safety_net"].items():
+        assert set(graph.parents(node)) <= set(replacement["parents"]), node
     assert model.order and model.report["unused_after_safety_net"] == []
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -84,8 +85,9 @@ def test_cli_status_front_export_flag_and_warm_start(tmp_path: Path):
     assert third.endswith("[gp]")
 
 
-def _run(system: SyntheticSystem, objectives, budget: int, total: bool = False, **options) -> np.ndarray:
-    tuner = Tuner(system.space, objectives, seed=0, **options)
+def _run(system: SyntheticSystem, objectives, budget: int, total: bool = False, seed: int = 0,
+         **options) -> pd.DataFrame:
+    tuner = Tuner(system.space, objectives, seed=seed, **options)
     while tuner.n_trials() < budget:
         trial = tuner.ask()
         values = system.evaluate(trial.config)
@@ -95,23 +97,27 @@ def _run(system: SyntheticSystem, objectives, budget: int, total: bool = False, 
 
 @pytest.mark.slow
 def test_ehvi_beats_random_search_and_a_scalarised_run_on_a_known_front():
+    """Medians of three seeds: one seed is a coin toss between EHVI and the scalarised run (seed 0
+    gave 0.806 against 0.807; seeds 1-4 went to EHVI by 0.01-0.06)."""
     system = SyntheticSystem(n_params=6, n_groups=2, n_distractors=1, n_duplicates=0, n_objectives=2, seed=1)
     objectives = [Objective("cost"), Objective("cost2")]
     front = np.array([[system.evaluate(c, noise=False)[o.name] for o in objectives]
                       for c in system.pareto_configs(2000, np.random.default_rng(0))])
     ref = front.max(axis=0) + 0.5 * (front.max(axis=0) - front.min(axis=0))
     common = {"strategy": "gp", "n_init": 6, "propose_options": FAST}
-    runs = {"ehvi": _run(system, objectives, 20, **common),
-            # what a user without several objectives would do: tune the sum as one objective
-            "scalarised": _run(system, [Objective("total")], 20, total=True, **common),
-            "random": _run(system, objectives, 20, strategy="random", n_init=6)}
-    hv = {}
-    for name, table in runs.items():
-        configs = [{n: row[f"param:{n}"] for n in system.space.names} for _, row in table.iterrows()]
-        truth = [system.evaluate(c, noise=False) for c in configs]
-        table = table.assign(**{f"objective:{o.name}": [t[o.name] for t in truth] for o in objectives})
-        hv[name] = hypervolume(objective_matrix(table, objectives), ref) / hypervolume(front, ref)
-    assert hv["ehvi"] > hv["random"] and hv["ehvi"] > hv["scalarised"], hv
+    hv: dict[str, list[float]] = {"ehvi": [], "scalarised": [], "random": []}
+    for seed in range(3):
+        runs = {"ehvi": _run(system, objectives, 20, seed=seed, **common),
+                # what a user without several objectives would do: tune the sum as one objective
+                "scalarised": _run(system, [Objective("total")], 20, total=True, seed=seed, **common),
+                "random": _run(system, objectives, 20, seed=seed, strategy="random", n_init=6)}
+        for name, table in runs.items():
+            configs = [{n: row[f"param:{n}"] for n in system.space.names} for _, row in table.iterrows()]
+            truth = [system.evaluate(c, noise=False) for c in configs]
+            table = table.assign(**{f"objective:{o.name}": [t[o.name] for t in truth] for o in objectives})
+            hv[name].append(hypervolume(objective_matrix(table, objectives), ref) / hypervolume(front, ref))
+    median = {name: float(np.median(values)) for name, values in hv.items()}
+    assert median["ehvi"] > median["random"] and median["ehvi"] > median["scalarised"], hv
 
 
 @pytest.mark.slow

@@ -50,12 +50,12 @@ def _noise_penalty(log_noise: float) -> tuple[float, float]:
     """-log Gamma density of the noise variance (in log coordinates, up to a constant) and its
     derivative.
 
-    Without it, a fit on few trials in many dimensions explained the data as noise: on 10 trials of
-    the 40-parameter synthetic system the plain GP's noise was 0.41 of the variance and it predicted
-    102 at the default it had observed at 44.7. The Gamma prior makes "all noise" cost a nat or
-    two and, unlike a log-normal one, does not penalise a noise-free fit. It is mild on purpose:
-    Optuna's rate (30) forced a node GP on a metric with 30 % noise to interpolate it, and the
-    safety net then cut the metric out of the graph (tests/test_models_dag.py).
+    Without a prior, fits on few trials in many dimensions often called most of the variance
+    noise (10 trials of the 40-parameter synthetic system: the plain GP predicted 64.5 at the best
+    trial, observed at 44.7; 49.2 with this prior). Unlike a log-normal prior it does not penalise
+    a noise-free fit. Mild on purpose: Optuna's rate (30) forced a node GP on a metric with 30 %
+    noise to interpolate it, and the safety net then cut the metric out of the graph
+    (tests/test_models_dag.py); rate 10 did not tune better than 3 (benchmarks/README.md).
     """
     concentration, rate = NOISE_PRIOR
     noise = float(np.exp(log_noise))
