@@ -77,6 +77,21 @@ def test_load_callable_errors(spec: str, message: str) -> None:
         load_callable(spec)
 
 
+@pytest.mark.parametrize("source, message", [
+    ("def evaluate(config):\n    return {'y': 1\n", r"line 2"),
+    ("import numpy\nvalue = 1 / 0\n", r"ZeroDivisionError: division by zero \(.*broken.py, line 2\)"),
+    ("import not_a_module_anywhere\n", r"ModuleNotFoundError: No module named 'not_a_module_anywhere'"),
+])
+def test_a_callable_whose_file_fails_to_import_names_the_file_and_line(tmp_path, monkeypatch, source,
+                                                                          message) -> None:
+    (tmp_path / "broken.py").write_text(source)
+    with pytest.raises(ValueError, match=r"importing .*broken.py failed: .*" + message):
+        load_callable(f"{tmp_path / 'broken.py'}:evaluate")
+    monkeypatch.chdir(tmp_path)  # the module form, found in the current directory
+    with pytest.raises(ValueError, match=r"importing 'broken' failed: .*" + message):
+        load_callable("broken:evaluate")
+
+
 SCRIPT = """
 import json, sys, time
 args = dict(a.lstrip('-').split('=', 1) for a in sys.argv[1:])

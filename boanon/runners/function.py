@@ -46,7 +46,10 @@ def load_callable(spec: str) -> Callable[..., Any]:
         if loader_spec is None or loader_spec.loader is None:
             raise ValueError(f"{spec!r}: cannot load {path} as a Python module")
         module = importlib.util.module_from_spec(loader_spec)
-        loader_spec.loader.exec_module(module)
+        try:
+            loader_spec.loader.exec_module(module)
+        except Exception as exc:  # the user's module: any error is theirs to see, with its place
+            raise ValueError(f"{spec!r}: importing {path} failed: {_where(exc)}") from exc
     else:
         module = _import(module_name, spec)
     target: Any = module
@@ -67,10 +70,23 @@ def _import(module_name: str, spec: str) -> Any:
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
+        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+            raise ValueError(f"{spec!r}: importing {module_name!r} failed: {_where(exc)}") from exc
         raise ValueError(f"{spec!r}: cannot import {module_name!r} ({exc})") from exc
+    except Exception as exc:  # the module exists but raised while importing
+        raise ValueError(f"{spec!r}: importing {module_name!r} failed: {_where(exc)}") from exc
     finally:
         if added:
             sys.path.remove(cwd)
+
+
+def _where(exc: BaseException) -> str:
+    """The error and where it happened: the line of a syntax error, else the innermost frame."""
+    if isinstance(exc, SyntaxError):
+        return f"{exc.msg} ({exc.filename}, line {exc.lineno})"
+    frames = traceback.extract_tb(exc.__traceback__)
+    place = f" ({frames[-1].filename}, line {frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{place}"
 
 
 def split_values(values: Mapping[str, Any], objectives: Sequence[str],
