@@ -39,6 +39,7 @@ def test_learn_writes_the_graph_json_and_prints_a_summary(table_csv, tmp_path):
     assert "x5" in result.output.split("connected to the objectives:")[1]  # the inert parameter
     assert "time:" in result.output and f"wrote {out}" in result.output
     assert data["metadata"]["dropped"]["d0"] == "no directed path to an objective"
+    assert ", 1 objective, " in result.output  # not "1 objectives"
 
 
 def test_learn_with_annotations_and_another_learner(table_csv, tmp_path):

@@ -103,7 +103,8 @@ def summary(result: LearnResult, verbose: bool = False) -> str:
     """What ``boanon learn`` prints: edges into the objectives, nodes by role, drops and timings."""
     graph, report = result.graph, result.report
     lines = ["edges into the objectives:"] + [f"  {line}" for line in objective_edges(graph)]
-    counts = ", ".join(f"{len(graph.nodes(r))} {r}s" for r in ("param", "metric", "objective"))
+    counts = ", ".join(f"{n} {r}{'' if n == 1 else 's'}"
+                       for r in ("param", "metric", "objective") for n in [len(graph.nodes(r))])
     lines.append(f"graph: {counts}, {len(graph.edges)} edges (learner {graph.metadata['learner']}, "
                  f"{graph.metadata['n_trials']} trials)")
     by_reason: dict[str, list[str]] = defaultdict(list)
