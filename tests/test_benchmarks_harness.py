@@ -143,3 +143,12 @@ def test_memoized_evaluates_a_repeated_configuration_once() -> None:
     assert len(calls) == 1 and again.objectives == {"cost": 6} and again.metrics == {"m": 1.0}
     cached({"x": 4})
     assert len(calls) == 2
+
+
+def test_every_tuner_has_its_own_colour_in_the_plots():
+    """boanon-warm had none and took the colour cycle's first, TPE's blue."""
+    from benchmarks.plot import COLORS
+    from benchmarks.tuners import TUNERS
+
+    assert set(TUNERS) <= set(COLORS)
+    assert len(set(COLORS.values())) == len(COLORS)
