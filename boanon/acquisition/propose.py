@@ -103,8 +103,8 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
                       "acquisition": round(t_end - t_cv, 4), "total": round(t_end - started, 4)},
     }
     if isinstance(chosen, DAGSurrogate):
-        info["structure"] = {"node_models": {n: m.kind for n, m in chosen.models.items()},
-                             **{k: v for k, v in chosen.report.items() if v}}
+        info["structure"] = {"node_models": {n: m.kind for n, m in chosen.models_.items()},
+                             **{k: v for k, v in chosen.report_.items() if v}}
     return Proposal(config, chosen.name, reason, info)
 
 
