@@ -18,7 +18,7 @@ from scipy.stats import spearmanr
 
 from boanon.objectives import Objective
 from boanon.space import Space
-from boanon.table import TRIAL, column
+from boanon.table import TRIAL, Role, column, run_role
 
 Config = Mapping[str, Any]
 
@@ -38,12 +38,17 @@ class Surrogate(ABC):
         self.outputs = names + [n for n in outputs if n not in names]
 
     def node_column(self, name: str) -> str:
-        """The table column of a modelled quantity (objectives first, then metrics)."""
-        if any(o.name == name for o in self.objectives):
-            return column("objective", name)
+        """The table column of a modelled quantity: the surrogate's objectives are objectives
+        (:func:`~boanon.table.run_role`); any other quantity keeps the role it was given where
+        it was logged (:meth:`_logged_role`), which is already the run's."""
+        objectives = [o.name for o in self.objectives]
+        return column(run_role(name, self._logged_role(name), objectives, keep=[name]), name)
+
+    def _logged_role(self, name: str) -> Role:
+        """The role of ``name`` in the fitted table: a metric unless only an objective column has it."""
         if column("metric", name) in self.table_.columns or column("objective", name) not in self.table_:
-            return column("metric", name)
-        return column("objective", name)
+            return "metric"
+        return "objective"
 
     @abstractmethod
     def fit(self, table: pd.DataFrame) -> Surrogate:

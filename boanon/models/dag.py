@@ -45,6 +45,7 @@ from boanon.models.threads import single_blas_thread
 from boanon.nodespec import FreeParameter, NodeSpec
 from boanon.objectives import Objective
 from boanon.space import Categorical, Space
+from boanon.table import Role
 
 MIN_SAFETY_NET_TRIALS = 10  # fewer trials: the graph's parents are kept without cross-validation
 SAFETY_NET_FOLDS = 5
@@ -100,10 +101,9 @@ class DAGSurrogate(Surrogate):
                        "objectives_without_parents": fallbacks}
         return parents
 
-    def node_column(self, node: str) -> str:
-        if node in self.graph.roles and not any(o.name == node for o in self.objectives):
-            return self.graph.column(node)
-        return super().node_column(node)
+    def _logged_role(self, name: str) -> Role:
+        """A graph node's role is the graph's (the table's for an output the graph lacks)."""
+        return self.graph.roles[name] if name in self.graph.roles else super()._logged_role(name)
 
     # --- fitting -----------------------------------------------------------------------------
     @single_blas_thread
