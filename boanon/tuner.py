@@ -30,7 +30,7 @@ from boanon.acquisition.propose import STRATEGIES, Proposal, propose
 from boanon.errors import LogParseError
 from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
-from boanon.multitask import TARGET, TASK, RelatedTask, align_to_space, with_related, with_task_node
+from boanon.multitask import RelatedTask, TaskColumn, align_to_space
 from boanon.objectives import Objective, parse_objectives
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
@@ -228,16 +228,14 @@ class Tuner:
 
     def _propose(self, table: pd.DataFrame, rng: np.random.Generator) -> _Plan:
         strategy, note = self.strategy, ""
-        table, space = with_related(table, self.space, self.warm_start)
+        tasks = TaskColumn(self.warm_start)  # the models see a related task's trials beside the run's
+        table, space = tasks.table(table), tasks.space(self.space)
         if strategy == "structured":
             self._maybe_learn(table)
             if self.graph is None:
                 strategy, note = "gp", f"structure not learned ({self._learn_note}); "
-        graph = self.graph if strategy == "structured" else None
-        pending = [t.config for t in self._running.values()]
-        if self.warm_start is not None:
-            graph = None if graph is None else with_task_node(graph)
-            pending = [{**c, TASK: TARGET} for c in pending]
+        graph = tasks.graph(self.graph if strategy == "structured" else None)
+        pending = tasks.pending([t.config for t in self._running.values()])
         proposal = propose(space, table, self.objectives, graph=graph, strategy=strategy, rng=rng,
                            pending=pending, constraints=self.output_constraints, **self.propose_options)
         proposal.reason = note + proposal.reason
