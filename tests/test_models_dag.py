@@ -53,8 +53,8 @@ def test_nodes_are_fitted_on_the_trials_that_have_them():
     table.loc[:19, "metric:m"] = np.nan  # an older log format without this metric
     table.loc[40:, "objective:y"] = np.nan  # failed runs measured m but no objective
     model = DAGSurrogate(SPACE, CHAIN, COST, learn_forms=False).fit(table)  # GP nodes: their rows
-    assert len(model.models_["m"]._gp.gp.X_train_) == 40
-    assert len(model.models_["y"]._gp.gp.X_train_) == 20
+    assert len(model.models_["m"]._gp.gp_.X_train_) == 40
+    assert len(model.models_["y"]._gp.gp_.X_train_) == 20
 
 
 def test_fallbacks_for_missing_data_and_parentless_objective():
@@ -128,7 +128,7 @@ def test_fantasize_conditions_on_pending_points():
     after = after_model.predict(pending, rng=np.random.default_rng(0))["y"][1][0]
     assert len(after_model.table_) == 31 and len(model.table_) == 30
     assert after <= before
-    assert len(after_model.models_["m"]._gp.gp.X_train_) == 31
+    assert len(after_model.models_["m"]._gp.gp_.X_train_) == 31
 
 
 def test_a_trial_outside_the_space_is_named():
