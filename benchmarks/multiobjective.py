@@ -43,7 +43,7 @@ from boanon.multiobjective import (
     pareto_mask,
 )
 from boanon.multiobjective.plot import plot_pareto, plot_traces
-from boanon.multitask import MultiTaskGPSurrogate, RelatedTask, combine_tasks, with_task
+from boanon.multitask import MultiTaskGPSurrogate, RelatedTask, TaskColumn
 from boanon.objectives import Objective
 from boanon.synthetic import SyntheticSystem
 from boanon.table import records_to_table
@@ -93,13 +93,14 @@ def icm_run(system: SyntheticSystem, objectives: list[Objective], budget: int, n
     design = [system.space.default()] + system.space.sample(n_init - 1, np.random.default_rng(seed))
     rng = np.random.default_rng([seed, 1])
     records = [system.record(f"t{i:04d}", c) for i, c in enumerate(design)]
-    space = system.space if related is None else with_task(system.space, ["related"])
+    tasks = TaskColumn(None if related is None else RelatedTask("related", "synthetic", related))
+    space = tasks.space(system.space)
     while len(records) < budget:
         own = records_to_table(records)
-        table = own if related is None else combine_tasks(own, related, label="related")
+        table = tasks.table(own)
         surrogate = MultiTaskGPSurrogate(space, objectives).fit(table)
         done = param_configs(space, table)
-        own_done = done[:len(own)]  # combine_tasks puts the run's own trials first
+        own_done = done[:len(own)]  # the run's own trials come first
         config, _, _ = maximize(space, _scorer(surrogate, own, objectives, rng, scalarization), rng,
                                 starts=own_done[-4:], exclude=done, settings=SETTINGS)
         config = {n: config[n] for n in system.space.names}

@@ -67,8 +67,8 @@ def evaluate(dataset: str | Path, objective: Objective, annotations: str | Path 
         cv = cross_validate(s, table, np.random.default_rng(seed), n_folds)
         out[f"{s.name}_rank"] = round(cv["rank_correlation"], 3)
         out[f"{s.name}_lpd"] = round(cv["log_predictive_density"], 3)
-    out["n_nodes"] = len(dag.order)
-    out["objective_parents"] = len(dag.models[objective.name].parents)
+    out["n_nodes"] = len(dag.order_)
+    out["objective_parents"] = len(dag.models_[objective.name].parents)
     if nodes:
         out["nodes"] = node_table(dag, table, n_folds, seed)
     return out

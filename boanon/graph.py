@@ -22,7 +22,7 @@ from typing import Any
 
 import networkx as nx
 
-from boanon.table import ROLES, Role, column
+from boanon.table import ROLES, Role, column, run_role
 
 
 @dataclass
@@ -74,13 +74,13 @@ class CausalGraph:
         return column(self.roles[node], node)
 
     def with_objectives(self, objectives: Iterable[str], keep: Iterable[str] = ()) -> CausalGraph:
-        """A copy in which objective nodes other than ``objectives`` and ``keep`` are metrics, as in
-        :func:`boanon.table.with_objectives` (only demoted: an objective has no children, so the
-        graph stays valid; a metric is never promoted, it may have children)."""
-        wanted = set(objectives) | set(keep)
+        """A copy in which objective nodes other than ``objectives`` and ``keep`` are metrics, by
+        :func:`boanon.table.run_role` as in :func:`boanon.table.with_objectives` (only demoted: an
+        objective has no children, so the graph stays valid; a metric is never promoted, it may
+        have children)."""
+        wanted, kept = set(objectives), set(keep)
         out = copy.deepcopy(self)
-        out.roles = {n: "metric" if r == "objective" and n not in wanted else r
-                     for n, r in self.roles.items()}
+        out.roles = {n: r if r == "metric" else run_role(n, r, wanted, kept) for n, r in self.roles.items()}
         return out
 
     def to_networkx(self) -> nx.DiGraph:

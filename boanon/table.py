@@ -8,7 +8,7 @@ nowhere else: a ``trial`` column, then ``param:<name>``, ``metric:<name>`` and
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
@@ -92,6 +92,16 @@ def records_to_table(records: Iterable[TrialRecord]) -> pd.DataFrame:
     return table[ordered].reset_index(drop=True)
 
 
+def run_role(name: str, logged: Role, objectives: Collection[str], keep: Collection[str] = ()) -> Role:
+    """The role a run towards ``objectives`` gives a quantity logged in role ``logged``: the one
+    rule every reader of a run's results follows (the table, the graph, a told result, a
+    surrogate's columns). The run's objectives are objectives; names in ``keep`` (outputs the run
+    constrains) keep their role; any other result is a metric; parameters stay parameters."""
+    if logged == "param" or (name in keep and name not in objectives):
+        return logged
+    return "objective" if name in objectives else "metric"
+
+
 def with_objectives(table: pd.DataFrame, objectives: Iterable[str], keep: Iterable[str] = ()) -> pd.DataFrame:
     """The table as a run towards ``objectives`` sees it: exactly these in the objective role.
 
@@ -100,8 +110,8 @@ def with_objectives(table: pd.DataFrame, objectives: Iterable[str], keep: Iterab
     them reads the others as metrics, intermediate measurements its models may condition on
     (EDP is energy times latency), rather than as the dead ends objectives are in a graph. A
     metric named in ``objectives`` becomes an objective; names in ``keep`` (outputs the run
-    constrains) keep their role. A quantity found in both roles (trials told as adapter records
-    and as plain dicts) becomes one column. Columns keep their order by role.
+    constrains) keep their role (:func:`run_role`). A quantity found in both roles (trials told
+    as adapter records and as plain dicts) becomes one column. Columns keep their order by role.
     """
     wanted, kept = set(objectives), set(keep)
     renamed: dict[str, str] = {}
@@ -109,12 +119,9 @@ def with_objectives(table: pd.DataFrame, objectives: Iterable[str], keep: Iterab
         if col == TRIAL:
             continue
         role, name = split_column(col)
-        if name in kept and name not in wanted:
-            continue
-        if role == "objective" and name not in wanted:
-            renamed[col] = column("metric", name)
-        elif role == "metric" and name in wanted:
-            renamed[col] = column("objective", name)
+        new = run_role(name, role, wanted, kept)
+        if new != role:
+            renamed[col] = column(new, name)
     out = table.drop(columns=list(renamed))
     moved = pd.DataFrame({new: table[col] for col, new in renamed.items()}, index=table.index)
     for new in moved.columns.intersection(out.columns):

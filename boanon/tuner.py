@@ -30,14 +30,14 @@ from boanon.acquisition.propose import STRATEGIES, Proposal, propose
 from boanon.errors import LogParseError
 from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
-from boanon.multitask import TARGET, TASK, RelatedTask, align_to_space, with_related, with_task_node
+from boanon.multitask import RelatedTask, TaskColumn, align_to_space
 from boanon.objectives import Objective, parse_objectives
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
 from boanon.space import Space
 from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
-from boanon.table import TrialRecord, Value, with_objectives
+from boanon.table import TrialRecord, Value, run_role, with_objectives
 
 INIT = "init"
 """The ``surrogate`` recorded for trials of the initial design."""
@@ -228,16 +228,14 @@ class Tuner:
 
     def _propose(self, table: pd.DataFrame, rng: np.random.Generator) -> _Plan:
         strategy, note = self.strategy, ""
-        table, space = with_related(table, self.space, self.warm_start)
+        tasks = TaskColumn(self.warm_start)  # the models see a related task's trials beside the run's
+        table, space = tasks.table(table), tasks.space(self.space)
         if strategy == "structured":
             self._maybe_learn(table)
             if self.graph is None:
                 strategy, note = "gp", f"structure not learned ({self._learn_note}); "
-        graph = self.graph if strategy == "structured" else None
-        pending = [t.config for t in self._running.values()]
-        if self.warm_start is not None:
-            graph = None if graph is None else with_task_node(graph)
-            pending = [{**c, TASK: TARGET} for c in pending]
+        graph = tasks.graph(self.graph if strategy == "structured" else None)
+        pending = tasks.pending([t.config for t in self._running.values()])
         proposal = propose(space, table, self.objectives, graph=graph, strategy=strategy, rng=rng,
                            pending=pending, constraints=self.output_constraints, **self.propose_options)
         proposal.reason = note + proposal.reason
@@ -337,9 +335,10 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
     if not isinstance(result, TrialRecord):
         result = TrialRecord(trial.name, dict(trial.config), {k: float(v) for k, v in result.items()})
     metrics, values = dict(result.metrics), dict(result.objectives)
-    for o in objectives:  # the run's objectives decide: a logged metric can be tuned as is
-        if o.name not in values and o.name in metrics:
-            values[o.name] = metrics.pop(o.name)
+    names = [o.name for o in objectives]  # the run's objectives decide: a logged metric can be tuned as is
+    promoted = [n for n in metrics if n not in values and run_role(n, "metric", names) == "objective"]
+    for name in sorted(promoted, key=names.index):  # stored in the run's order of objectives
+        values[name] = metrics.pop(name)
     params = {**result.params, **trial.config}
     space.validate({n: params[n] for n in space.names}, source=f"trial {trial.name}")
     missing = [o.name for o in objectives if not np.isfinite(values.get(o.name, np.nan))]

@@ -125,7 +125,7 @@ def test_a_wrong_learned_edge_is_repaired_by_the_node_safety_net():
     table = system.sample_table(30, seed=3)
     objectives = [Objective("cost")]
     dag = DAGSurrogate(system.space, _wrong_graph(system), objectives).fit(table)
-    replaced = dag.report["safety_net"]
+    replaced = dag.report_["safety_net"]
     assert set(replaced[system.groups[0].chain[0]]["parents"]) >= set(system.groups[0].params)
     chosen, reason, _ = select_surrogate([dag, PlainGPSurrogate(system.space, objectives).fit(table)],
                                          table, np.random.default_rng(0))

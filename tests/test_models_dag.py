@@ -38,7 +38,7 @@ def test_mc_propagation_carries_parent_uncertainty():
     assert set(samples) == {"m", "y"}
     m_mean = samples["m"].mean()
     assert m_mean == pytest.approx(2.4, abs=0.3) and samples["m"].std() == pytest.approx(0.5, rel=0.3)
-    y_node = model.models["y"]
+    y_node = model.models_["y"]
     _, var_mean_passing = y_node.predict(NodeInputs(np.zeros((1, 0)), {"m": np.array([[m_mean]])}),
                                          noise=False)
     var_mc = samples["y"].var()
@@ -53,18 +53,18 @@ def test_nodes_are_fitted_on_the_trials_that_have_them():
     table.loc[:19, "metric:m"] = np.nan  # an older log format without this metric
     table.loc[40:, "objective:y"] = np.nan  # failed runs measured m but no objective
     model = DAGSurrogate(SPACE, CHAIN, COST, learn_forms=False).fit(table)  # GP nodes: their rows
-    assert len(model.models["m"]._gp.gp.X_train_) == 40
-    assert len(model.models["y"]._gp.gp.X_train_) == 20
+    assert len(model.models_["m"]._gp.gp_.X_train_) == 40
+    assert len(model.models_["y"]._gp.gp_.X_train_) == 20
 
 
 def test_fallbacks_for_missing_data_and_parentless_objective():
     roles = {"x": "param", "z": "param", "m": "metric", "ghost": "metric", "y": "objective"}
     graph = _graph([("x", "m"), ("m", "ghost"), ("ghost", "y")], roles)
     model = DAGSurrogate(SPACE, graph, COST).fit(_chain_table())
-    assert model.report["dropped_without_data"] == ["ghost"]
-    assert model.report["objectives_without_parents"] == ["y"]
-    assert model.models["y"].param_parents == ["x", "z"]
-    assert "m" not in model.order  # m no longer reaches the objective
+    assert model.report_["dropped_without_data"] == ["ghost"]
+    assert model.report_["objectives_without_parents"] == ["y"]
+    assert model.models_["y"].param_parents == ["x", "z"]
+    assert "m" not in model.order_  # m no longer reaches the objective
     mean, _ = model.predict([{"x": 0.9, "z": 0.1}, {"x": 0.1, "z": 0.1}], np.random.default_rng(0))["y"]
     assert mean[0] > mean[1] + 3
 
@@ -75,8 +75,8 @@ def test_only_ancestors_of_the_objectives_are_modelled():
     table["metric:side"] = rng.random(40)
     graph = _graph([("x", "m"), ("m", "y"), ("z", "side")],
                    {"x": "param", "z": "param", "m": "metric", "side": "metric", "y": "objective"})
-    assert DAGSurrogate(SPACE, graph, COST).fit(table).order == ["m", "y"]
-    order = DAGSurrogate(SPACE, graph, COST, outputs=["side"]).fit(table).order
+    assert DAGSurrogate(SPACE, graph, COST).fit(table).order_ == ["m", "y"]
+    order = DAGSurrogate(SPACE, graph, COST, outputs=["side"]).fit(table).order_
     assert sorted(order) == ["m", "side", "y"] and order.index("m") < order.index("y")
 
 
@@ -101,7 +101,7 @@ def test_semi_parametric_node_inside_the_graph():
                    {"x": "param", "z": "param", "load": "metric", "y": "objective"},
                    {"y": {"formula": "a * load / (1 + z) + b", "free": {"a": 1.0, "b": 0.0}}})
     model = DAGSurrogate(SPACE, graph, COST).fit(table)
-    assert model.models["y"].constants == pytest.approx({"a": 2.0, "b": 0.5}, abs=0.05)
+    assert model.models_["y"].constants == pytest.approx({"a": 2.0, "b": 0.5}, abs=0.05)
     described = model.describe()["nodes"]["y"]
     assert described["kind"] == "formula" and described["parents"] == ["z", "load"]
 
@@ -126,9 +126,9 @@ def test_fantasize_conditions_on_pending_points():
     before = model.predict(pending, rng=np.random.default_rng(0))["y"][1][0]
     after_model = model.fantasize(pending, np.random.default_rng(0))
     after = after_model.predict(pending, rng=np.random.default_rng(0))["y"][1][0]
-    assert len(after_model.table) == 31 and len(model.table) == 30
+    assert len(after_model.table_) == 31 and len(model.table_) == 30
     assert after <= before
-    assert len(after_model.models["m"]._gp.gp.X_train_) == 31
+    assert len(after_model.models_["m"]._gp.gp_.X_train_) == 31
 
 
 def test_a_trial_outside_the_space_is_named():
@@ -148,7 +148,7 @@ def test_a_function_node_reads_its_names_even_without_edges():
     roles = {"x": "param", "z": "param", "energy": "metric", "latency": "metric", "edp": "objective"}
     graph = _graph([("x", "energy"), ("z", "latency")], roles, {"edp": {"function": "energy * latency"}})
     model = DAGSurrogate(SPACE, graph, [Objective("edp")]).fit(table)
-    assert model.order.index("edp") == 2 and model.models["edp"].kind == "function"
+    assert model.order_.index("edp") == 2 and model.models_["edp"].kind == "function"
     mean, sd = model.predict([{"x": 0.5, "z": 0.5}], np.random.default_rng(0), n_samples=512)["edp"]
     assert mean[0] == pytest.approx(1.5 * 2.5, rel=0.03) and sd[0] < 0.1
     graph.node_models["edp"] = {"function": "energy * power"}
@@ -162,8 +162,8 @@ def test_logged_parameters_outside_the_search_space_are_dropped():
     roles = {"x": "param", "z": "param", "arena": "param", "m": "metric", "y": "objective"}
     graph = _graph([("arena", "m"), ("x", "m"), ("m", "y")], roles)
     model = DAGSurrogate(SPACE, graph, COST).fit(table)
-    assert model.report["dropped_untuned_params"] == ["arena"]
-    assert model.models["m"].parents == ["x"]
+    assert model.report_["dropped_untuned_params"] == ["arena"]
+    assert model.models_["m"].parents == ["x"]
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -177,9 +177,9 @@ def test_the_node_safety_net_keeps_the_parents_of_the_true_graph(seed, random_st
     table = system.sample_table(30, seed)
     graph = system.true_graph()
     model = DAGSurrogate(system.space, graph, [Objective("cost")], random_state=random_state).fit(table)
-    for node, replacement in model.report["safety_net"].items():
+    for node, replacement in model.report_["safety_net"].items():
         assert set(graph.parents(node)) <= set(replacement["parents"]), node
-    assert model.order and model.report["unused_after_safety_net"] == []
+    assert model.order_ and model.report_["unused_after_safety_net"] == []
 
 
 @pytest.mark.slow
@@ -199,7 +199,7 @@ def test_on_a_real_dataset_the_learned_graph_predicts_better_than_the_plain_gp()
     dag = DAGSurrogate(space, learn(table, seed=0).graph, objectives).fit(table)
     gp = PlainGPSurrogate(space, objectives).fit(table)
     scores = {s.name: cross_validate(s, table, np.random.default_rng(0)) for s in (dag, gp)}
-    assert dag.report["safety_net"]  # learned nodes were repaired
+    assert dag.report_["safety_net"]  # learned nodes were repaired
     assert scores["structured"]["log_predictive_density"] > scores["gp"]["log_predictive_density"]
     assert scores["structured"]["rank_correlation"] > scores["gp"]["rank_correlation"]
 

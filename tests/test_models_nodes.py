@@ -77,7 +77,7 @@ def test_refit_keeps_hyperparameters_and_uses_new_data():
     y = np.array([3 * c["x0"] for c in configs])
     node = GPNode(["x0"], []).fit(_inputs(configs, ["x0"]), y)
     shifted = node.refit(_inputs(configs, ["x0"]), y + 10.0)
-    assert shifted._gp.gp.hyperparameters is node._gp.gp.hyperparameters
+    assert shifted._gp.gp_.hyperparameters is node._gp.gp_.hyperparameters
     m_old, _ = node.predict(_inputs(configs[:3], ["x0"]))
     m_new, _ = shifted.predict(_inputs(configs[:3], ["x0"]))
     np.testing.assert_allclose(m_new - m_old, 10.0, atol=1e-3)

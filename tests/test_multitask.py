@@ -14,6 +14,7 @@ from boanon.multitask import (
     TASK_COLUMN,
     MultiTaskGPSurrogate,
     RelatedTask,
+    TaskColumn,
     align_to_space,
     combine_tasks,
     joint_candidate,
@@ -101,6 +102,20 @@ def test_task_indicator_space_graph_and_table():
     assert graph.roles[TASK] == "param" and graph.has_edge(TASK, "cost") and not graph.has_edge(TASK, "x0")
     with pytest.raises(ValueError, match="cannot be called"):
         combine_tasks(own, other, label=TARGET)
+
+
+def test_task_column_adds_the_indicator_everywhere_with_a_related_task_and_nowhere_without():
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
+    own, other = system.sample_table(3, seed=1), system.sample_table(4, seed=2)
+    graph, pending = system.true_graph(), [{"x0": 0.5}]
+    none = TaskColumn()
+    assert none.table(own) is own and none.space(system.space) is system.space
+    assert none.graph(graph) is graph and none.pending(pending) == pending
+    tasks = TaskColumn(RelatedTask("old", "old.csv", other))
+    assert task_labels(tasks.table(own)) == [TARGET, "old"] and len(tasks.table(own)) == 7
+    assert tasks.space(system.space).params[TASK].choices == (TARGET, "old")
+    assert tasks.graph(graph).has_edge(TASK, "cost") and tasks.graph(None) is None
+    assert tasks.pending(pending) == [{"x0": 0.5, TASK: TARGET}] and pending == [{"x0": 0.5}]
 
 
 def test_warm_start_from_a_csv_table_aligns_to_the_new_space(tmp_path):

@@ -43,6 +43,23 @@ def test_strategies_without_graph_and_random(system):
         propose(system.space, table, COST, strategy="magic")
 
 
+def test_each_strategy_is_a_proposer_naming_its_candidate_surrogates(system):
+    from boanon.acquisition.proposers import PROPOSERS, proposer
+    from boanon.strategies import STRATEGIES
+
+    assert tuple(PROPOSERS) == STRATEGIES
+    table, graph = system.sample_table(8, seed=2), system.true_graph()
+
+    def names(strategy, graph):
+        candidates, note = proposer(strategy).candidates(system.space, table, COST, graph, [],
+                                                         np.random.default_rng(0))
+        return [c.name for c in candidates], note
+
+    assert names("structured", graph) == (["structured", "gp"], "")
+    assert names("structured", None) == (["gp"], "no graph given: ")
+    assert names("gp", graph) == (["gp"], "") and names("random", graph) == ([], "")
+
+
 def test_too_few_trials_gives_random(system):
     table = system.sample_table(1, seed=2)
     p = propose(system.space, table, COST, graph=system.true_graph(), rng=np.random.default_rng(0))

@@ -76,3 +76,20 @@ def test_with_objectives_gives_exactly_the_runs_objectives_that_role():
     # one quantity told both ways (an adapter's record, then a plain dict) is one column
     mixed = table.assign(**{"metric:energy": [None, 3.0]})
     assert with_objectives(mixed, ["edp"])["metric:energy"].tolist() == [2.0, 3.0]
+
+
+def test_run_role_is_the_rule_the_table_the_graph_and_a_told_result_share():
+    from boanon.graph import CausalGraph
+    from boanon.table import run_role
+
+    objectives, keep = ["edp"], ["area"]
+    assert run_role("tokens", "metric", ["tokens"]) == "objective"  # a logged metric can be tuned
+    assert run_role("energy", "objective", objectives, keep) == "metric"  # another result: a metric
+    assert run_role("area", "objective", objectives, keep) == "objective"  # a constrained output stays
+    assert run_role("area", "metric", objectives, keep) == "metric"
+    assert run_role("edp", "param", objectives) == "param"
+    graph = CausalGraph(roles={"x": "param", "energy": "objective", "tokens": "metric",
+                               "area": "objective", "edp": "objective"})
+    roles = graph.with_objectives(["edp", "tokens"], keep).roles
+    assert roles == {"x": "param", "energy": "metric", "tokens": "metric",  # never promoted in a graph
+                     "area": "objective", "edp": "objective"}

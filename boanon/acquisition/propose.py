@@ -1,6 +1,7 @@
 """The next configuration to run, in three steps: choose the model, build the acquisition, maximise it.
 
-:func:`choose_model` fits the candidate surrogates and keeps the one that cross-validates best,
+The strategy's proposer (:mod:`boanon.acquisition.proposers`) names the candidate surrogates;
+:func:`choose_model` fits them and keeps the one that cross-validates best,
 with the pending configurations fantasised into it (kriging believer) so parallel workers do not
 all get the same proposal; :func:`boanon.acquisition.build.build_acquisition` turns it into a
 score; :func:`maximize_acquisition` searches the space for the score's best configuration (in a
@@ -12,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,20 +21,20 @@ import pandas as pd
 from boanon.acquisition.build import Acquisition, build_acquisition
 from boanon.acquisition.decompose import parameter_groups
 from boanon.acquisition.optimize import SearchSettings, config_key, maximize
+from boanon.acquisition.proposers import STRATEGIES, proposer
 from boanon.acquisition.selection import select_surrogate
 from boanon.graph import CausalGraph
-from boanon.models import DAGSurrogate, PlainGPSurrogate, Surrogate
+from boanon.models import DAGSurrogate, Surrogate
 from boanon.models.base import param_configs
 from boanon.models.threads import single_blas_thread
 from boanon.multiobjective import OutputConstraint, Scalarization
-from boanon.multitask import joint_candidate, target_trials
+from boanon.multitask import target_trials
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
 
-Strategy = Literal["structured", "gp", "random"]
 EARLY_TRIALS = 20
 TRUST_REGION = 0.2
-STRATEGIES = ("structured", "gp", "random")
+__all__ = ["STRATEGIES", "Proposal", "choose_model", "maximize_acquisition", "propose"]
 
 
 @dataclass
@@ -48,14 +49,15 @@ class Proposal:
 
 @single_blas_thread
 def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | Mapping[str, Any] | str],
-            graph: CausalGraph | None = None, strategy: Strategy = "structured",
+            graph: CausalGraph | None = None, strategy: str = "structured",
             rng: np.random.Generator | None = None, pending: Sequence[Mapping[str, Any]] = (),
             n_candidates: int = 256, constraints: Sequence[OutputConstraint] = (), n_folds: int = 5,
             settings: SearchSettings | None = None, ref_point: Sequence[float] | None = None,
             scalarization: Scalarization | None = None, early_trials: int = EARLY_TRIALS) -> Proposal:
     """Propose one configuration (see the module docstring).
 
-    ``table`` holds finished trials; ``strategy="structured"`` fits the DAG surrogate (when a
+    ``table`` holds finished trials; ``strategy`` names the proposer
+    (:mod:`boanon.acquisition.proposers`): ``"structured"`` fits the DAG surrogate (when a
     ``graph`` is given) and the plain GP and uses whichever cross-validates better;
     ``"gp"`` uses the plain GP only; ``"random"`` a random feasible configuration. With a
     related task in ``table``, proposals stay random until one of the run's own trials has every
@@ -66,8 +68,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     While the run has fewer than ``early_trials`` trials of its own, the search stays in a trust
     region around its best configurations (:class:`SearchSettings`).
     """
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+    chooser = proposer(strategy)
     objectives = parse_objectives(objectives)
     rng = rng if rng is not None else np.random.default_rng()
     settings = settings or SearchSettings(n_sobol=n_candidates)
@@ -77,14 +78,14 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     missing = [c for c in cols if c not in table.columns]
     n = 0 if missing else int(table[cols].notna().all(axis=1).sum())
     own = target_trials(table)  # with a related task, only the run's own trials set the bar
-    if strategy == "random" or n < 2 or not own[cols].notna().all(axis=1).any():
-        why = "random strategy" if strategy == "random" \
+    if chooser.at_random or n < 2 or not own[cols].notna().all(axis=1).any():
+        why = f"{strategy} strategy" if chooser.at_random \
             else f"{n} trial(s) with all objectives: too few to model" if n < 2 \
             else "none of the run's own trials has all objectives yet (only a related task's): no bar to beat"
         return Proposal(_random_unseen(space, seen, rng), "random", why, {"n_trials": n})
 
-    chosen, model, reason, scores, t_fit = choose_model(space, table, objectives, graph, strategy, rng,
-                                                        pending, constraints, n_folds)
+    candidates, note = chooser.candidates(space, table, objectives, graph, [c.name for c in constraints], rng)
+    chosen, model, reason, scores, t_fit = choose_model(candidates, table, rng, pending, n_folds)
     t_cv = time.perf_counter()
     score, acq_info = build_acquisition(model, own, objectives, constraints, rng, ref_point, scalarization)
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
@@ -103,38 +104,26 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
                       "acquisition": round(t_end - t_cv, 4), "total": round(t_end - started, 4)},
     }
     if isinstance(chosen, DAGSurrogate):
-        info["structure"] = {"node_models": {n: m.kind for n, m in chosen.models.items()},
-                             **{k: v for k, v in chosen.report.items() if v}}
-    return Proposal(config, chosen.name, reason, info)
+        info["structure"] = {"node_models": {n: m.kind for n, m in chosen.models_.items()},
+                             **{k: v for k, v in chosen.report_.items() if v}}
+    return Proposal(config, chosen.name, note + reason, info)
 
 
-def choose_model(space: Space, table: pd.DataFrame, objectives: list[Objective], graph: CausalGraph | None,
-                 strategy: Strategy, rng: np.random.Generator, pending: Sequence[Mapping[str, Any]] = (),
-                 constraints: Sequence[OutputConstraint] = (), n_folds: int = 5
+def choose_model(candidates: Sequence[Surrogate], table: pd.DataFrame, rng: np.random.Generator,
+                 pending: Sequence[Mapping[str, Any]] = (), n_folds: int = 5
                  ) -> tuple[Surrogate, Surrogate, str, dict[str, Any], float]:
-    """Fit the candidate surrogates of ``strategy`` and keep the best by cross-validation.
+    """Fit the ``candidates`` (a proposer's, :mod:`boanon.acquisition.proposers`) and keep the
+    best by cross-validation.
 
     Returns the chosen surrogate, the model to score with (the chosen one believing the
     ``pending`` configurations gave their predicted mean), why it was chosen, the
     cross-validation scores and when the fits ended (``time.perf_counter``)."""
-    outputs = [c.name for c in constraints]
-    candidates: list[Surrogate] = []
-    note = ""
-    if strategy == "structured" and graph is not None:
-        seed = int(rng.integers(2**63))  # the safety net's folds follow the run's seed
-        candidates.append(DAGSurrogate(space, graph, objectives, outputs, random_state=seed))
-    elif strategy == "structured":
-        note = "no graph given: "
-    candidates.append(PlainGPSurrogate(space, objectives, outputs))
-    joint = joint_candidate(space, table, objectives, outputs) if strategy == "structured" else None
-    if joint is not None:  # related outputs or workloads modelled jointly; CV decides
-        candidates.append(joint)
     for s in candidates:
         s.fit(table)
     t_fit = time.perf_counter()
     chosen, reason, scores = select_surrogate(candidates, table, rng, n_folds)
     model = chosen.fantasize([dict(c) for c in pending], rng)
-    return chosen, model, note + reason, scores, t_fit
+    return chosen, model, reason, scores, t_fit
 
 
 def maximize_acquisition(space: Space, score: Acquisition, table: pd.DataFrame, objectives: list[Objective],

@@ -71,7 +71,7 @@ def node_fits(model: DAGSurrogate, table: pd.DataFrame, seed: int = 0) -> dict[s
     predicted without that trial (observed parents), and the held-out scores."""
     out = {}
     for node, fit in model.node_fits(np.random.default_rng(seed)).items():
-        m = model.models[node]
+        m = model.models_[node]
         y, mu, sd = fit["observed"], fit["predicted"], fit["sd"]
         scores = heldout_scores(y[:, None], mu[:, None], sd[:, None]) if len(y) > 1 else {}
         out[node] = {"kind": m.kind, "parents": m.parents, "n": len(y),
@@ -85,10 +85,10 @@ def downstream(model: Surrogate, name: str) -> list[str]:
     if not isinstance(model, DAGSurrogate):
         return []
     reached = {name}
-    for node in model.order:  # topological: a node's parents come first
-        if reached & set(model.models[node].parents):
+    for node in model.order_:  # topological: a node's parents come first
+        if reached & set(model.models_[node].parents):
             reached.add(node)
-    return [n for n in model.order if n in reached]
+    return [n for n in model.order_ if n in reached]
 
 
 def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objectives: Sequence[Objective],

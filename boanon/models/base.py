@@ -18,7 +18,7 @@ from scipy.stats import spearmanr
 
 from boanon.objectives import Objective
 from boanon.space import Space
-from boanon.table import TRIAL, column
+from boanon.table import TRIAL, Role, column, run_role
 
 Config = Mapping[str, Any]
 
@@ -27,6 +27,7 @@ class Surrogate(ABC):
     """``fit(table)`` then ``sample(configs, n_samples, rng)``."""
 
     name: str = ""
+    table_: pd.DataFrame  # the trials of the last fit (or refit)
 
     def __init__(self, space: Space, objectives: Sequence[Objective], outputs: Sequence[str] = ()):
         if not objectives:
@@ -35,15 +36,19 @@ class Surrogate(ABC):
         self.objectives = list(objectives)
         names = [o.name for o in self.objectives]
         self.outputs = names + [n for n in outputs if n not in names]
-        self.table = pd.DataFrame()
 
     def node_column(self, name: str) -> str:
-        """The table column of a modelled quantity (objectives first, then metrics)."""
-        if any(o.name == name for o in self.objectives):
-            return column("objective", name)
-        if column("metric", name) in self.table.columns or column("objective", name) not in self.table:
-            return column("metric", name)
-        return column("objective", name)
+        """The table column of a modelled quantity: the surrogate's objectives are objectives
+        (:func:`~boanon.table.run_role`); any other quantity keeps the role it was given where
+        it was logged (:meth:`_logged_role`), which is already the run's."""
+        objectives = [o.name for o in self.objectives]
+        return column(run_role(name, self._logged_role(name), objectives, keep=[name]), name)
+
+    def _logged_role(self, name: str) -> Role:
+        """The role of ``name`` in the fitted table: a metric unless only an objective column has it."""
+        if column("metric", name) in self.table_.columns or column("objective", name) not in self.table_:
+            return "metric"
+        return "objective"
 
     @abstractmethod
     def fit(self, table: pd.DataFrame) -> Surrogate:
@@ -74,7 +79,7 @@ class Surrogate(ABC):
             rows[column("param", n)] = [c[n] for c in configs]
         for node, s in samples.items():
             rows[self.node_column(node)] = s.mean(axis=0)
-        return self.refit(pd.concat([self.table, rows], ignore_index=True))
+        return self.refit(pd.concat([self.table_, rows], ignore_index=True))
 
     def describe(self) -> dict[str, Any]:
         """Plain data about the fitted models, for reports."""

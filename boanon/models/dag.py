@@ -45,6 +45,7 @@ from boanon.models.threads import single_blas_thread
 from boanon.nodespec import FreeParameter, NodeSpec
 from boanon.objectives import Objective
 from boanon.space import Categorical, Space
+from boanon.table import Role
 
 MIN_SAFETY_NET_TRIALS = 10  # fewer trials: the graph's parents are kept without cross-validation
 SAFETY_NET_FOLDS = 5
@@ -56,6 +57,9 @@ class DAGSurrogate(Surrogate):
     """Per-node models compiled from ``graph``; ``sample`` returns every modelled node."""
 
     name = "structured"
+    models_: dict[str, NodeModel]  # node -> its fitted model
+    order_: list[str]  # the sampled nodes, in topological order
+    report_: dict[str, Any]  # what fit decided: nodes dropped, forms found, the safety net's repairs
 
     def __init__(self, space: Space, graph: CausalGraph, objectives: Sequence[Objective],
                  outputs: Sequence[str] = (), learn_forms: bool = True, random_state: int = 0):
@@ -63,9 +67,6 @@ class DAGSurrogate(Surrogate):
         self.graph = graph
         self.learn_forms = learn_forms
         self.random_state = random_state
-        self.models: dict[str, NodeModel] = {}
-        self.order: list[str] = []
-        self.report: dict[str, Any] = {}
 
     # --- structure ------------------------------------------------------------------------
     def _structure(self, table: pd.DataFrame) -> dict[str, list[str]]:
@@ -97,27 +98,26 @@ class DAGSurrogate(Surrogate):
                 ps = list(self.space.names)
                 fallbacks.append(n)
             parents[n] = ps
-        self.report = {"dropped_without_data": dropped, "dropped_untuned_params": untuned,
+        self.report_ = {"dropped_without_data": dropped, "dropped_untuned_params": untuned,
                        "objectives_without_parents": fallbacks}
         return parents
 
-    def node_column(self, node: str) -> str:
-        if node in self.graph.roles and not any(o.name == node for o in self.objectives):
-            return self.graph.column(node)
-        return super().node_column(node)
+    def _logged_role(self, name: str) -> Role:
+        """A graph node's role is the graph's (the table's for an output the graph lacks)."""
+        return self.graph.roles[name] if name in self.graph.roles else super()._logged_role(name)
 
     # --- fitting -----------------------------------------------------------------------------
     @single_blas_thread
     def fit(self, table: pd.DataFrame) -> DAGSurrogate:
-        self.table = table
+        self.table_ = table
         parents = self._structure(table)
         params = set(self.space.names)
-        self.models = {}
+        self.models_ = {}
         for node, ps in parents.items():
             model = build_node_model(node, self.graph.node_models.get(node), ps, params)
             self._check_formula_inputs(node, model)
-            self.models[node] = model
-        self.order = list(parents)
+            self.models_[node] = model
+        self.order_ = list(parents)
         batch = ConfigBatch.of(self.space, param_configs(self.space, table))
         columns = self._node_columns(table)
         self._find_forms(columns, batch)
@@ -128,8 +128,8 @@ class DAGSurrogate(Surrogate):
     @single_blas_thread
     def refit(self, table: pd.DataFrame) -> DAGSurrogate:
         other = copy.copy(self)
-        other.models = dict(self.models)
-        other.table = table
+        other.models_ = dict(self.models_)
+        other.table_ = table
         batch = ConfigBatch.of(self.space, param_configs(self.space, table, check=False))
         other._fit_nodes(self._node_columns(table), batch, refit=True)
         return other
@@ -138,30 +138,30 @@ class DAGSurrogate(Surrogate):
         """The columns the node models read (parameters come from a :class:`ConfigBatch`): each
         node's data is sliced from these, and slicing a system's wide table (db_bench logs
         hundreds of quantities) node by node is slower than the fits."""
-        return table[[self.node_column(n) for n in self.order]]
+        return table[[self.node_column(n) for n in self.order_]]
 
     def _fit_nodes(self, table: pd.DataFrame, batch: ConfigBatch, refit: bool) -> None:
-        for node in self.order:
-            model = self.models[node]
+        for node in self.order_:
+            model = self.models_[node]
             inputs, y = self._node_data(table, batch, node, model)
-            self.models[node] = model.refit(inputs, y) if refit else model.fit(inputs, y)
+            self.models_[node] = model.refit(inputs, y) if refit else model.fit(inputs, y)
 
     def _find_forms(self, table: pd.DataFrame, batch: ConfigBatch) -> None:
         """Give each GP node the parametric form that predicts it best held out, if one does."""
-        self.report["forms"] = {}
+        self.report_["forms"] = {}
         if not self.learn_forms:
             return
-        for node in self.order:
-            model = self.models[node]
+        for node in self.order_:
+            model = self.models_[node]
             if type(model) is not GPNode:
                 continue
             inputs, y = self._node_data(table, batch, node, model)
             form = choose_form({p: np.ravel(v) for p, v in inputs.raw.items()}, y, model.parents)
             if form is not None:
                 free = [FreeParameter(name, init=value) for name, value in form.init.items()]
-                self.models[node] = FormulaNode(Expression.parse(form.formula), free, True,
+                self.models_[node] = FormulaNode(Expression.parse(form.formula), free, True,
                                                 model.param_parents, model.metric_parents)
-                self.report["forms"][node] = form.describe()
+                self.report_["forms"][node] = form.describe()
 
     def _node_data(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
                    model: NodeModel) -> tuple[NodeInputs, np.ndarray]:
@@ -192,16 +192,16 @@ class DAGSurrogate(Surrogate):
         With the right graph the parents win and the structure is kept.
         """
         n = len(table)
-        self.report["safety_net"] = {}
+        self.report_["safety_net"] = {}
         if n < MIN_SAFETY_NET_TRIALS:
             return
         rng = np.random.default_rng([self.random_state, n])
         folds = np.array_split(rng.permutation(n), min(SAFETY_NET_FOLDS, n))
         held: dict[str, np.ndarray] = {}  # node -> (S, n): each trial sampled by models blind to its fold
-        for node in self.order:
-            graph_model = self.models[node]
+        for node in self.order_:
+            graph_model = self.models_[node]
             candidates = [graph_model]
-            learned = node in self.report["forms"]
+            learned = node in self.report_["forms"]
             if learned or isinstance(graph_model, (GPNode, MarginalNode)):
                 candidates += self._alternatives(table, batch, node, graph_model, with_own=learned)
             scored = [self._chain_cv(table, batch, node, m, folds, held, rng) for m in candidates]
@@ -209,17 +209,17 @@ class DAGSurrogate(Surrogate):
             best = max(range(len(scored)), key=lambda i: score[i] - (SAFETY_NET_MARGIN if i else 0.0))
             if scored[best][1] is None:  # no candidate can be cross-validated: keep the graph's
                 break
-            self.models[node], held[node] = candidates[best], scored[best][1]
+            self.models_[node], held[node] = candidates[best], scored[best][1]
             if best:
-                self.report["safety_net"][node] = {"parents": candidates[best].parents,
+                self.report_["safety_net"][node] = {"parents": candidates[best].parents,
                                                    "log_scale": candidates[best].log_target}
-                self.report["forms"].pop(node, None)
+                self.report_["forms"].pop(node, None)
         needed = set(self.outputs)
-        for node in reversed(self.order):  # nodes that no chosen model reads any more are not sampled
+        for node in reversed(self.order_):  # nodes that no chosen model reads any more are not sampled
             if node in needed:
-                needed.update(self.models[node].metric_parents)
-        self.report["unused_after_safety_net"] = [n for n in self.order if n not in needed]
-        self.order = [n for n in self.order if n in needed]
+                needed.update(self.models_[node].metric_parents)
+        self.report_["unused_after_safety_net"] = [n for n in self.order_ if n not in needed]
+        self.order_ = [n for n in self.order_ if n in needed]
 
     def _alternatives(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
                       graph_model: NodeModel, with_own: bool = False) -> list[NodeModel]:
@@ -269,7 +269,7 @@ class DAGSurrogate(Surrogate):
         """Per fitted node: its parents and the held-out scores of its model given *observed* parents."""
         out = {}
         for node, fit in self.node_fits(rng, n_folds).items():
-            model = self.models[node]
+            model = self.models_[node]
             out[node] = {"kind": model.kind, "param_parents": len(model.param_parents),
                          "metric_parents": len(model.metric_parents), "n": len(fit["observed"]),
                          **heldout_scores(*(fit[k][:, None] for k in ("observed", "predicted", "sd")))}
@@ -279,14 +279,14 @@ class DAGSurrogate(Surrogate):
     def node_fits(self, rng: np.random.Generator, n_folds: int = 5) -> dict[str, dict[str, Any]]:
         """Per fitted node: the observed values, the held-out predicted mean and sd given the
         *observed* parents (:func:`heldout_predictions`), and the table rows they belong to."""
-        batch = ConfigBatch.of(self.space, param_configs(self.space, self.table, check=False))
+        batch = ConfigBatch.of(self.space, param_configs(self.space, self.table_, check=False))
         out = {}
-        for node in self.order:
-            model = self.models[node]
-            inputs, y = self._node_data(self.table, batch, node, model)
+        for node in self.order_:
+            model = self.models_[node]
+            inputs, y = self._node_data(self.table_, batch, node, model)
             mu, sd = heldout_predictions(model, inputs, y, rng, n_folds)
             out[node] = {"observed": y, "predicted": mu, "sd": sd,
-                         "rows": np.flatnonzero(self._node_rows(self.table, node, model))}
+                         "rows": np.flatnonzero(self._node_rows(self.table_, node, model))}
         return out
 
     def _check_formula_inputs(self, node: str, model: NodeModel) -> None:
@@ -309,15 +309,15 @@ class DAGSurrogate(Surrogate):
         objectives = set(self.outputs)
         batch = ConfigBatch.of(self.space, configs)
         out: dict[str, np.ndarray] = {}
-        for node in self.order:
-            model = self.models[node]
+        for node in self.order_:
+            model = self.models_[node]
             inputs = batch.inputs(model.param_parents, n_samples, {p: out[p] for p in model.metric_parents})
             out[node] = model.sample(inputs, rng, noise=noise or node not in objectives)
         return out
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), **self.report,
-                "nodes": {n: self.models[n].describe() for n in self.order}}
+        return {**super().describe(), **self.report_,
+                "nodes": {n: self.models_[n].describe() for n in self.order_}}
 
 
 def model_graph(graph: CausalGraph, space: Space) -> nx.DiGraph:

@@ -8,7 +8,7 @@ so that the same transformation applies when samples are pushed through the grap
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -81,15 +81,15 @@ class InputEncoder:
 
     param_parents: list[str]
     metric_parents: list[str]
-    center: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    scale: np.ndarray = field(default_factory=lambda: np.ones(0))
 
     def fit(self, inputs: NodeInputs) -> InputEncoder:
+        """Learn each metric parent's centre and scale (parameters are encoded by the space)."""
+        self.center_, self.scale_ = np.zeros(0), np.ones(0)
         if self.metric_parents:
             m = np.stack([np.ravel(inputs.raw[p]) for p in self.metric_parents], axis=1)
-            self.center = m.mean(axis=0)
+            self.center_ = m.mean(axis=0)
             spread = m.std(axis=0)
-            self.scale = np.where(spread > 1e-12 * (1 + np.abs(self.center)), spread, 1.0)
+            self.scale_ = np.where(spread > 1e-12 * (1 + np.abs(self.center_)), spread, 1.0)
         return self
 
     @property
@@ -104,5 +104,5 @@ class InputEncoder:
         blocks = [np.broadcast_to(inputs.encoded[None, :, :], (s, c, inputs.encoded.shape[1]))]
         for i, p in enumerate(self.metric_parents):
             v = np.broadcast_to(inputs.raw[p], (s, c))
-            blocks.append(((v - self.center[i]) / self.scale[i])[:, :, None])
+            blocks.append(((v - self.center_[i]) / self.scale_[i])[:, :, None])
         return np.concatenate(blocks, axis=2).reshape(s * c, -1)

@@ -85,32 +85,30 @@ class NodeModel(ABC):
 class _GPPart:
     """A GP over encoded parents: shared by :class:`GPNode` and the residual of a formula."""
 
+    gp_: GP  # set by fit
+
     def __init__(self, param_parents: list[str], metric_parents: list[str]):
         self.encoder = InputEncoder(param_parents, metric_parents)
-        self.gp: GP | None = None
 
     def fit(self, inputs: NodeInputs, y: np.ndarray) -> None:
-        self.gp = GP.fit(self.encoder.fit(inputs).transform(inputs), y)
+        self.gp_ = GP.fit(self.encoder.fit(inputs).transform(inputs), y)
 
     def refitted(self, inputs: NodeInputs, y: np.ndarray) -> _GPPart:
         """A copy with the input scaling and hyperparameters kept, conditioned on new data."""
-        assert self.gp is not None, "fit first"
         other = copy.copy(self)
-        other.gp = self.gp.refit(self.encoder.transform(inputs), y)
+        other.gp_ = self.gp_.refit(self.encoder.transform(inputs), y)
         return other
 
     def predict(self, inputs: NodeInputs, noise: bool) -> tuple[np.ndarray, np.ndarray]:
-        assert self.gp is not None, "fit first"
         s = inputs.n_samples if self.encoder.varies_by_sample else 1
-        mean, var = self.gp.predict(self.encoder.transform(inputs), noise)
+        mean, var = self.gp_.predict(self.encoder.transform(inputs), noise)
         return mean.reshape(s, -1), var.reshape(s, -1)
 
     def describe(self) -> dict[str, Any]:
-        assert self.gp is not None
         return {"inputs": self.encoder.param_parents + self.encoder.metric_parents,
-                "lengthscales": self.gp.lengthscales.round(4).tolist(),
-                "noise_var": self.gp.noise_variance,
-                "log_marginal_likelihood": self.gp.log_marginal_likelihood}
+                "lengthscales": self.gp_.lengthscales.round(4).tolist(),
+                "noise_var": self.gp_.noise_variance,
+                "log_marginal_likelihood": self.gp_.log_marginal_likelihood}
 
 
 def heavy_tailed(values: np.ndarray) -> bool:
@@ -138,16 +136,15 @@ class GPNode(NodeModel):
         super().__init__(param_parents, metric_parents)
         self._gp = _GPPart(param_parents, metric_parents)
         self.log_target = log_target
-        self.floor = 0.0
 
     def _target(self, y: np.ndarray) -> np.ndarray:
         """y on the modelled scale (a non-positive value in later data is clipped to a floor)."""
-        return np.log(np.maximum(y, self.floor)) if self.log_target else y
+        return np.log(np.maximum(y, self.floor_)) if self.log_target else y
 
     def fit(self, inputs: NodeInputs, y: np.ndarray) -> GPNode:
         if self.log_target and np.min(y) <= 0:
             raise ValueError("a log-scale GP needs positive values")
-        self.floor = float(np.min(y)) / 2 if self.log_target else 0.0
+        self.floor_ = float(np.min(y)) / 2 if self.log_target else 0.0
         self._gp.fit(inputs, self._target(y))
         return self
 
@@ -184,16 +181,15 @@ class FormulaNode(NodeModel):
         super().__init__(param_parents, metric_parents)
         self.formula = formula
         self.free = free
-        self.theta = np.array([f.init for f in free])
-        self.residual = _GPPart(param_parents, metric_parents) if residual_gp else None
-        self.noise_var = 0.0
+        self.residual_gp = residual_gp
 
     def _mean(self, raw: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:
         env = dict(raw)
         env.update({f.name: t for f, t in zip(self.free, theta, strict=True)})
         return self.formula.evaluate(env)
 
-    def _fit_theta(self, inputs: NodeInputs, y: np.ndarray) -> None:
+    def _fit_theta(self, inputs: NodeInputs, y: np.ndarray) -> np.ndarray:
+        """The free parameters' fit (MAP under their priors), from their initial values."""
         raw = {p: np.ravel(inputs.raw[p]) for p in self.formula.names - {f.name for f in self.free}}
         priors = [(i, f) for i, f in enumerate(self.free) if f.sd is not None]
         low = np.array([f.low for f in self.free])
@@ -206,7 +202,7 @@ class FormulaNode(NodeModel):
                 return r
             return np.concatenate([r / sigma, [(theta[i] - f.mean) / f.sd for i, f in priors]])
 
-        theta = self.theta
+        theta = np.array([f.init for f in self.free])
         if self.free:
             fit = least_squares(residuals, theta, args=(None,), bounds=(low, high), method="trf")
             theta = fit.x
@@ -214,44 +210,46 @@ class FormulaNode(NodeModel):
                 sigma = max(float(np.sqrt(np.mean(fit.fun**2))), 1e-6 * (np.std(y) + 1e-12))
                 theta = least_squares(residuals, theta, args=(sigma,), bounds=(low, high),
                                       method="trf").x
-        self.theta = theta
+        return theta
 
     def _residuals(self, inputs: NodeInputs, y: np.ndarray) -> np.ndarray:
-        return y - np.ravel(np.broadcast_to(self._mean(inputs.raw, self.theta), (1, len(y))))
+        return y - np.ravel(np.broadcast_to(self._mean(inputs.raw, self.theta_), (1, len(y))))
 
     def fit(self, inputs: NodeInputs, y: np.ndarray) -> FormulaNode:
-        self._fit_theta(inputs, y)
+        self.theta_ = self._fit_theta(inputs, y)
         r = self._residuals(inputs, y)
-        if self.residual is not None and len(y) >= 3:
-            self.residual.fit(inputs, r)
+        self.residual_ = _GPPart(self.param_parents, self.metric_parents) \
+            if self.residual_gp and len(y) >= 3 else None  # a GP needs a few residuals
+        if self.residual_ is not None:
+            self.residual_.fit(inputs, r)
+            self.noise_var_ = 0.0  # the residual GP's noise instead
         else:
-            self.residual = None
-            self.noise_var = float(np.mean(r**2)) if len(r) else 0.0
+            self.noise_var_ = float(np.mean(r**2)) if len(r) else 0.0
         return self
 
     def refit(self, inputs: NodeInputs, y: np.ndarray) -> FormulaNode:
         """Keeps the fitted constants and the residual's hyperparameters."""
         other = copy.copy(self)
-        if self.residual is not None:
-            other.residual = self.residual.refitted(inputs, self._residuals(inputs, y))
+        if self.residual_ is not None:
+            other.residual_ = self.residual_.refitted(inputs, self._residuals(inputs, y))
         return other
 
     def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        mean = self._mean(inputs.raw, self.theta)
-        if self.residual is None:
-            return mean, np.full_like(mean, self.noise_var if noise else 0.0, dtype=float)
-        r_mean, r_var = self.residual.predict(inputs, noise)
+        mean = self._mean(inputs.raw, self.theta_)
+        if self.residual_ is None:
+            return mean, np.full_like(mean, self.noise_var_ if noise else 0.0, dtype=float)
+        r_mean, r_var = self.residual_.predict(inputs, noise)
         return mean + r_mean, r_var
 
     @property
     def constants(self) -> dict[str, float]:
         """The fitted free parameters."""
-        return {f.name: float(t) for f, t in zip(self.free, self.theta, strict=True)}
+        return {f.name: float(t) for f, t in zip(self.free, self.theta_, strict=True)}
 
     def describe(self) -> dict[str, Any]:
         out = {**super().describe(), "formula": self.formula.text, "constants": self.constants}
-        if self.residual is not None:
-            out["residual"] = self.residual.describe()
+        if self.residual_ is not None:
+            out["residual"] = self.residual_.describe()
         return out
 
 
@@ -282,16 +280,14 @@ class MarginalNode(NodeModel):
 
     def __init__(self) -> None:
         super().__init__([], [])
-        self.mean = 0.0
-        self.var = 1.0
 
     def fit(self, inputs: NodeInputs, y: np.ndarray) -> MarginalNode:
-        self.mean = float(np.mean(y))
-        self.var = float(np.var(y, ddof=1)) if len(y) > 1 else max(abs(self.mean), 1.0) ** 2
+        self.mean_ = float(np.mean(y))
+        self.var_ = float(np.var(y, ddof=1)) if len(y) > 1 else max(abs(self.mean_), 1.0) ** 2
         return self
 
     def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        return np.full((1, inputs.n_configs), self.mean), np.full((1, inputs.n_configs), self.var)
+        return np.full((1, inputs.n_configs), self.mean_), np.full((1, inputs.n_configs), self.var_)
 
 
 def cross_validate_node(model: NodeModel, inputs: NodeInputs, y: np.ndarray, rng: np.random.Generator,

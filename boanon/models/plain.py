@@ -32,7 +32,7 @@ class PlainGPSurrogate(Surrogate):
 
     @single_blas_thread
     def fit(self, table: pd.DataFrame) -> PlainGPSurrogate:
-        self.table, self.models_ = table, {}
+        self.table_, self.models_ = table, {}
         for name in self.outputs:
             col = self.node_column(name)
             y = table[col].to_numpy(dtype=float) if col in table.columns else np.array([])
@@ -46,7 +46,7 @@ class PlainGPSurrogate(Surrogate):
         return other._fit(table, refit=True)
 
     def _fit(self, table: pd.DataFrame, refit: bool) -> PlainGPSurrogate:
-        self.table = table
+        self.table_ = table
         batch = ConfigBatch.of(self.space, param_configs(self.space, table, check=not refit))
         for name, model in self.models_.items():
             col = self.node_column(name)

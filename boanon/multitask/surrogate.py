@@ -61,7 +61,7 @@ class MultiTaskGPSurrogate(Surrogate):
         return np.vstack(xs), np.concatenate(ts), np.concatenate(ys)
 
     def fit(self, table: pd.DataFrame) -> MultiTaskGPSurrogate:
-        self.table = table
+        self.table_ = table
         self.workloads_ = task_labels(table)
         n_tasks = len(self.outputs) * len(self.workloads_)
         self.model_ = ICMGP(n_tasks, self.rank, restarts=1).fit(*self._data(table))
@@ -69,7 +69,7 @@ class MultiTaskGPSurrogate(Surrogate):
 
     def refit(self, table: pd.DataFrame) -> MultiTaskGPSurrogate:
         other = copy.copy(self)
-        other.table = table
+        other.table_ = table
         other.model_ = self.model_.condition(*other._data(table, check=False))  # checked by fit
         return other
 

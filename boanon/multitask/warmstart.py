@@ -9,9 +9,10 @@ new run's own; the graph it learned becomes the new run's starting structure.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,7 @@ import pandas as pd
 from boanon.errors import ConfigError
 from boanon.graph import CausalGraph
 from boanon.multiobjective.summary import PARETO
-from boanon.multitask.tasks import combine_tasks, with_task
+from boanon.multitask.tasks import TARGET, TASK, combine_tasks, with_task, with_task_node
 from boanon.space import Space
 from boanon.table import TRIAL, column, read_table, with_objectives
 
@@ -137,11 +138,30 @@ def _native(value: object) -> object:
     return value
 
 
-def with_related(table: pd.DataFrame, space: Space,
-                 related: RelatedTask | None) -> tuple[pd.DataFrame, Space]:
-    """What the models see in a warm-started run: the tuner's trials plus the related task's, and
-    the space with the task indicator pinned to the target (unchanged without a related task).
-    The graph gets the indicator with :func:`~boanon.multitask.tasks.with_task_node`."""
-    if related is None:
-        return table, space
-    return combine_tasks(table, related.table, related.label), with_task(space, [related.label])
+@dataclass(frozen=True)
+class TaskColumn:
+    """The task indicator (:mod:`boanon.multitask.tasks`) wherever a run's data meets it: the
+    table gains the related task's trials, the space the indicator pinned to the target, the
+    graph the indicator's node, and pending configurations are the target's. Without a related
+    task every method gives back what it is given, so the tuner asks the same questions with or
+    without a warm start (the readers of the column are :func:`~boanon.multitask.tasks.task_of`,
+    :func:`~boanon.multitask.tasks.task_labels` and :func:`~boanon.multitask.tasks.target_trials`)."""
+
+    related: RelatedTask | None = None
+
+    def table(self, own: pd.DataFrame) -> pd.DataFrame:
+        """The run's trials plus the related task's (:func:`~boanon.multitask.tasks.combine_tasks`)."""
+        return own if self.related is None else combine_tasks(own, self.related.table, self.related.label)
+
+    def space(self, space: Space) -> Space:
+        """``space`` with the indicator, pinned to the target (:func:`~boanon.multitask.tasks.with_task`)."""
+        return space if self.related is None else with_task(space, [self.related.label])
+
+    def graph(self, graph: CausalGraph | None) -> CausalGraph | None:
+        """``graph`` with the indicator as a parent of every mechanism
+        (:func:`~boanon.multitask.tasks.with_task_node`)."""
+        return graph if self.related is None or graph is None else with_task_node(graph)
+
+    def pending(self, configs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Configurations the run is evaluating, as the target task's."""
+        return [dict(c) if self.related is None else {**c, TASK: TARGET} for c in configs]

@@ -1,0 +1,91 @@
+"""The tuning strategies as small objects: each says which surrogates compete to propose.
+
+:func:`boanon.acquisition.propose` fits a strategy's candidates and keeps the one that
+cross-validates best; a strategy without candidates proposes random configurations. A new
+strategy is one class here and one entry in :data:`PROPOSERS` (and its name in
+:mod:`boanon.strategies`, which a test keeps equal to these).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from boanon.graph import CausalGraph
+from boanon.models import DAGSurrogate, PlainGPSurrogate, Surrogate
+from boanon.multitask import joint_candidate
+from boanon.objectives import Objective
+from boanon.space import Space
+
+
+class Proposer(ABC):
+    """A strategy: which surrogates compete to propose."""
+
+    name: str = ""
+    at_random: bool = False
+    """True for a strategy without surrogates (asked for none: its proposals are random)."""
+
+    @abstractmethod
+    def candidates(self, space: Space, table: pd.DataFrame, objectives: list[Objective],
+                   graph: CausalGraph | None, outputs: Sequence[str], rng: np.random.Generator
+                   ) -> tuple[list[Surrogate], str]:
+        """The unfitted surrogates that compete (none: propose at random), and a note on what the
+        strategy lacked (empty when nothing), which prefixes the reason for the proposal; ``rng``
+        (the proposal's) seeds what the surrogates draw when they fit."""
+
+
+class RandomProposer(Proposer):
+    """No model: random feasible configurations."""
+
+    name = "random"
+    at_random = True
+
+    def candidates(self, space: Space, table: pd.DataFrame, objectives: list[Objective],
+                   graph: CausalGraph | None, outputs: Sequence[str], rng: np.random.Generator
+                   ) -> tuple[list[Surrogate], str]:
+        return [], ""
+
+
+class PlainGPProposer(Proposer):
+    """The plain GP only: one GP per output over all parameters."""
+
+    name = "gp"
+
+    def candidates(self, space: Space, table: pd.DataFrame, objectives: list[Objective],
+                   graph: CausalGraph | None, outputs: Sequence[str], rng: np.random.Generator
+                   ) -> tuple[list[Surrogate], str]:
+        return [PlainGPSurrogate(space, objectives, outputs)], ""
+
+
+class StructuredProposer(Proposer):
+    """The learned graph's model (when there is a graph), the plain GP and, where it can help and
+    stays cheap, the coregionalised GP (:func:`~boanon.multitask.joint_candidate`)."""
+
+    name = "structured"
+
+    def candidates(self, space: Space, table: pd.DataFrame, objectives: list[Objective],
+                   graph: CausalGraph | None, outputs: Sequence[str], rng: np.random.Generator
+                   ) -> tuple[list[Surrogate], str]:
+        dag: list[Surrogate] = [] if graph is None else [  # its safety net's folds follow the run's seed
+            DAGSurrogate(space, graph, objectives, outputs, random_state=int(rng.integers(2**63)))]
+        joint = joint_candidate(space, table, objectives, outputs)  # related outputs or workloads
+        return ([*dag, PlainGPSurrogate(space, objectives, outputs), *([joint] if joint is not None else [])],
+                "no graph given: " if graph is None else "")
+
+
+PROPOSERS: dict[str, Proposer] = {p.name: p for p in (StructuredProposer(), PlainGPProposer(),
+                                                      RandomProposer())}
+"""Strategy name -> its proposer."""
+
+STRATEGIES = tuple(PROPOSERS)
+
+
+def proposer(strategy: str) -> Proposer:
+    """The proposer of ``strategy``; an unknown name lists the known ones."""
+    try:
+        return PROPOSERS[strategy]
+    except KeyError:
+        raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}") from None
