@@ -243,5 +243,5 @@ def _break_cycles(dag: nx.DiGraph, required: set[tuple[str, str]], report: dict[
 
 
 def _sorted_edges(dag: nx.DiGraph) -> list[tuple[str, str]]:
-    order = {n: i for i, n in enumerate(nx.topological_sort(dag))}
+    order = {n: i for i, n in enumerate(nx.lexicographical_topological_sort(dag))}
     return sorted(dag.edges, key=lambda e: (order[e[1]], order[e[0]]))

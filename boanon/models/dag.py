@@ -90,10 +90,12 @@ class DAGSurrogate(Surrogate):
         g.remove_nodes_from(dropped)
         relevant = set(wanted).union(*(nx.ancestors(g, o) for o in wanted))
         parents: dict[str, list[str]] = {}
-        for n in nx.topological_sort(g.subgraph(relevant)):
+        # One topological order whatever the order of the nodes and edges (a learned graph's edges
+        # came in an order that followed string hashing, so it changed from process to process)
+        for n in (n for n in nx.lexicographical_topological_sort(g) if n in relevant):
             if n in params:
                 continue
-            ps = list(g.predecessors(n))
+            ps = sorted(g.predecessors(n))  # not the edges' order, which the graph's source decides
             if not ps and n in wanted:
                 ps = list(self.space.names)
                 fallbacks.append(n)
