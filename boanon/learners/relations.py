@@ -37,7 +37,7 @@ a few fixed forms, checked in milliseconds, each of which becomes a function nod
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from itertools import combinations, product
 
@@ -391,9 +391,37 @@ def _share(target: str, sub: _Columns, y: np.ndarray, groups: dict[str, list[str
     ``sub`` holds the parameters; weights are those in [0, 1] (shares, switches, fractions)."""
     if np.min(y) < 0:
         return None
-    unit = {c for c in sub.names if sub[c].min() >= 0 and sub[c].max() <= 1}
     totals: dict[tuple[str, ...], np.ndarray] = {}  # denominators by the groups they sum over
     best: _Fit | None = None
+    for terms, shared in _share_candidates(target, sub, groups, max_factors):
+        num = np.prod([1 - sub[f] if flip else sub[f] for f, flip in terms], axis=0)
+        key = tuple(g[0] for g in shared)
+        if key not in totals:
+            totals[key] = np.sum([np.prod([sub[n] for n in row], axis=0)
+                                  for row in zip(*shared, strict=True)], axis=0)
+        den = totals[key]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(den > 0, num / den, 0.0)
+        if np.std(z) == 0:
+            continue
+        c = float(z @ y / (z @ z))
+        fitted = c * z
+        heldout = _rmse(fitted, y) * len(y) / (len(y) - 1)
+        if best is None or heldout < best.heldout:
+            written = [f"(1 - {f})" if flip else f for f, flip in terms]
+            total = " + ".join(" * ".join(row) for row in zip(*shared, strict=True))
+            best = _Fit(f"{_num(c)} * {' * '.join(written)} / ({total})", "share",
+                        tuple(dict.fromkeys([*(f for f, _ in terms), *(n for g in shared for n in g)])),
+                        heldout, fitted)
+    return best
+
+
+def _share_candidates(target: str, sub: _Columns, groups: dict[str, list[str]], max_factors: int
+                      ) -> Iterator[tuple[list[tuple[str, bool]], list[list[str]]]]:
+    """The share relations to try for ``target``: the entity's own factors, each as itself or as
+    its complement (``(factor, flipped)``), and the name groups the denominator sums over (the
+    common families of the factors not flipped)."""
+    unit = {c for c in sub.names if sub[c].min() >= 0 and sub[c].max() <= 1}
     for m in _DIGITS.finditer(target):
         entity, index = target[:m.start()], m.group()
         families = [g for p, g in groups.items() if p.startswith(f"{entity}#_") and "*" not in p
@@ -406,32 +434,11 @@ def _share(target: str, sub: _Columns, y: np.ndarray, groups: dict[str, list[str
         for size in range(1, max_factors + 1):
             for factors in combinations(own, size):
                 for flips in product((False, True), repeat=size):
-                    num = np.prod([1 - sub[f] if flip else sub[f]
-                                   for f, flip in zip(factors, flips, strict=True)], axis=0)
-                    suffixes = {f[len(entity) + len(index):] for f, flip in zip(factors, flips, strict=True)
-                                if not flip}
+                    terms = list(zip(factors, flips, strict=True))
+                    suffixes = {f[len(entity) + len(index):] for f, flip in terms if not flip}
                     shared = [g for g in common if g[0][len(entity):].lstrip("0123456789") in suffixes]
-                    if not shared:
-                        continue
-                    key = tuple(g[0] for g in shared)
-                    if key not in totals:
-                        totals[key] = np.sum([np.prod([sub[n] for n in row], axis=0)
-                                              for row in zip(*shared, strict=True)], axis=0)
-                    den = totals[key]
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        z = np.where(den > 0, num / den, 0.0)
-                    if np.std(z) == 0:
-                        continue
-                    c = float(z @ y / (z @ z))
-                    fitted = c * z
-                    heldout = _rmse(fitted, y) * len(y) / (len(y) - 1)
-                    if best is None or heldout < best.heldout:
-                        terms = [f"(1 - {f})" if flip else f for f, flip in zip(factors, flips, strict=True)]
-                        total = " + ".join(" * ".join(row) for row in zip(*shared, strict=True))
-                        best = _Fit(f"{_num(c)} * {' * '.join(terms)} / ({total})", "share",
-                                    tuple(dict.fromkeys([*factors, *(n for g in shared for n in g)])),
-                                    heldout, fitted)
-    return best
+                    if shared:
+                        yield terms, shared
 
 
 def _rmse(a: np.ndarray, b: np.ndarray) -> float:
