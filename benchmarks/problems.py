@@ -58,7 +58,7 @@ class Problem:
         return {"name": self.name, "objective": self.objective.name,
                 "direction": self.objective.direction, "n_params": len(self.space),
                 "budget": self.budget, "optimum": self.optimum, "description": self.description,
-                **self.info, **{k: str(v) for k, v in self.knowledge.items()}}
+                **self.info, **{k: str(v.relative_to(ROOT)) for k, v in self.knowledge.items()}}
 
 
 def runner_evaluator(runner: str, options: dict[str, Any]) -> Evaluate:

@@ -55,7 +55,7 @@ def _noise_penalty(log_noise: float) -> tuple[float, float]:
     trial, observed at 44.7; 49.2 with this prior). Unlike a log-normal prior it does not penalise
     a noise-free fit. Mild on purpose: Optuna's rate (30) forced a node GP on a metric with 30 %
     noise to interpolate it, and the safety net then cut the metric out of the graph
-    (tests/test_models_dag.py); rate 10 did not tune better than 3 (benchmarks/README.md).
+    (tests/test_models_dag.py); rate 10 did not tune better than 3 (docs/models.md).
     """
     concentration, rate = NOISE_PRIOR
     noise = float(np.exp(log_noise))
