@@ -61,7 +61,7 @@ def evaluate(dataset: str | Path, objective: Objective, annotations: str | Path 
     learn_s = time.perf_counter() - start
     out: dict[str, Any] = {"dataset": dataset.name, "objective": objective.name, "n_trials": len(table),
                            "learn_s": round(learn_s, 1)}
-    dag = DAGSurrogate(space, graph, [objective]).fit(table)
+    dag = DAGSurrogate(space, graph, [objective], random_state=seed).fit(table)
     gp = PlainGPSurrogate(space, [objective]).fit(table)
     for s in (dag, gp):
         cv = cross_validate(s, table, np.random.default_rng(seed), n_folds)
@@ -80,7 +80,7 @@ def node_table(dag: DAGSurrogate, table: pd.DataFrame, n_folds: int, seed: int) 
     for node, sc in dag.node_scores(np.random.default_rng(seed), n_folds).items():
         # the node posed as the objective, so that selection's CV scores it through the chain
         posed = table.assign(**{column("objective", node): table[dag.node_column(node)]})
-        chain = DAGSurrogate(dag.space, dag.graph, [Objective(node)]).fit(posed)
+        chain = DAGSurrogate(dag.space, dag.graph, [Objective(node)], random_state=seed).fit(posed)
         cv = cross_validate(chain, posed, np.random.default_rng(seed), n_folds)
         rows.append({"node": node, "kind": sc["kind"], "params": sc["param_parents"],
                      "metrics": sc["metric_parents"], "n": sc["n"],

@@ -173,7 +173,8 @@ def fit_run_model(space: Space, table: pd.DataFrame, objectives: list[Objective]
     if graph is not None:
         graph = graph.with_objectives([o.name for o in objectives], outputs)
         try:
-            return DAGSurrogate(space, graph, objectives, outputs).fit(table)
+            # random_state: one fixed fold split for the safety net (each proposal drew its own)
+            return DAGSurrogate(space, graph, objectives, outputs, random_state=0).fit(table)
         except ValueError:
             pass
     return PlainGPSurrogate(space, objectives, outputs).fit(table)

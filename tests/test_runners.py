@@ -81,6 +81,8 @@ def test_load_callable_errors(spec: str, message: str) -> None:
     ("def evaluate(config):\n    return {'y': 1\n", r"line 2"),
     ("import numpy\nvalue = 1 / 0\n", r"ZeroDivisionError: division by zero \(.*broken.py, line 2\)"),
     ("import not_a_module_anywhere\n", r"ModuleNotFoundError: No module named 'not_a_module_anywhere'"),
+    # an error raised inside a library names the user's line that called it, not numpy's
+    ("import numpy\n\nnumpy.loadtxt('no-such-file.csv')\n", r"FileNotFoundError: .*broken.py, line 3\)"),
 ])
 def test_a_callable_whose_file_fails_to_import_names_the_file_and_line(tmp_path, monkeypatch, source,
                                                                           message) -> None:

@@ -9,7 +9,9 @@ times feasibility) from the same joint samples.
 The acquisition is a deterministic function of the configurations: every call with ``n`` samples
 draws from a generator seeded by ``(base, n)``, ``base`` drawn once from the run's generator. With
 the models' shared draws (:func:`boanon.models.nodes.shared_normals`) every candidate of a search
-is scored on the same random numbers, as BoTorch's fixed base samples do.
+is scored on the same random numbers, as BoTorch's fixed base samples do. The exception is the
+coregionalised GP (:mod:`boanon.multitask.icm`), which draws jointly over the configurations of
+a call: its score of a candidate depends on the other candidates in the call.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The tuning strategies as small objects: each says which surrogates compete to propose.
 
 :func:`boanon.acquisition.propose` fits a strategy's candidates and keeps the one that
-cross-validates best; a strategy without candidates proposes random configurations. A new
+cross-validates best; a strategy marked ``at_random`` is asked for none and proposes random
+configurations (any other must name at least one candidate). A new
 strategy is one class here and one entry in :data:`PROPOSERS` (and its name in
 :mod:`boanon.strategies`, which a test keeps equal to these).
 """

@@ -99,13 +99,16 @@ def _edge_text(source: str, weight: float | None, stability: float | None) -> st
     return f"{source} ({', '.join(extra)})" if extra else source
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def summary(result: LearnResult, verbose: bool = False) -> str:
     """What ``boanon learn`` prints: edges into the objectives, nodes by role, drops and timings."""
     graph, report = result.graph, result.report
     lines = ["edges into the objectives:"] + [f"  {line}" for line in objective_edges(graph)]
-    counts = ", ".join(f"{n} {r}{'' if n == 1 else 's'}"
-                       for r in ("param", "metric", "objective") for n in [len(graph.nodes(r))])
-    lines.append(f"graph: {counts}, {len(graph.edges)} edges (learner {graph.metadata['learner']}, "
+    counts = ", ".join(_count(len(graph.nodes(r)), r) for r in ("param", "metric", "objective"))
+    lines.append(f"graph: {counts}, {_count(len(graph.edges), 'edge')} (learner {graph.metadata['learner']}, "
                  f"{graph.metadata['n_trials']} trials)")
     by_reason: dict[str, list[str]] = defaultdict(list)
     for name, reason in report["dropped"].items():

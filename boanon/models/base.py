@@ -42,6 +42,8 @@ class Surrogate(ABC):
         (:func:`~boanon.table.run_role`); any other quantity keeps the role it was given where
         it was logged (:meth:`_logged_role`), which is already the run's."""
         objectives = [o.name for o in self.objectives]
+        if name in objectives:  # the rule's answer whatever was logged (and before any fit)
+            return column("objective", name)
         return column(run_role(name, self._logged_role(name), objectives, keep=[name]), name)
 
     def _logged_role(self, name: str) -> Role:
@@ -61,8 +63,13 @@ class Surrogate(ABC):
     @abstractmethod
     def sample(self, configs: Sequence[Config], n_samples: int, rng: np.random.Generator,
                noise: bool = False) -> dict[str, np.ndarray]:
-        """Joint samples (n_samples, n_configs) of each output; ``noise`` adds observation noise
-        to the outputs (without it they are the latent values that acquisition compares)."""
+        """Samples (n_samples, n_configs) of each output; ``noise`` adds observation noise to the
+        outputs (without it they are the latent values that acquisition compares).
+
+        Each configuration's samples are its marginal distribution (its outputs joint with each
+        other); across configurations they are not the joint posterior: the node models share
+        their draws (:func:`~boanon.models.nodes.shared_normals`), the coregionalised GP draws
+        jointly. Do not compare configurations sample by sample."""
 
     def fantasize(self, configs: Sequence[Config], rng: np.random.Generator,
                   n_samples: int = 64) -> Surrogate:

@@ -47,15 +47,16 @@ def _lengthscale_prior_mean(d: int) -> float:
 
 
 def _noise_penalty(log_noise: float) -> tuple[float, float]:
-    """-log Gamma density of the noise variance (in log coordinates, up to a constant) and its
-    derivative.
+    """-log Gamma density of the noise variance at ``exp(log_noise)`` (up to a constant; no
+    Jacobian: a prior on the variance, not on its log) and its derivative in ``log_noise``.
 
     Without a prior, fits on few trials in many dimensions often called most of the variance
     noise (10 trials of the 40-parameter synthetic system: the plain GP predicted 64.5 at the best
-    trial, observed at 44.7; 49.2 with this prior). Unlike a log-normal prior it does not penalise
-    a noise-free fit. Mild on purpose: Optuna's rate (30) forced a node GP on a metric with 30 %
-    noise to interpolate it, and the safety net then cut the metric out of the graph
-    (tests/test_models_dag.py); rate 10 did not tune better than 3 (docs/models.md).
+    trial, observed at 44.7; 49.2 with this prior). Unlike a log-normal prior it barely penalises a
+    noise-free fit (1.4 nats at the lower bound). Mild on purpose: Optuna's rate (30) forced a
+    node GP on a metric with 30 % noise to interpolate it, and the safety net then cut the metric
+    out of the graph (tests/test_models_dag.py); rate 10 did not tune better than 3
+    (docs/models.md).
     """
     concentration, rate = NOISE_PRIOR
     noise = float(np.exp(log_noise))

@@ -15,6 +15,7 @@ import math
 import numbers
 import os
 import sys
+import sysconfig
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -81,11 +82,17 @@ def _import(module_name: str, spec: str) -> Any:
 
 
 def _where(exc: BaseException) -> str:
-    """The error and where it happened: the line of a syntax error, else the innermost frame."""
+    """The error and where it happened: the line of a syntax error, else the innermost frame of
+    the user's code (not of a library it called: numpy's file names no line of the user's)."""
     if isinstance(exc, SyntaxError):
         return f"{exc.msg} ({exc.filename}, line {exc.lineno})"
     frames = traceback.extract_tb(exc.__traceback__)
-    place = f" ({frames[-1].filename}, line {frames[-1].lineno})" if frames else ""
+    libraries = tuple(str(Path(p).resolve()) for key, p in sysconfig.get_paths().items()
+                      if key in ("stdlib", "platstdlib", "purelib", "platlib"))
+    own = [f for f in frames if not str(Path(f.filename).resolve()).startswith(libraries)
+           and not f.filename.startswith("<frozen")]
+    frame = (own or frames or [None])[-1]
+    place = f" ({frame.filename}, line {frame.lineno})" if frame is not None else ""
     return f"{type(exc).__name__}: {exc}{place}"
 
 
