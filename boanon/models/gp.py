@@ -53,10 +53,10 @@ def _noise_penalty(log_noise: float) -> tuple[float, float]:
     Without a prior, fits on few trials in many dimensions often called most of the variance
     noise (10 trials of the 40-parameter synthetic system: the plain GP predicted 64.5 at the best
     trial, observed at 44.7; 49.2 with this prior). Unlike a log-normal prior it barely penalises a
-    noise-free fit (1.4 nats at the lower bound). Mild on purpose: Optuna's rate (30) forced a
-    node GP on a metric with 30 % noise to interpolate it, and the safety net then cut the metric
-    out of the graph (tests/test_models_dag.py); rate 10 did not tune better than 3
-    (docs/models.md).
+    noise-free fit (0.9 nat above its mode, 0.033, at the lower bound 1e-6; "all noise", 1, costs
+    2.6). Mild on purpose: Optuna's rate (30) forced a node GP on a metric with 30 % noise to
+    interpolate it, and the safety net then cut the metric out of the graph
+    (tests/test_models_dag.py); rate 10 did not tune better than 3 (docs/models.md).
     """
     concentration, rate = NOISE_PRIOR
     noise = float(np.exp(log_noise))
