@@ -40,6 +40,13 @@ def _running_pids(trials: Path, n: int, proc: subprocess.Popen, timeout: float =
     raise AssertionError(f"{n} trials never started (loop exit status {proc.poll()})")
 
 
+def _as_a_foreground_job() -> None:
+    """Ctrl-C as a terminal's foreground job gets it: a test run started in the background
+    (``make test &``, nohup, a CI runner) ignores SIGINT, and its children inherit that, so the
+    loop never saw the test's Ctrl-C and the test failed only when run in the background."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(tmp_path: Path, *options: str) -> tuple[subprocess.Popen, set[int]]:
     """Start ``boanon tune`` on the program above (in its own session, as a shell would) and
     wait until its trials run: the loop, and the pids of the programs and trial processes."""
@@ -49,7 +56,8 @@ def _start(tmp_path: Path, *options: str) -> tuple[subprocess.Popen, set[int]]:
     config.write_text(yaml.safe_dump(data))
     proc = subprocess.Popen([BOANON, "tune", str(config), "--budget", "4", "--store",
                              str(tmp_path / "run.db"), *options], cwd=ROOT, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            preexec_fn=_as_a_foreground_job, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
         pids = _running_pids(tmp_path / "run.trials", 2 if "--workers" in options else 1, proc)
         assert all(alive(p) for p in pids)
