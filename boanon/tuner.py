@@ -37,7 +37,7 @@ from boanon.runners.trial import run_trial
 from boanon.space import Space
 from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
-from boanon.table import TrialRecord, Value, run_role, with_objectives
+from boanon.table import TrialRecord, Value, with_objectives
 
 INIT = "init"
 """The ``surrogate`` recorded for trials of the initial design."""
@@ -335,10 +335,9 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
     if not isinstance(result, TrialRecord):
         result = TrialRecord(trial.name, dict(trial.config), {k: float(v) for k, v in result.items()})
     metrics, values = dict(result.metrics), dict(result.objectives)
-    names = [o.name for o in objectives]  # the run's objectives decide: a logged metric can be tuned as is
-    promoted = [n for n in metrics if n not in values and run_role(n, "metric", names) == "objective"]
-    for name in sorted(promoted, key=names.index):  # stored in the run's order of objectives
-        values[name] = metrics.pop(name)
+    for o in objectives:  # the run's objectives decide (run_role): a logged metric can be tuned as is
+        if o.name not in values and o.name in metrics:
+            values[o.name] = metrics.pop(o.name)
     params = {**result.params, **trial.config}
     space.validate({n: params[n] for n in space.names}, source=f"trial {trial.name}")
     missing = [o.name for o in objectives if not np.isfinite(values.get(o.name, np.nan))]

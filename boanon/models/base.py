@@ -18,7 +18,7 @@ from scipy.stats import spearmanr
 
 from boanon.objectives import Objective
 from boanon.space import Space
-from boanon.table import TRIAL, Role, column, run_role
+from boanon.table import TRIAL, Role, column
 
 Config = Mapping[str, Any]
 
@@ -38,13 +38,12 @@ class Surrogate(ABC):
         self.outputs = names + [n for n in outputs if n not in names]
 
     def node_column(self, name: str) -> str:
-        """The table column of a modelled quantity: the surrogate's objectives are objectives
-        (:func:`~boanon.table.run_role`); any other quantity keeps the role it was given where
-        it was logged (:meth:`_logged_role`), which is already the run's."""
-        objectives = [o.name for o in self.objectives]
-        if name in objectives:  # the rule's answer whatever was logged (and before any fit)
+        """The table column of a modelled quantity: the surrogate's objectives are objectives; any
+        other quantity keeps the role it was given where it was logged (:meth:`_logged_role`),
+        which is already the run's (:func:`~boanon.table.run_role` shaped the table)."""
+        if any(o.name == name for o in self.objectives):
             return column("objective", name)
-        return column(run_role(name, self._logged_role(name), objectives, keep=[name]), name)
+        return column(self._logged_role(name), name)
 
     def _logged_role(self, name: str) -> Role:
         """The role of ``name`` in the fitted table: a metric unless only an objective column has it."""

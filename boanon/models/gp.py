@@ -5,9 +5,9 @@ lengthscales and almost no noise: it interpolates the data and predicts nonsense
 guards keep fits sane: bounds on every hyperparameter, and log-normal priors on the lengthscales
 (dimension-scaled, as in Hvarfner et al. 2024, "Vanilla Bayesian optimization performs great in
 high dimensions") and the amplitude, and a Gamma prior on the noise, added to the marginal
-likelihood (MAP instead of ML). Inputs
-are expected in roughly unit scale and targets are standardised, so one set of bounds and priors
-fits all nodes. The kernel and the likelihood are :mod:`boanon.models.kernels`'s.
+likelihood (MAP instead of ML). Inputs are expected in roughly unit scale and targets are
+standardised, so one set of bounds and priors fits all nodes. The kernel and the likelihood are
+:mod:`boanon.models.kernels`'s.
 """
 
 from __future__ import annotations
