@@ -60,6 +60,8 @@ class RunStats:
     failures: int = 0
     infeasible: int = 0
     finished_at: str = ""
+    best_config: str = ""
+    """The best configuration found, as JSON: what a re-measurement runs again."""
 
 
 def ask_feasible(tuner: BenchTuner, problem: Problem, stats: RunStats,
@@ -115,7 +117,8 @@ def run_one(problem: Problem, tuner_name: str, seed: int, budget: int, rows: csv
         if value is None:
             stats.failures += 1
         else:
-            best = value if best is None or problem.objective.better(value, best) else best
+            if best is None or problem.objective.better(value, best):
+                best, stats.best_config = value, json.dumps(config, sort_keys=True)
             worst = value if worst is None or problem.objective.better(worst, value) else worst
         rows.writerow([problem.name, tuner_name, seed, evaluation, "" if best is None else repr(best)])
         flush()
@@ -194,6 +197,10 @@ def run_problem(problem: Problem, tuners: list[str], seeds: int, budget: int, ou
 def append_run(out: Path, stats: RunStats) -> None:
     path = out / "runs.csv"
     new = not path.is_file()
+    if not new and pd.read_csv(path, nrows=0).columns.tolist() != list(RunStats.__dataclass_fields__):
+        # written before a field was added: rewrite it with every column, old rows left blank
+        pd.concat([pd.read_csv(path), pd.DataFrame([asdict(stats)])]).to_csv(path, index=False)
+        return
     with open(path, "a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(RunStats.__dataclass_fields__))
         if new:
