@@ -93,7 +93,7 @@ def icm_run(system: SyntheticSystem, objectives: list[Objective], budget: int, n
     design = [system.space.default()] + system.space.sample(n_init - 1, np.random.default_rng(seed))
     rng = np.random.default_rng([seed, 1])
     records = [system.record(f"t{i:04d}", c) for i, c in enumerate(design)]
-    tasks = TaskColumn(None if related is None else RelatedTask("related", "synthetic", related))
+    tasks = TaskColumn(() if related is None else (RelatedTask("related", "synthetic", related),))
     space = tasks.space(system.space)
     while len(records) < budget:
         own = records_to_table(records)

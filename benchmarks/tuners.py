@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -240,7 +240,8 @@ class BoAnon(BenchTuner):
 
     def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
                  start: dict[str, Value] | None = None, annotations: Path | None = None,
-                 warm_start: Path | None = None):
+                 warm_start: Path | Sequence[Path] = (), related_tasks: Sequence[Path] = (),
+                 related_outputs: Sequence[str] = ()):
         super().__init__(space, objective, seed, budget, start)
         from boanon.annotations import Knowledge
         from boanon.multitask.warmstart import load_related
@@ -248,9 +249,10 @@ class BoAnon(BenchTuner):
 
         # The Tuner itself starts from the space's default when it is feasible, as ``start`` is.
         knowledge = Knowledge.from_yaml(annotations) if annotations is not None else None
-        related = load_related(warm_start) if warm_start is not None else None
-        self._tuner = Tuner(space, [objective], knowledge=knowledge, warm_start=related,
-                            strategy=self.strategy, seed=seed)
+        sources = [*([warm_start] if isinstance(warm_start, Path) else warm_start), *related_tasks]
+        self._tuner = Tuner(space, [objective], knowledge=knowledge,
+                            warm_start=[load_related(p) for p in sources], strategy=self.strategy,
+                            seed=seed, related_outputs=related_outputs)
         self._trial: Any = None
 
     def ask(self) -> dict[str, Value]:
@@ -279,6 +281,15 @@ class BoAnonWarm(BoAnon):
     needs = ("warm_start",)
 
 
+class BoAnonMultiTask(BoAnon):
+    """BoAnon's multi-task strategy: the coregionalised GP over the objective and the problem's
+    related outputs, on the problem's datasets as related tasks (as in multi-task BO studies)."""
+
+    name = "boanon-multitask"
+    strategy = "multitask"
+    needs = ("related_tasks", "related_outputs")
+
+
 class BoAnonExpert(BoAnon):
     """BoAnon told the problem's annotations (an expert's structure and node models, as in BOAT)."""
 
@@ -299,13 +310,14 @@ def _plain(v: Any) -> Value:
 
 
 TUNERS: dict[str, type[BenchTuner]] = {t.name: t for t in (
-    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoAnon, BoAnonGP, BoAnonWarm, BoAnonExpert, BoAnonExpertWarm)}
+    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoAnon, BoAnonGP, BoAnonWarm, BoAnonMultiTask, BoAnonExpert,
+    BoAnonExpertWarm)}
 """Tuner name -> wrapper class, in the order results are shown."""
 
 
 def make_tuner(name: str, space: Space, objective: Objective, seed: int, budget: int,
                start: dict[str, Value] | None = None,
-               knowledge: Mapping[str, Path] | None = None) -> BenchTuner:
+               knowledge: Mapping[str, Any] | None = None) -> BenchTuner:
     """The tuner called ``name``, seeded; unknown names list the known ones.
 
     ``knowledge`` is the problem's (:attr:`Problem.knowledge`); a tuner that ``needs`` an entry

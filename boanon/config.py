@@ -19,7 +19,9 @@
     outputs: [{name: area, max: 2.0e6}]                 # optional: bounds on metrics/objectives
     ref_point: {energy: 1.0e9, latency: 5.0e6}          # optional: hypervolume reference (else inferred)
     scalarization: {kind: weighted_sum, weights: [1, 1]}  # optional: instead of EHVI (several objectives)
-    warm_start: earlier-run.db                          # optional: related trials (store, dataset, CSV)
+    warm_start: earlier-run.db                          # optional: related trials (store, dataset, CSV),
+                                                        #   or a list of them, one task each
+    related_outputs: [write_amplification]              # optional: modelled jointly with the objectives
 
 Every error is a :class:`ConfigError` naming the file and the field. Relative paths (graph,
 annotations, a ``file.py:function`` callable) are relative to the current directory.
@@ -40,7 +42,8 @@ from boanon.strategies import STRATEGIES
 from boanon.yamlfile import load_yaml
 
 KEYS = {"space", "constraints", "objectives", "runner", "adapter", "graph", "annotations", "budget",
-        "seed", "strategy", "n_init", "relearn_every", "outputs", "ref_point", "scalarization", "warm_start"}
+        "seed", "strategy", "n_init", "relearn_every", "outputs", "ref_point", "scalarization", "warm_start",
+        "related_outputs"}
 RUNNER_KINDS = ("name", "callable", "command")
 
 
@@ -64,7 +67,8 @@ class TuneConfig:
     outputs: list[OutputConstraint] = field(default_factory=list)
     ref_point: list[float] | None = None
     scalarization: Scalarization | None = None
-    warm_start: Path | None = None
+    warm_start: list[Path] = field(default_factory=list)
+    related_outputs: list[str] = field(default_factory=list)
 
     def make_runner(self) -> Any:
         """A fresh runner instance (errors from its constructor name the ``runner`` field)."""
@@ -149,7 +153,8 @@ def parse_config(data: Mapping[str, Any], source: str = "config") -> TuneConfig:
         ref_point=parse_ref_point(data.get("ref_point"), objectives, source),
         scalarization=None if data.get("scalarization") is None
         else Scalarization.from_spec(data["scalarization"], len(objectives), source),
-        warm_start=_path(data, "warm_start", source, directory=True))
+        warm_start=_paths(data, "warm_start", source),
+        related_outputs=_names(data, "related_outputs", source))
 
 
 def _runner(spec: Any, space: Space, objectives: list[Objective],
@@ -202,13 +207,33 @@ def _runner(spec: Any, space: Space, objectives: list[Objective],
     return str(name), options
 
 
-def _path(data: Mapping[str, Any], key: str, source: str, directory: bool = False) -> Path | None:
+def _path(data: Mapping[str, Any], key: str, source: str) -> Path | None:
     if data.get(key) is None:
         return None
     path = Path(str(data[key]))
-    if not (path.is_file() or directory and path.is_dir()):
+    if not path.is_file():
         raise ConfigError(source, key, f"no such file: {path}")
     return path
+
+
+def _paths(data: Mapping[str, Any], key: str, source: str) -> list[Path]:
+    """A file or directory, or a list of them (each must exist)."""
+    value = data.get(key)
+    values = [] if value is None else value if isinstance(value, list) else [value]
+    paths = [Path(str(v)) for v in values]
+    for k, path in enumerate(paths):
+        if not path.exists():
+            field_name = f"{key}[{k}]" if isinstance(value, list) else key
+            raise ConfigError(source, field_name, f"no such file or directory: {path}")
+    return paths
+
+
+def _names(data: Mapping[str, Any], key: str, source: str) -> list[str]:
+    """A list of quantity names."""
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(source, key, f"expected a list of names, got {value!r}")
+    return list(value)
 
 
 def _int(data: Mapping[str, Any], key: str, source: str, default: int | None,

@@ -30,7 +30,7 @@ from boanon.acquisition.propose import STRATEGIES, Proposal, propose
 from boanon.errors import LogParseError
 from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
-from boanon.multitask import RelatedTask, TaskColumn, align_to_space
+from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
 from boanon.objectives import Objective, parse_objectives
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
@@ -38,6 +38,10 @@ from boanon.space import Space
 from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value, with_objectives
+
+GRAPH_STRATEGIES = ("structured", "multitask")
+"""Strategies that learn the graph: the structured model is built on it, the multitask model
+takes the objectives' mediators from it as related outputs when it is told none."""
 
 INIT = "init"
 """The ``surrogate`` recorded for trials of the initial design."""
@@ -77,8 +81,10 @@ class Tuner:
     (created or resumed) or None for an in-memory run. ``learn_options`` go to
     :func:`boanon.learners.learn`, ``propose_options`` to :func:`boanon.acquisition.propose`.
     ``output_constraints`` bound metrics or objectives (trials breaking them are infeasible);
-    ``warm_start`` holds a related task's trials (:func:`boanon.multitask.load_related`): they are
-    modelled as a separate task, and their graph is the starting structure.
+    ``warm_start`` holds one related task's trials or several (:func:`boanon.multitask.load_related`):
+    each is modelled as a task of its own, and the first graph among them is the starting
+    structure. ``related_outputs`` name logged quantities to model jointly with the objectives
+    (the ``multitask`` strategy; a related task may have measured only these).
     """
 
     def __init__(self, space: Space, objectives: Sequence[Objective | Mapping[str, Any] | str],
@@ -88,7 +94,8 @@ class Tuner:
                  learn_options: Mapping[str, Any] | None = None,
                  propose_options: Mapping[str, Any] | None = None,
                  output_constraints: Sequence[OutputConstraint] = (),
-                 warm_start: RelatedTask | None = None):
+                 warm_start: RelatedTask | Sequence[RelatedTask] | None = None,
+                 related_outputs: Sequence[str] = ()):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         if relearn_every < 1:
@@ -99,10 +106,15 @@ class Tuner:
         self.strategy = strategy
         self.seed = int(seed)
         self.output_constraints = list(output_constraints)
-        self.warm_start = None if warm_start is None else \
-            align_to_space(warm_start, space, [o.name for o in self.objectives], self._constrained())
+        self.related_outputs = list(related_outputs)
+        related = [] if warm_start is None else [warm_start] if isinstance(warm_start, RelatedTask) \
+            else list(warm_start)
+        distinct_labels(related)
+        names = [o.name for o in self.objectives]
+        self.related: tuple[RelatedTask, ...] = tuple(
+            align_to_space(t, space, names, self._constrained(), self.related_outputs) for t in related)
         if n_init is None:  # a warm start already knows the landscape: the default and two more
-            n_init = default_n_init(space) if warm_start is None else min(3, default_n_init(space))
+            n_init = default_n_init(space) if not related else min(3, default_n_init(space))
         self.n_init = int(n_init)
         if self.n_init < 1:
             raise ValueError("n_init must be >= 1")
@@ -116,11 +128,12 @@ class Tuner:
             graph = self._own_roles(graph)
         if graph is not None and knowledge is not None:
             graph = knowledge.apply(graph)
-        if graph is None and self.warm_start is not None and self.warm_start.graph is not None:
+        learned_before = next((t for t in self.related if t.graph is not None), None)
+        if graph is None and learned_before is not None:
             # the starting structure, learned from the related trials: re-learned once the run
             # has relearn_every trials of its own
-            graph = copy.deepcopy(self.warm_start.graph)
-            graph.metadata.setdefault("learned_from_trials", len(self.warm_start.table))
+            graph = copy.deepcopy(learned_before.graph)
+            graph.metadata.setdefault("learned_from_trials", len(learned_before.table))
         self.graph: CausalGraph | None = graph
         self._graph_id = self.store.add_graph(graph) if graph is not None else None
         self._learn_note = ""  # why the structure is not (or no longer) learned
@@ -143,7 +156,13 @@ class Tuner:
                 "strategy": self.strategy, "n_init": self.n_init, "relearn_every": self.relearn_every,
                 **({"outputs": [c.to_dict() for c in self.output_constraints]}
                    if self.output_constraints else {}),
-                **({"warm_start": self.warm_start.source} if self.warm_start is not None else {})}
+                **({"warm_start": self._sources()} if self.related else {}),
+                **({"related_outputs": self.related_outputs} if self.related_outputs else {})}
+
+    def _sources(self) -> str | list[str]:
+        """Where the related tasks came from (one as a string, as runs with one always stored it)."""
+        sources = [t.source for t in self.related]
+        return sources[0] if len(sources) == 1 else sources
 
     def n_trials(self) -> int:
         """Trials that count against the budget: finished (done, stopped early or failed) ones
@@ -228,16 +247,17 @@ class Tuner:
 
     def _propose(self, table: pd.DataFrame, rng: np.random.Generator) -> _Plan:
         strategy, note = self.strategy, ""
-        tasks = TaskColumn(self.warm_start)  # the models see a related task's trials beside the run's
+        tasks = TaskColumn(self.related)  # the models see related tasks' trials beside the run's
         table, space = tasks.table(table), tasks.space(self.space)
-        if strategy == "structured":
+        if strategy in GRAPH_STRATEGIES:
             self._maybe_learn(table)
-            if self.graph is None:
+            if self.graph is None and strategy == "structured":
                 strategy, note = "gp", f"structure not learned ({self._learn_note}); "
-        graph = tasks.graph(self.graph if strategy == "structured" else None)
+        graph = tasks.graph(self.graph if strategy in GRAPH_STRATEGIES else None)
         pending = tasks.pending([t.config for t in self._running.values()])
         proposal = propose(space, table, self.objectives, graph=graph, strategy=strategy, rng=rng,
-                           pending=pending, constraints=self.output_constraints, **self.propose_options)
+                           pending=pending, constraints=self.output_constraints,
+                           related_outputs=self.related_outputs, **self.propose_options)
         proposal.reason = note + proposal.reason
         return _Plan(proposal, self._graph_id if graph is not None else None)
 

@@ -81,7 +81,7 @@ def test_expert_tuners_get_the_problems_knowledge_or_refuse_to_run(monkeypatch) 
                        knowledge=sgd.knowledge)
     assert tuner._tuner.knowledge.node_models["iteration_time"]["function"] == \
         "worker_busy_max_s + ps_update_max_s"
-    assert len(tuner._tuner.warm_start.table) == 40
+    assert [len(t.table) for t in tuner._tuner.related] == [40]
     synthetic = make_problem("synthetic")
     with pytest.raises(ValueError, match="needs the problem's annotations"):
         make_tuner("boanon-expert", synthetic.space, synthetic.objective, seed=0, budget=5,

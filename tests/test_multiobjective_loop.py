@@ -50,7 +50,9 @@ def test_config_reads_outputs_reference_point_and_scalarisation():
                        ({"ref_point": {"cost": 1.0, "latency": 2.0}}, "ref_point"),
                        ({"scalarization": "median"}, "scalarization"),
                        ({"scalarization": {"kind": "weighted_sum", "weights": [1]}}, "scalarization.weights"),
-                       ({"warm_start": "no/such/store.db"}, "warm_start")):
+                       ({"warm_start": "no/such/store.db"}, "warm_start"),
+                       ({"warm_start": [".", "no/such/store.db"]}, r"warm_start\[1\]"),
+                       ({"related_outputs": "g0_load"}, "related_outputs")):
         with pytest.raises(ConfigError, match=f"mo.yaml: {field}"):
             parse_config(_example(**bad), "mo.yaml")
 
@@ -83,6 +85,13 @@ def test_cli_status_front_export_flag_and_warm_start(tmp_path: Path):
     # the first proposal after the two initial trials is modelled on 2 + 7 trials, not random
     third = next(ln for ln in warm.output.splitlines() if ln.startswith("t0002 "))
     assert third.endswith("[gp]")
+    # several related tasks, from the YAML, jointly with a related output
+    shifted.write_text(yaml.safe_dump(_example(n_init=2, strategy="multitask", runner=runner,
+                                               warm_start=[str(out), str(plain)], related_outputs=["g0_load"])))
+    several = CliRunner().invoke(main, ["tune", str(shifted), "--budget", "3", "--store", str(tmp_path / "s.db")])
+    assert several.exit_code == 0, several.output
+    assert "warm start: 7 trials of 'mo'" in several.output and "warm start: 7 trials of 'plain'" in several.output
+    assert next(ln for ln in several.output.splitlines() if ln.startswith("t0002 ")).endswith("[multitask-gp]")
 
 
 def _run(system: SyntheticSystem, objectives, budget: int, total: bool = False, seed: int = 0,

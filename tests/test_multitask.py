@@ -21,6 +21,7 @@ from boanon.multitask import (
     load_related,
     target_trials,
     task_labels,
+    task_of,
     with_task,
     with_task_node,
 )
@@ -111,11 +112,25 @@ def test_task_column_adds_the_indicator_everywhere_with_a_related_task_and_nowhe
     none = TaskColumn()
     assert none.table(own) is own and none.space(system.space) is system.space
     assert none.graph(graph) is graph and none.pending(pending) == pending
-    tasks = TaskColumn(RelatedTask("old", "old.csv", other))
+    tasks = TaskColumn((RelatedTask("old", "old.csv", other),))
     assert task_labels(tasks.table(own)) == [TARGET, "old"] and len(tasks.table(own)) == 7
     assert tasks.space(system.space).params[TASK].choices == (TARGET, "old")
     assert tasks.graph(graph).has_edge(TASK, "cost") and tasks.graph(None) is None
     assert tasks.pending(pending) == [{"x0": 0.5, TASK: TARGET}] and pending == [{"x0": 0.5}]
+
+
+def test_several_related_tasks_keep_their_own_labels():
+    from boanon.tuner import Tuner
+
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
+    own, a, b = (system.sample_table(n, seed=n) for n in (3, 4, 5))
+    tasks = TaskColumn((RelatedTask("a", "a.csv", a), RelatedTask("b", "b.csv", b)))
+    table = tasks.table(own)
+    assert list(task_of(table)) == [TARGET] * 3 + ["a"] * 4 + ["b"] * 5  # b's stacking kept a's label
+    assert len(target_trials(table)) == 3 and task_labels(table) == [TARGET, "a", "b"]
+    assert tasks.space(system.space).params[TASK].choices == (TARGET, "a", "b")
+    with pytest.raises(ConfigError, match="b.csv: warm_start: is called 'a' like a.csv"):
+        Tuner(system.space, ["cost"], warm_start=[RelatedTask("a", "a.csv", a), RelatedTask("a", "b.csv", b)])
 
 
 def test_warm_start_from_a_csv_table_aligns_to_the_new_space(tmp_path):
@@ -143,7 +158,7 @@ def test_warm_start_from_an_unrelated_task_is_refused(tmp_path):
     write_table(table.drop(columns=["objective:cost"]), tmp_path / "blind.csv")
     blind = load_related(tmp_path / "blind.csv")
     assert len(align_to_space(blind, system.space).table) == 3  # the objectives are the Tuner's check
-    with pytest.raises(ConfigError, match=r"measured none of the objectives \(cost\)"):
+    with pytest.raises(ConfigError, match=r"measured none of the objectives and related outputs \(cost\)"):
         Tuner(system.space, ["cost"], warm_start=blind)
 
 
@@ -224,3 +239,34 @@ def test_parallel_workers_ask_past_the_initial_design_before_any_trial_of_the_ru
         for trial in asked:
             tuner.tell(trial.id, system.evaluate(trial.config))
         assert tuner.ask().surrogate not in ("init", "random")
+
+
+def test_multitask_strategy_models_related_outputs_on_every_related_task():
+    # Two related workloads, one of which logged only a related output (no objective): the
+    # multitask strategy's coregionalised GP learns the objective and the related output on the
+    # run's and both tasks' trials; without the related output that task would be refused.
+    from boanon.acquisition.proposers import proposer
+    from boanon.tuner import Tuner
+
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
+    full = RelatedTask("full", "full.csv", system.sample_table(10, seed=1))
+    blind = RelatedTask("blind", "blind.csv", system.sample_table(8, seed=2).drop(columns=["objective:cost"]))
+    with pytest.raises(ConfigError, match="blind.csv: warm_start: its trials measured none"):
+        Tuner(system.space, ["cost"], warm_start=[full, blind], strategy="multitask")
+    tuner = Tuner(system.space, ["cost"], warm_start=[full, blind], strategy="multitask",
+                  related_outputs=["g0_m2"], seed=0)
+    for _ in range(tuner.n_init + 2):
+        trial = tuner.ask()
+        tuner.tell(trial.id, system.evaluate(trial.config))
+    assert trial.surrogate == "multitask-gp" and trial.info["outputs"] == ["cost", "g0_m2"]
+    assert tuner.spec()["warm_start"] == ["full.csv", "blind.csv"]
+    table = TaskColumn(tuner.related).table(tuner.table())
+    rng = np.random.default_rng(0)
+    (joint,), _ = proposer("multitask").candidates(tuner.space, table, tuner.objectives, None, [], rng,
+                                                   ["g0_m2", "not_logged"])
+    joint.fit(table)
+    assert joint.outputs == ["cost", "g0_m2"] and joint.describe()["workloads"] == [TARGET, "blind", "full"]
+    # without related outputs, a graph names the objective's mediators
+    (joint,), _ = proposer("multitask").candidates(tuner.space, table, tuner.objectives, system.true_graph(),
+                                                   [], rng)
+    assert joint.outputs == ["cost", "g0_m2", "g1_m2"]

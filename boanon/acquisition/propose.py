@@ -53,20 +53,24 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
             rng: np.random.Generator | None = None, pending: Sequence[Mapping[str, Any]] = (),
             n_candidates: int = 256, constraints: Sequence[OutputConstraint] = (), n_folds: int = 5,
             settings: SearchSettings | None = None, ref_point: Sequence[float] | None = None,
-            scalarization: Scalarization | None = None, early_trials: int = EARLY_TRIALS) -> Proposal:
+            scalarization: Scalarization | None = None, early_trials: int = EARLY_TRIALS,
+            related_outputs: Sequence[str] = ()) -> Proposal:
     """Propose one configuration (see the module docstring).
 
     ``table`` holds finished trials; ``strategy`` names the proposer
     (:mod:`boanon.acquisition.proposers`): ``"structured"`` fits the DAG surrogate (when a
     ``graph`` is given) and the plain GP and uses whichever cross-validates better;
-    ``"gp"`` uses the plain GP only; ``"random"`` a random feasible configuration. With a
+    ``"gp"`` uses the plain GP only; ``"multitask"`` the coregionalised GP; ``"random"`` a
+    random feasible configuration. With a
     related task in ``table``, proposals stay random until one of the run's own trials has every
     objective: the incumbent to improve on is the run's (parallel workers can ask before then).
     ``n_candidates`` is the size of the Sobol design (``settings`` tunes the rest of the search).
     With several objectives, ``ref_point`` (objectives' units) fixes EHVI's reference point and
     ``scalarization`` replaces EHVI by the expected improvement of that scalarisation.
     While the run has fewer than ``early_trials`` trials of its own, the search stays in a trust
-    region around its best configurations (:class:`SearchSettings`).
+    region around its best configurations (:class:`SearchSettings`). ``related_outputs`` are
+    logged quantities a joint model (the ``multitask`` strategy's, or the structured strategy's
+    coregionalised candidate) learns together with the objectives.
     """
     chooser = proposer(strategy)
     objectives = parse_objectives(objectives)
@@ -84,7 +88,8 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
             else "none of the run's own trials has all objectives yet (only a related task's): no bar to beat"
         return Proposal(_random_unseen(space, seen, rng), "random", why, {"n_trials": n})
 
-    candidates, note = chooser.candidates(space, table, objectives, graph, [c.name for c in constraints], rng)
+    candidates, note = chooser.candidates(space, table, objectives, graph, [c.name for c in constraints], rng,
+                                          related_outputs)
     chosen, model, reason, scores, t_fit = choose_model(candidates, table, rng, pending, n_folds)
     t_cv = time.perf_counter()
     score, acq_info = build_acquisition(model, own, objectives, constraints, rng, ref_point, scalarization)
@@ -96,7 +101,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     predicted = model.predict([config], n_samples=128, rng=rng)
     t_end = time.perf_counter()
     info = {
-        "n_trials": n, "n_pending": len(pending), "cv": scores,
+        "n_trials": n, "n_pending": len(pending), "cv": scores, "outputs": list(chosen.outputs),
         "acquisition": {**acq_info, "value": value, **search},
         "predicted": {name: {"mean": float(m[0]), "sd": float(s[0])} for name, (m, s) in predicted.items()},
         "groups": groups if len(groups) > 1 else [],

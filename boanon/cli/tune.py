@@ -46,9 +46,9 @@ CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
               help="Overrides the YAML's strategy.")
 @click.option("--trials-dir", type=click.Path(file_okay=False), default=None,
               help="Where trial logs go (default: <store>.trials beside the store).")
-@click.option("--warm-start", type=click.Path(exists=True), default=None, metavar="STORE_OR_DATASET",
+@click.option("--warm-start", type=click.Path(exists=True), multiple=True, metavar="STORE_OR_DATASET",
               help="Trials of a related task (a run's store, a dataset directory or a CSV table) to "
-                   "start warm from; overrides the YAML's warm_start.")
+                   "start warm from; repeat it for several tasks; overrides the YAML's warm_start.")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Trials in flight at once (asynchronous: a new one starts as soon as any ends).")
 @click.option("--dask", default=None, metavar="ADDRESS|local",
@@ -71,7 +71,7 @@ CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
               help="Stop the run when N trials in a row fail with the same error (0: never).")
 def tune_command(config_file: str, budget: int | None, store_path: str | None, resume: bool,
                  seed: int | None, strategy: str | None, trials_dir: str | None,
-                 warm_start: str | None, workers: int | None, dask: str | None,
+                 warm_start: tuple[str, ...], workers: int | None, dask: str | None,
                  early_stopping: str | None, trial_timeout: float | None, dashboard: bool,
                  dashboard_port: int, plan_file: str | None, max_failures: int) -> None:
     """Tune the system described by CONFIG.yaml; every trial is kept in the store.
@@ -102,14 +102,14 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         if stopper is not None and not supports_progress(runner):
             raise ConfigError(config_file, "runner", f"the {config.runner} runner does not report "
                               "progress, so --early-stopping cannot judge its trials")
-        related = warm_start or config.warm_start
-        related = load_related(related) if related else None  # the Tuner aligns it to the space
+        related = [load_related(p) for p in (warm_start or config.warm_start)]  # the Tuner aligns them
         store = Store(store_file, create=not resume)  # a run to resume must be there
         tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
                       knowledge=config.load_knowledge(), strategy=strategy or config.strategy,
                       seed=config.seed if seed is None else seed, n_init=config.n_init,
                       relearn_every=config.relearn_every, store=store,
                       output_constraints=config.outputs, warm_start=related,
+                      related_outputs=config.related_outputs,
                       propose_options=config.propose_options())
         left_running = tuner.resume() if resume else []  # a fresh store has nothing to take over
     except (ConfigError, ValueError) as exc:
@@ -124,11 +124,11 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     signal.signal(signal.SIGTERM, _interrupt)  # a polite kill stops as cleanly as Ctrl-C
     warnings.filterwarnings("ignore", category=ConvergenceWarning)  # GP fits: noise, not news
     start = tuner.n_trials()
-    related = tuner.warm_start
-    if related is not None:
+    starting = next((t for t in tuner.related if t.graph is not None), None)
+    for related in tuner.related:
         click.echo(f"warm start: {len(related.table)} trials of {related.label!r} from {related.source}"
                    + (f" ({len(related.dropped)} outside this space left out)" if related.dropped else "")
-                   + (", its graph as the starting structure" if related.graph is not None else ""))
+                   + (", its graph as the starting structure" if related is starting else ""))
     click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
                f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
     for trial in left_running:

@@ -13,10 +13,10 @@ from boanon.multitask.tasks import (
     with_task,
     with_task_node,
 )
-from boanon.multitask.warmstart import RelatedTask, TaskColumn, align_to_space, load_related
+from boanon.multitask.warmstart import RelatedTask, TaskColumn, align_to_space, distinct_labels, load_related
 
 __all__ = [
     "ICMGP", "TARGET", "TASK", "TASK_COLUMN", "MultiTaskGPSurrogate", "RelatedTask", "TaskColumn",
-    "align_to_space", "combine_tasks", "joint_candidate", "load_related", "target_trials", "task_labels",
-    "task_of", "with_task", "with_task_node",
+    "align_to_space", "combine_tasks", "distinct_labels", "joint_candidate", "load_related", "target_trials",
+    "task_labels", "task_of", "with_task", "with_task_node",
 ]

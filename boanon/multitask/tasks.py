@@ -49,7 +49,8 @@ def target_trials(table: pd.DataFrame) -> pd.DataFrame:
 
 def combine_tasks(own: pd.DataFrame, related: pd.DataFrame, label: str = "related") -> pd.DataFrame:
     """The tuner's trials (task ``target``) stacked on a related task's; trial ids of the related
-    task are prefixed with its label so they never clash with the tuner's own."""
+    task are prefixed with its label so they never clash with the tuner's own. ``own`` may
+    already hold other related tasks' trials (their labels are kept)."""
     if label == TARGET:
         raise ValueError(f"a related task cannot be called {TARGET!r}")
     related = related.copy()
@@ -57,7 +58,7 @@ def combine_tasks(own: pd.DataFrame, related: pd.DataFrame, label: str = "relate
         related[TASK_COLUMN] = label
     related[TRIAL] = [f"{t}:{i}" for t, i in zip(related[TASK_COLUMN], related[TRIAL], strict=True)]
     own = own.copy()
-    own[TASK_COLUMN] = TARGET
+    own[TASK_COLUMN] = own[TASK_COLUMN].fillna(TARGET) if TASK_COLUMN in own.columns else TARGET
     return pd.concat([own, related], ignore_index=True, sort=False)
 
 

@@ -86,14 +86,15 @@ def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
 
 
 def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = (),
-                   keep: Sequence[str] = ()) -> RelatedTask:
+                   keep: Sequence[str] = (), related_outputs: Sequence[str] = ()) -> RelatedTask:
     """Keep the related trials the new search space can describe.
 
     Parameters the space does not have are dropped; a parameter the related run did not vary is
     taken at the space's default (the related run presumably ran with it); a trial whose value
     falls outside the space (or breaks its constraints) is left out and listed in ``dropped``.
-    A task that shares no parameter with the space, or measured none of ``objectives``, is
-    refused: its trials would all sit at the default and teach the models nothing. With
+    A task that shares no parameter with the space, or measured none of ``objectives`` nor of
+    the ``related_outputs`` modelled jointly with them, is refused: its trials would all sit at
+    the default or teach the models nothing. With
     ``objectives``, the table and graph have exactly these (and the constrained outputs ``keep``)
     as objectives (:func:`with_objectives`), as the run's own trials do.
     """
@@ -103,10 +104,11 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     if not any(column("param", name) in table.columns for name in space.names):
         raise ConfigError(task.source, "warm_start", "its trials share no parameter with the search "
                           f"space ({', '.join(space.names)})")
+    measured = [*objectives, *related_outputs]
     if objectives and not any(column(role, name) in table.columns
-                              for name in objectives for role in ("objective", "metric")):
+                              for name in measured for role in ("objective", "metric")):
         raise ConfigError(task.source, "warm_start", "its trials measured none of the objectives "
-                          f"({', '.join(objectives)})")
+                          f"and related outputs ({', '.join(measured)})")
     defaults = space.default()
     keep, dropped = [], list(task.dropped)
     for i, row in table.iterrows():
@@ -138,30 +140,42 @@ def _native(value: object) -> object:
     return value
 
 
+def distinct_labels(tasks: Sequence[RelatedTask]) -> None:
+    """Refuse two related tasks under one label: their trials would be taken for one workload's."""
+    seen: dict[str, str] = {}
+    for task in tasks:
+        if task.label in seen:
+            raise ConfigError(task.source, "warm_start", f"is called {task.label!r} like {seen[task.label]}; "
+                              "related tasks need distinct names (rename a directory or file)")
+        seen[task.label] = task.source
+
+
 @dataclass(frozen=True)
 class TaskColumn:
     """The task indicator (:mod:`boanon.multitask.tasks`) wherever a run's data meets it: the
-    table gains the related task's trials, the space the indicator pinned to the target, the
+    table gains the related tasks' trials, the space the indicator pinned to the target, the
     graph the indicator's node, and pending configurations are the target's. Without a related
     task every method gives back what it is given, so the tuner asks the same questions with or
     without a warm start (the readers of the column are :func:`~boanon.multitask.tasks.task_of`,
     :func:`~boanon.multitask.tasks.task_labels` and :func:`~boanon.multitask.tasks.target_trials`)."""
 
-    related: RelatedTask | None = None
+    related: tuple[RelatedTask, ...] = ()
 
     def table(self, own: pd.DataFrame) -> pd.DataFrame:
-        """The run's trials plus the related task's (:func:`~boanon.multitask.tasks.combine_tasks`)."""
-        return own if self.related is None else combine_tasks(own, self.related.table, self.related.label)
+        """The run's trials plus each related task's (:func:`~boanon.multitask.tasks.combine_tasks`)."""
+        for task in self.related:
+            own = combine_tasks(own, task.table, task.label)
+        return own
 
     def space(self, space: Space) -> Space:
         """``space`` with the indicator, pinned to the target (:func:`~boanon.multitask.tasks.with_task`)."""
-        return space if self.related is None else with_task(space, [self.related.label])
+        return with_task(space, [t.label for t in self.related]) if self.related else space
 
     def graph(self, graph: CausalGraph | None) -> CausalGraph | None:
         """``graph`` with the indicator as a parent of every mechanism
         (:func:`~boanon.multitask.tasks.with_task_node`)."""
-        return graph if self.related is None or graph is None else with_task_node(graph)
+        return with_task_node(graph) if self.related and graph is not None else graph
 
     def pending(self, configs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Configurations the run is evaluating, as the target task's."""
-        return [dict(c) if self.related is None else {**c, TASK: TARGET} for c in configs]
+        return [{**c, TASK: TARGET} if self.related else dict(c) for c in configs]

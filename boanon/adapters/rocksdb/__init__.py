@@ -74,7 +74,7 @@ class RocksDBAdapter(Adapter):
             options_in_force(trial_dir) is not None and find_file(trial_dir, LOG_FILE) is not None)
 
     def parse_trial(self, trial_dir: Path) -> TrialRecord:
-        runs = _repeated_runs(trial_dir)
+        runs = repeated_runs(trial_dir)
         params = runs[0].params
         for flag in read_config(trial_dir):
             for alias in CONFIG_ALIASES.get(flag, ()):
@@ -82,7 +82,7 @@ class RocksDBAdapter(Adapter):
         metrics, objectives = combine_runs([(r.metrics, r.objectives) for r in runs])
         reference = trial_dir / REFERENCE_DIR
         if reference.is_dir():
-            refs = _repeated_runs(reference)
+            refs = repeated_runs(reference)
             _, ref_objectives = combine_runs([({}, r.objectives) for r in refs])
             metrics.update({f"reference_{name}": value for name, value in ref_objectives.items()})
             pairs = list(zip(runs, refs, strict=True)) if len(runs) == len(refs) else []
@@ -99,7 +99,7 @@ class RocksDBAdapter(Adapter):
         return TrialRecord(trial=trial_dir.name, params=params, metrics=metrics, objectives=objectives)
 
 
-def _repeated_runs(run_dir: Path) -> list[Run]:
+def repeated_runs(run_dir: Path) -> list[Run]:
     """The run in ``run_dir`` and those in its ``repeat-<k>/`` sub-directories, in order."""
     repeats = sorted((d for d in run_dir.glob(f"{REPEAT_PREFIX}*") if d.is_dir()),
                      key=lambda d: _repeat_number(d, run_dir))

@@ -1,0 +1,118 @@
+"""Re-measure each benchmark run's best RocksDB configuration against the default, interleaved.
+
+A tuner's best value on a noisy system is partly luck (the best of N noisy draws), so the
+verdict on ``rocksdb-mixgraph`` does not rest on it: every finished run's best configuration
+(``runs.csv``'s ``best_config``) is run again as one trial of the ``rocksdb`` runner with
+``repeats`` runs, each followed by a run of the problem's default (``reference``): candidate,
+default, candidate, default... so that each pair shares the machine's load of the moment. The
+improvement is the median over pairs of candidate / default (throughput: higher is better; CPU
+time per operation: lower is better), with its quartiles over pairs.
+
+    nice .venv/bin/python -m benchmarks.rocksdb_remeasure --results benchmarks/results --repeats 10
+
+Writes ``<results>/<problem>-remeasure.csv`` (one row per run re-measured) and prints the
+medians per tuner. Trials stay in ``--trials``; one that already parses is read back (a stopped
+re-measurement resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.problems import make_problem
+from benchmarks.run import RESULTS
+from benchmarks.summary import markdown_table
+from boanon.adapters.rocksdb import REFERENCE_DIR, repeated_runs
+from boanon.errors import LogParseError
+from boanon.targets.rocksdb import RocksDBRunner
+
+QUANTITIES = {"mixgraph_ops_per_sec": "throughput", "cpu_micros_per_op": "cpu_per_op"}
+"""What is compared per pair, and the column prefix it gets."""
+
+
+def pair_ratios(trial: Path) -> dict[str, list[float]]:
+    """Per quantity, candidate / default of each interleaved pair of runs in ``trial``."""
+    runs, refs = repeated_runs(trial), repeated_runs(trial / REFERENCE_DIR)
+    if len(runs) != len(refs):
+        raise LogParseError(trial, f"{len(runs)} candidate runs but {len(refs)} default runs")
+    return {name: [r.objectives[name] / f.objectives[name] for r, f in zip(runs, refs, strict=True)]
+            for name in QUANTITIES}
+
+
+def remeasure(problem_name: str, runs: pd.DataFrame, repeats: int, trials: Path, log=print) -> pd.DataFrame:
+    """One row per run of ``runs`` (with a ``best_config``): the median and quartiles of its pairs."""
+    problem = make_problem(problem_name)
+    runner = RocksDBRunner(**{**problem.info["runner_options"], "repeats": repeats,
+                              "reference": problem.space.default()})
+    rows = []
+    for run in runs.itertuples(index=False):
+        trial = trials / f"{run.tuner}-seed{int(run.seed)}"
+        ratios = None
+        if trial.is_dir():
+            try:
+                ratios = pair_ratios(trial)
+            except (LogParseError, KeyError):
+                shutil.rmtree(trial)  # cut short by a stop: run it again
+        if ratios is None or len(ratios["cpu_micros_per_op"]) != repeats:
+            shutil.rmtree(trial, ignore_errors=True)
+            trial.mkdir(parents=True)
+            started = time.monotonic()
+            runner.run(json.loads(run.best_config), trial)
+            ratios = pair_ratios(trial)
+            log(f"{run.tuner} seed {int(run.seed)}: {time.monotonic() - started:.0f} s, throughput x"
+                f"{statistics.median(ratios['mixgraph_ops_per_sec']):.3f}, CPU/op x"
+                f"{statistics.median(ratios['cpu_micros_per_op']):.3f}")
+        row = {"tuner": run.tuner, "seed": int(run.seed), "budget": int(run.budget),
+               "best_in_search": run.best, "pairs": repeats}
+        for name, prefix in QUANTITIES.items():
+            q1, median, q3 = np.percentile(ratios[name], [25, 50, 75])
+            row.update({f"{prefix}_ratio": median, f"{prefix}_q1": q1, f"{prefix}_q3": q3})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def per_tuner(table: pd.DataFrame) -> pd.DataFrame:
+    """Median over a tuner's runs of each run's median ratio, with the runs' range."""
+    out = table.groupby("tuner", sort=False).agg(
+        runs=("seed", "size"), budget=("budget", "max"),
+        throughput=("throughput_ratio", "median"), throughput_min=("throughput_ratio", "min"),
+        throughput_max=("throughput_ratio", "max"), cpu_per_op=("cpu_per_op_ratio", "median"))
+    return out.reset_index()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", type=Path, default=RESULTS, help="folder with runs.csv")
+    parser.add_argument("--problem", default="rocksdb-mixgraph")
+    parser.add_argument("--tuners", nargs="+", help="default: every tuner with a finished run")
+    parser.add_argument("--repeats", type=int, default=10, help="interleaved pairs per configuration")
+    parser.add_argument("--trials", type=Path, default=Path("runs/rocksdb_remeasure"))
+    parser.add_argument("--out", type=Path, help="default: <results>/<problem>-remeasure.csv")
+    args = parser.parse_args(argv)
+    runs = pd.read_csv(args.results / "runs.csv")
+    runs = runs[(runs["problem"] == args.problem) & (runs["status"] == "ok") & runs["best_config"].notna()]
+    if args.tuners:
+        runs = runs[runs["tuner"].isin(args.tuners)]
+    if runs.empty:
+        parser.error(f"no finished run of {args.problem} with a best configuration in "
+                     f"{args.results}/runs.csv")
+    start = time.monotonic()
+    table = remeasure(args.problem, runs, args.repeats, args.trials)
+    out = args.out or args.results / f"{args.problem}-remeasure.csv"
+    table.to_csv(out, index=False, float_format="%.6g")
+    summary = per_tuner(table)
+    print(markdown_table(summary.map(lambda v: f"{v:.3f}" if isinstance(v, float) else v)))
+    print(f"{len(table)} configurations x {args.repeats} interleaved pairs in "
+          f"{time.monotonic() - start:.0f} s; wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
