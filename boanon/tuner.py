@@ -39,9 +39,6 @@ from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value, with_objectives
 
-GRAPH_STRATEGIES = ("structured", "multitask")
-"""Strategies that learn the graph: the structured model is built on it, the multitask model
-takes the objectives' mediators from it as related outputs when it is told none."""
 
 INIT = "init"
 """The ``surrogate`` recorded for trials of the initial design."""
@@ -249,11 +246,14 @@ class Tuner:
         strategy, note = self.strategy, ""
         tasks = TaskColumn(self.related)  # the models see related tasks' trials beside the run's
         table, space = tasks.table(table), tasks.space(self.space)
-        if strategy in GRAPH_STRATEGIES:
+        # the structured model is built on the graph; the multitask model takes the objectives'
+        # mediators from it as related outputs when it is told none
+        uses_graph = strategy == "structured" or strategy == "multitask" and not self.related_outputs
+        if uses_graph:
             self._maybe_learn(table)
             if self.graph is None and strategy == "structured":
                 strategy, note = "gp", f"structure not learned ({self._learn_note}); "
-        graph = tasks.graph(self.graph if strategy in GRAPH_STRATEGIES else None)
+        graph = tasks.graph(self.graph if uses_graph else None)
         pending = tasks.pending([t.config for t in self._running.values()])
         proposal = propose(space, table, self.objectives, graph=graph, strategy=strategy, rng=rng,
                            pending=pending, constraints=self.output_constraints,
