@@ -39,7 +39,6 @@ from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value, with_objectives
 
-
 INIT = "init"
 """The ``surrogate`` recorded for trials of the initial design."""
 
