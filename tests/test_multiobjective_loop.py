@@ -87,11 +87,14 @@ def test_cli_status_front_export_flag_and_warm_start(tmp_path: Path):
     assert third.endswith("[gp]")
     # several related tasks, from the YAML, jointly with a related output
     shifted.write_text(yaml.safe_dump(_example(n_init=2, strategy="multitask", runner=runner,
-                                               warm_start=[str(out), str(plain)], related_outputs=["g0_load"])))
-    several = CliRunner().invoke(main, ["tune", str(shifted), "--budget", "3", "--store", str(tmp_path / "s.db")])
+                                               warm_start=[str(out), str(plain)],
+                                               related_outputs=["g0_load"])))
+    several = CliRunner().invoke(main, ["tune", str(shifted), "--budget", "3",
+                                        "--store", str(tmp_path / "s.db")])
     assert several.exit_code == 0, several.output
-    assert "warm start: 7 trials of 'mo'" in several.output and "warm start: 7 trials of 'plain'" in several.output
-    assert next(ln for ln in several.output.splitlines() if ln.startswith("t0002 ")).endswith("[multitask-gp]")
+    lines = several.output.splitlines()
+    assert "warm start: 7 trials of 'mo'" in lines[0] and "warm start: 7 trials of 'plain'" in lines[1]
+    assert next(ln for ln in lines if ln.startswith("t0002 ")).endswith("[multitask-gp]")
 
 
 def _run(system: SyntheticSystem, objectives, budget: int, total: bool = False, seed: int = 0,
