@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,24 @@ def test_tiny_run_writes_monotone_results_and_a_plot(tmp_path: Path) -> None:
     assert (tmp_path / "synthetic.png").stat().st_size > 10_000
     runs = pd.read_csv(tmp_path / "runs.csv")
     assert len(runs) == 4 and (runs["status"] == "ok").all() and (runs["budget"] == 4).all()
+    # each run's best configuration is kept for a re-measurement; here it gives the best again
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.problems import make_problem
+
+    problem = make_problem("synthetic")
+    for run in runs.itertuples():
+        again = problem.evaluate(json.loads(run.best_config)).objectives["cost"]
+        assert again == pytest.approx(run.best)
+
+
+def test_a_results_folder_from_before_best_configs_is_extended_not_broken(tmp_path: Path) -> None:
+    run_bench(tmp_path, "--no-plots", tuners=("random",))
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    runs[runs["seed"] == 0].drop(columns=["best_config"]).to_csv(tmp_path / "runs.csv", index=False)
+    run_bench(tmp_path, "--no-plots", tuners=("random",))  # redoes seed 1 only
+    again = pd.read_csv(tmp_path / "runs.csv")
+    assert list(again["seed"]) == [0, 1] and list(again.columns) == list(runs.columns)
+    assert again["best_config"].isna().tolist() == [True, False]
 
 
 def test_rerun_skips_finished_runs_and_redoes_partial_ones(tmp_path: Path) -> None:
@@ -82,6 +101,16 @@ def test_expert_tuners_get_the_problems_knowledge_or_refuse_to_run(monkeypatch) 
     assert tuner._tuner.knowledge.node_models["iteration_time"]["function"] == \
         "worker_busy_max_s + ps_update_max_s"
     assert [len(t.table) for t in tuner._tuner.related] == [40]
+    rocksdb = make_problem("rocksdb-mixgraph")  # several related tasks, one of which measured the objective
+    multitask = make_tuner("boanon-multitask", rocksdb.space, rocksdb.objective, seed=0, budget=5,
+                           knowledge=rocksdb.knowledge)
+    assert [t.label for t in multitask._tuner.related] == \
+        ["rocksdb-readrandomwriterandom", "rocksdb-readrandom", "rocksdb-mixgraph"]
+    assert multitask._tuner.strategy == "multitask"
+    assert "write_amplification" in multitask._tuner.related_outputs
+    warm = make_tuner("boanon-warm", rocksdb.space, rocksdb.objective, seed=0, budget=5,
+                      knowledge=rocksdb.knowledge)
+    assert [t.label for t in warm._tuner.related] == ["rocksdb-readrandomwriterandom"]
     synthetic = make_problem("synthetic")
     with pytest.raises(ValueError, match="needs the problem's annotations"):
         make_tuner("boanon-expert", synthetic.space, synthetic.objective, seed=0, budget=5,
