@@ -82,7 +82,7 @@ def aim(rows_: list[dict], info: dict[str, dict]) -> list[str]:
         early = {t: r["early"] for t, r in by_tuner.items() if t in GENERIC and r["budget"] >= EARLY}
         late = {t: r["late"] for t, r in by_tuner.items() if t in GENERIC and r["budget"] >= LATE}
         ours = {t: r for t, r in by_tuner.items() if t.startswith("boanon")}
-        if "boanon" in ours and early:
+        if "boanon" in ours and early and ours["boanon"]["budget"] >= EARLY:
             lines.append(_check(f"{name}, boanon (cold) @{EARLY} vs generic @{EARLY}", sign,
                                 ours["boanon"]["early"], early))
         for t, r in ours.items():
@@ -93,6 +93,8 @@ def aim(rows_: list[dict], info: dict[str, dict]) -> list[str]:
                 lines.append(_check(f"{name}, {t} @{LATE} vs generic @{LATE}", sign, r["late"], late))
         if not early and not late:
             lines.append(f"- {name}: no generic tuner ran here; nothing checked.")
+        elif ours and all(r["budget"] < EARLY for r in ours.values()):
+            lines.append(f"- {name}: BoAnon ran fewer than {EARLY} evaluations here; see its own verdict.")
     return lines
 
 
