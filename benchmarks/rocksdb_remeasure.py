@@ -11,8 +11,9 @@ time per operation: lower is better), with its quartiles over pairs.
     nice .venv/bin/python -m benchmarks.rocksdb_remeasure --results benchmarks/results --repeats 10
 
 Writes ``<results>/<problem>-remeasure.csv`` (one row per run re-measured) and prints the
-medians per tuner. Trials stay in ``--trials``; one that already parses is read back (a stopped
-re-measurement resumes).
+medians per tuner, beside the search's own best at 10 evaluations and at the run's budget.
+Trials stay in ``--trials``; one that already parses is read back (a stopped re-measurement
+resumes).
 """
 
 from __future__ import annotations
@@ -47,11 +48,10 @@ def pair_ratios(trial: Path) -> dict[str, list[float]]:
             for name in QUANTITIES}
 
 
-def remeasure(problem_name: str, runs: pd.DataFrame, repeats: int, trials: Path, log=print) -> pd.DataFrame:
-    """One row per run of ``runs`` (with a ``best_config``): the median and quartiles of its pairs."""
-    problem = make_problem(problem_name)
-    runner = RocksDBRunner(**{**problem.info["runner_options"], "repeats": repeats,
-                              "reference": problem.space.default()})
+def remeasure(runner: RocksDBRunner, runs: pd.DataFrame, trials: Path, log=print) -> pd.DataFrame:
+    """One row per run of ``runs`` (with a ``best_config``): the median and quartiles of its
+    pairs, each configuration run by ``runner`` (with its ``repeats`` and ``reference``)."""
+    repeats = runner.repeats
     rows = []
     for run in runs.itertuples(index=False):
         trial = trials / f"{run.tuner}-seed{int(run.seed)}"
@@ -79,13 +79,19 @@ def remeasure(problem_name: str, runs: pd.DataFrame, repeats: int, trials: Path,
     return pd.DataFrame(rows)
 
 
-def per_tuner(table: pd.DataFrame) -> pd.DataFrame:
-    """Median over a tuner's runs of each run's median ratio, with the runs' range."""
+def per_tuner(table: pd.DataFrame, searched: pd.DataFrame, early: int) -> pd.DataFrame:
+    """Per tuner: the median over its runs of the search's best at ``early`` evaluations and at
+    its budget (``searched``: the problem's per-evaluation results), and of each run's median
+    re-measured ratio, with the runs' range."""
+    by_evaluation = searched.groupby(["evaluation", "tuner"])["best_so_far"].median()
+    at = {evaluation: by_evaluation.loc[evaluation] for evaluation in (early, *set(table["budget"]))}
     out = table.groupby("tuner", sort=False).agg(
         runs=("seed", "size"), budget=("budget", "max"),
         throughput=("throughput_ratio", "median"), throughput_min=("throughput_ratio", "min"),
-        throughput_max=("throughput_ratio", "max"), cpu_per_op=("cpu_per_op_ratio", "median"))
-    return out.reset_index()
+        throughput_max=("throughput_ratio", "max"), cpu_per_op=("cpu_per_op_ratio", "median")).reset_index()
+    out.insert(3, f"search_at_{early}", [at[early].get(t) for t in out["tuner"]])
+    out.insert(4, "search_final", [at[b].get(t) for t, b in zip(out["tuner"], out["budget"], strict=True)])
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -94,6 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--problem", default="rocksdb-mixgraph")
     parser.add_argument("--tuners", nargs="+", help="default: every tuner with a finished run")
     parser.add_argument("--repeats", type=int, default=10, help="interleaved pairs per configuration")
+    parser.add_argument("--early", type=int, default=10, help="the search's best is also shown here")
     parser.add_argument("--trials", type=Path, default=Path("runs/rocksdb_remeasure"))
     parser.add_argument("--out", type=Path, help="default: <results>/<problem>-remeasure.csv")
     args = parser.parse_args(argv)
@@ -105,10 +112,13 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"no finished run of {args.problem} with a best configuration in "
                      f"{args.results}/runs.csv")
     start = time.monotonic()
-    table = remeasure(args.problem, runs, args.repeats, args.trials)
+    problem = make_problem(args.problem)
+    runner = RocksDBRunner(**{**problem.info["runner_options"], "repeats": args.repeats,
+                              "reference": problem.space.default()})
+    table = remeasure(runner, runs, args.trials)
     out = args.out or args.results / f"{args.problem}-remeasure.csv"
     table.to_csv(out, index=False, float_format="%.6g")
-    summary = per_tuner(table)
+    summary = per_tuner(table, pd.read_csv(args.results / f"{args.problem}.csv"), args.early)
     print(markdown_table(summary.map(lambda v: f"{v:.3f}" if isinstance(v, float) else v)))
     print(f"{len(table)} configurations x {args.repeats} interleaved pairs in "
           f"{time.monotonic() - start:.0f} s; wrote {out}")
