@@ -34,6 +34,15 @@ def test_mixgraph_dataset() -> None:
     assert ratio["zstd"] > ratio["snappy"] > ratio["none"]
 
 
+def test_readrandomwriterandom_dataset_has_the_benchmarks_objective() -> None:
+    result = ingest(DATASETS / "rocksdb-readrandomwriterandom")
+    table = result.table
+    assert len(table) == 40 and not result.skipped and not result.partially_missing
+    assert (table["objective:cpu_micros_per_op"] > 0).all()  # made with the runner's resource usage
+    assert _spearman(table, "param:write_buffer_size", "metric:flush_count") < -0.9
+    assert _spearman(table, "param:cache_size", "metric:block_cache_miss") < -0.6
+
+
 def _spearman(table: pd.DataFrame, a: str, b: str) -> float:
     return table[a].corr(table[b], method="spearman")
 
