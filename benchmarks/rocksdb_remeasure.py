@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder with runs.csv")
     parser.add_argument("--problem", default="rocksdb-mixgraph")
     parser.add_argument("--tuners", nargs="+", help="default: every tuner with a finished run")
+    parser.add_argument("--seeds", type=int, help="re-measure seeds 0..N-1 only (default: all)")
     parser.add_argument("--repeats", type=int, default=10, help="interleaved pairs per configuration")
     parser.add_argument("--early", type=int, default=10, help="the search's best is also shown here")
     parser.add_argument("--trials", type=Path, default=Path("runs/rocksdb_remeasure"))
@@ -108,6 +109,8 @@ def main(argv: list[str] | None = None) -> None:
     runs = runs[(runs["problem"] == args.problem) & (runs["status"] == "ok") & runs["best_config"].notna()]
     if args.tuners:
         runs = runs[runs["tuner"].isin(args.tuners)]
+    if args.seeds:
+        runs = runs[runs["seed"] < args.seeds]
     if runs.empty:
         parser.error(f"no finished run of {args.problem} with a best configuration in "
                      f"{args.results}/runs.csv")
