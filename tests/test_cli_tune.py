@@ -108,7 +108,9 @@ def test_a_misconfigured_runner_stops_the_run_and_exits_non_zero(tmp_path: Path,
         + " --max-consecutive-failures 4 --resume\n" in result.output  # the same job again
     with Store(store) as s:
         counts = s.counts()
-    assert counts["failed"] - counts["interrupted"] == 4 and counts["running"] == 0
+    failed = counts["failed"] - counts["interrupted"]
+    # with two workers the other trial in flight may fail too before the stop reaches it
+    assert (failed == 4 if not workers else failed in (4, 5)) and counts["running"] == 0
 
     fixed = _yaml(tmp_path, n_init=3, runner={
         "callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "n_params": 12}})
@@ -116,7 +118,7 @@ def test_a_misconfigured_runner_stops_the_run_and_exits_non_zero(tmp_path: Path,
     resumed = CliRunner().invoke(main, [*args, "--budget", "6", "--resume"])
     assert resumed.exit_code == 0, resumed.output
     with Store(store) as s:
-        assert s.counts()["done"] == 2  # 4 spent on failures, then the budget of 6
+        assert s.counts()["done"] == 6 - failed  # the failures spent part of the budget of 6
 
 
 def test_config_errors_name_the_file_and_field(tmp_path: Path) -> None:
