@@ -144,6 +144,22 @@ def test_generate_dataset_records_failures_and_resumes(tmp_path: Path) -> None:
     assert len(result.table) == 2 and result.adapter == "rocksdb"
 
 
+def test_mixgraph_example_is_the_benchmark_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+    root = Path(__file__).parents[1]
+    monkeypatch.syspath_prepend(str(root))  # benchmarks/ is not an installed package
+    monkeypatch.chdir(root)  # the example's dataset paths are relative to the repository
+    from benchmarks.problems import ROOT, make_problem
+    from boanon.config import load_config
+
+    config = load_config(root / "examples" / "rocksdb-mixgraph.yaml")
+    problem = make_problem("rocksdb-mixgraph")
+    assert config.space.to_dict() == problem.space.to_dict()
+    assert config.runner_options == problem.info["runner_options"] and config.budget == problem.budget
+    assert [o.to_dict() for o in config.objectives] == [problem.objective.to_dict()]
+    assert [ROOT / p for p in config.warm_start] == problem.knowledge["related_tasks"]
+    assert config.related_outputs == problem.knowledge["related_outputs"]
+
+
 def test_example_uses_the_target_space() -> None:
     example = yaml.safe_load((Path(__file__).parents[1] / "examples" / "rocksdb.yaml").read_text())
     assert example["space"] == default_space()
