@@ -113,6 +113,12 @@ def summary(store: Store, n_failures: int = 10) -> str:
         f"{counts['failed']} failed "
         f"({counts['interrupted']} interrupted), {counts['running']} running",
     ]
+    related = study.get("warm_start")
+    if related:  # one source as a string, several as a list (Tuner.spec)
+        sources = [related] if isinstance(related, str) else related
+        outputs = study.get("related_outputs") or []
+        lines.insert(2, f"related:    {len(sources)} task(s): {', '.join(map(str, sources))}"
+                     + (f"; modelled jointly with {', '.join(map(str, outputs))}" if outputs else ""))
     if trials:
         used = Counter(t.surrogate for t in trials if t.status == "done")
         lines.append("surrogates: " + ", ".join(f"{k} {v}" for k, v in sorted(used.items())))
