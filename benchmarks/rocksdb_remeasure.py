@@ -81,8 +81,11 @@ def remeasure(runner: RocksDBRunner, runs: pd.DataFrame, trials: Path, log=print
 
 def per_tuner(table: pd.DataFrame, searched: pd.DataFrame, early: int) -> pd.DataFrame:
     """Per tuner: the median over its runs of the search's best at ``early`` evaluations and at
-    its budget (``searched``: the problem's per-evaluation results), and of each run's median
-    re-measured ratio, with the runs' range."""
+    its budget (``searched``: the problem's per-evaluation results, of the same runs), and of
+    each run's median re-measured ratio, with the runs' range."""
+    measured = set(zip(table["tuner"], table["seed"], strict=True))
+    keys = zip(searched["tuner"], searched["seed"], strict=True)
+    searched = searched[[key in measured for key in keys]]
     by_evaluation = searched.groupby(["evaluation", "tuner"])["best_so_far"].median()
     at = {evaluation: by_evaluation.loc[evaluation] for evaluation in (early, *set(table["budget"]))}
     out = table.groupby("tuner", sort=False).agg(

@@ -41,8 +41,8 @@ def test_each_best_configuration_is_compared_with_the_default_in_interleaved_pai
     again = rocksdb_remeasure.remeasure(runner, runs, tmp_path / "trials", log=lines.append)
     assert len(lines) == 1 and lines[0].startswith("tpe seed 0")
     pd.testing.assert_series_equal(again["throughput_ratio"].iloc[1:], table["throughput_ratio"].iloc[1:])
-    searched = pd.DataFrame({"tuner": ["tpe"] * 3 + ["boanon"] * 2, "evaluation": [1, 2, 3, 1, 2],
-                             "best_so_far": [3.0, 2.0, 1.5, 2.5, 2.0]})
+    searched = pd.DataFrame({"tuner": ["tpe"] * 3 + ["boanon"] * 2 + ["tpe"], "seed": [0] * 5 + [1],
+                             "evaluation": [1, 2, 3, 1, 2, 3], "best_so_far": [3.0, 2.0, 1.5, 2.5, 2.0, 9.0]})
     summary = rocksdb_remeasure.per_tuner(again, searched, early=2).set_index("tuner")
     assert summary.loc["tpe", "search_at_2"] == 2.0 and summary.loc["tpe", "search_final"] == 1.5
     assert summary.loc["boanon", "search_final"] == 2.0 and summary.loc["boanon", "runs"] == 1
