@@ -118,7 +118,7 @@ def summary(store: Store, n_failures: int = 10) -> str:
         sources = [related] if isinstance(related, str) else related
         outputs = study.get("related_outputs") or []
         lines.insert(2, f"related:    {len(sources)} task(s): {', '.join(map(str, sources))}"
-                     + (f"; modelled jointly with {', '.join(map(str, outputs))}" if outputs else ""))
+                     + (f"; related outputs: {', '.join(map(str, outputs))}" if outputs else ""))
     if trials:
         used = Counter(t.surrogate for t in trials if t.status == "done")
         lines.append("surrogates: " + ", ".join(f"{k} {v}" for k, v in sorted(used.items())))
