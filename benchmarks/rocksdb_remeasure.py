@@ -86,8 +86,8 @@ def per_tuner(table: pd.DataFrame, searched: pd.DataFrame, early: int) -> pd.Dat
     measured = set(zip(table["tuner"], table["seed"], strict=True))
     keys = zip(searched["tuner"], searched["seed"], strict=True)
     searched = searched[[key in measured for key in keys]]
-    by_evaluation = searched.groupby(["evaluation", "tuner"])["best_so_far"].median()
-    at = {evaluation: by_evaluation.loc[evaluation] for evaluation in (early, *set(table["budget"]))}
+    at = {evaluation: searched[searched["evaluation"] == evaluation].groupby("tuner")["best_so_far"].median()
+          for evaluation in (early, *set(table["budget"]))}  # empty where no run got that far
     out = table.groupby("tuner", sort=False).agg(
         runs=("seed", "size"), budget=("budget", "max"),
         throughput=("throughput_ratio", "median"), throughput_min=("throughput_ratio", "min"),

@@ -46,3 +46,5 @@ def test_each_best_configuration_is_compared_with_the_default_in_interleaved_pai
     summary = rocksdb_remeasure.per_tuner(again, searched, early=2).set_index("tuner")
     assert summary.loc["tpe", "search_at_2"] == 2.0 and summary.loc["tpe", "search_final"] == 1.5
     assert summary.loc["boanon", "search_final"] == 2.0 and summary.loc["boanon", "runs"] == 1
+    late = rocksdb_remeasure.per_tuner(again, searched, early=5)
+    assert late["search_at_5"].isna().all()  # no run got that far: blank, not an error
