@@ -131,6 +131,8 @@ def test_several_related_tasks_keep_their_own_labels():
     assert tasks.space(system.space).params[TASK].choices == (TARGET, "a", "b")
     with pytest.raises(ConfigError, match="b.csv: warm_start: is called 'a' like a.csv"):
         Tuner(system.space, ["cost"], warm_start=[RelatedTask("a", "a.csv", a), RelatedTask("a", "b.csv", b)])
+    with pytest.raises(ConfigError, match="target.csv: warm_start: is called 'target' like the run's own"):
+        Tuner(system.space, ["cost"], warm_start=[RelatedTask(TARGET, "target.csv", a)])
 
 
 def test_warm_start_from_a_csv_table_aligns_to_the_new_space(tmp_path):

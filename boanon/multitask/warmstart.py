@@ -141,8 +141,9 @@ def _native(value: object) -> object:
 
 
 def distinct_labels(tasks: Sequence[RelatedTask]) -> None:
-    """Refuse two related tasks under one label: their trials would be taken for one workload's."""
-    seen: dict[str, str] = {}
+    """Refuse two related tasks under one label (their trials would be taken for one workload's)
+    and a related task named like the run's own (``target``), before the run starts."""
+    seen: dict[str, str] = {TARGET: "the run's own trials"}
     for task in tasks:
         if task.label in seen:
             raise ConfigError(task.source, "warm_start", f"is called {task.label!r} like {seen[task.label]}; "
