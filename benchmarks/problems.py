@@ -164,12 +164,19 @@ def _rocksdb() -> Problem:
                    info={"runner_options": options})
 
 
+MiB = 1 << 20
+SCALED_SIZES = {"write_buffer_size": 1 * MiB, "target_file_size_base": 1 * MiB,
+                "max_bytes_for_level_base": 4 * MiB}
+"""The ``rocksdb-mixgraph`` problem's defaults for the LSM sizes: RocksDB's at 1/64 (also the
+noise study's, :mod:`benchmarks.rocksdb_noise`)."""
+
+
 def _rocksdb_mixgraph() -> Problem:
     from boanon.targets.rocksdb import default_constraints, default_space
 
-    # RocksDB's defaults with the LSM sizes at 1/64 (benchmarks.rocksdb_noise.SCALED_DEFAULT), so
-    # that 1M keys build a tree of several levels; CPU time per operation is the objective that
-    # survived the noise study (CV 3.7 % against 27 % for throughput).
+    # RocksDB's defaults with the LSM sizes at 1/64, so that 1M keys build a tree of several
+    # levels; CPU time per operation is the objective that survived the noise study (CV 3.7 %
+    # against 27 % for throughput).
     spec = {name: {**p, "default": SCALED_SIZES.get(name, p["default"])}
             for name, p in default_space().items()}
     space = Space.from_dict(spec, default_constraints(), source="rocksdb.default_space()")
@@ -188,11 +195,6 @@ def _rocksdb_mixgraph() -> Problem:
                               "related_outputs": ["mixgraph_ops_per_sec", "db_get_micros_p99",
                                                   "write_amplification"]})
 
-
-MiB = 1 << 20
-SCALED_SIZES = {"write_buffer_size": 1 * MiB, "target_file_size_base": 1 * MiB,
-                "max_bytes_for_level_base": 4 * MiB}
-"""The ``rocksdb-mixgraph`` problem's defaults for the LSM sizes: RocksDB's at 1/64."""
 
 PROBLEMS: dict[str, Callable[[], Problem]] = {
     "synthetic": lambda: _synthetic("synthetic", n_params=12, n_groups=4, seed=0),

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchmarks.problems import SCALED_SIZES
 from benchmarks.summary import markdown_table
 from boanon.adapters import get_adapter
 from boanon.adapters.ingest import parse_trial_dir
@@ -40,9 +41,7 @@ from boanon.errors import LogParseError
 from boanon.table import TrialRecord
 from boanon.targets.rocksdb import RocksDBRunner, default_config
 
-MiB = 1 << 20
-SCALED_DEFAULT = {**default_config(), "write_buffer_size": 1 * MiB, "target_file_size_base": 1 * MiB,
-                  "max_bytes_for_level_base": 4 * MiB}
+SCALED_DEFAULT = {**default_config(), **SCALED_SIZES}
 """RocksDB's defaults with the LSM sizes at 1/64 (see the module docstring)."""
 
 OBJECTIVES = {
