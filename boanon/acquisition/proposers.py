@@ -20,7 +20,7 @@ from boanon.models import DAGSurrogate, PlainGPSurrogate, Surrogate
 from boanon.multitask import MultiTaskGPSurrogate, joint_candidate
 from boanon.objectives import Objective
 from boanon.space import Space
-from boanon.table import TRIAL, split_column
+from boanon.table import names_of
 
 
 class Proposer(ABC):
@@ -108,7 +108,7 @@ def _mediators(graph: CausalGraph, node: str) -> list[str]:
 
 def joint_outputs(outputs: Sequence[str], related: Sequence[str], table: pd.DataFrame) -> list[str]:
     """The constrained ``outputs`` and the ``related`` ones the table has a value of, once each."""
-    logged = {split_column(c)[1] for c in table.columns if c != TRIAL}
+    logged = {*names_of(table, "metric"), *names_of(table, "objective")}
     return list(dict.fromkeys([*outputs, *(r for r in related if r in logged)]))
 
 
