@@ -23,6 +23,7 @@ import json
 import shutil
 import statistics
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -35,44 +36,48 @@ from boanon.adapters.rocksdb import REFERENCE_DIR, repeated_runs
 from boanon.errors import LogParseError
 from boanon.targets.rocksdb import RocksDBRunner
 
-QUANTITIES = {"mixgraph_ops_per_sec": "throughput", "cpu_micros_per_op": "cpu_per_op"}
-"""What is compared per pair, and the column prefix it gets."""
+
+def quantities(runner: RocksDBRunner) -> dict[str, str]:
+    """What is compared per pair (the measured benchmark's throughput, CPU time per operation),
+    and the column prefix each gets."""
+    return {f"{runner.benchmarks()[-1]}_ops_per_sec": "throughput", "cpu_micros_per_op": "cpu_per_op"}
 
 
-def pair_ratios(trial: Path) -> dict[str, list[float]]:
-    """Per quantity, candidate / default of each interleaved pair of runs in ``trial``."""
+def pair_ratios(trial: Path, names: Iterable[str]) -> dict[str, list[float]]:
+    """Per quantity in ``names``, candidate / default of each interleaved pair of runs in ``trial``."""
     runs, refs = repeated_runs(trial), repeated_runs(trial / REFERENCE_DIR)
     if len(runs) != len(refs):
         raise LogParseError(trial, f"{len(runs)} candidate runs but {len(refs)} default runs")
     return {name: [r.objectives[name] / f.objectives[name] for r, f in zip(runs, refs, strict=True)]
-            for name in QUANTITIES}
+            for name in names}
 
 
 def remeasure(runner: RocksDBRunner, runs: pd.DataFrame, trials: Path, log=print) -> pd.DataFrame:
     """One row per run of ``runs`` (with a ``best_config``): the median and quartiles of its
     pairs, each configuration run by ``runner`` (with its ``repeats`` and ``reference``)."""
-    repeats = runner.repeats
+    repeats, compared = runner.repeats, quantities(runner)
+    throughput = next(iter(compared))
     rows = []
     for run in runs.itertuples(index=False):
         trial = trials / f"{run.tuner}-seed{int(run.seed)}"
         ratios = None
         if trial.is_dir():
             try:
-                ratios = pair_ratios(trial)
+                ratios = pair_ratios(trial, compared)
             except (LogParseError, KeyError):
-                shutil.rmtree(trial)  # cut short by a stop: run it again
+                pass  # cut short by a stop: run again below
         if ratios is None or len(ratios["cpu_micros_per_op"]) != repeats:
             shutil.rmtree(trial, ignore_errors=True)
             trial.mkdir(parents=True)
             started = time.monotonic()
             runner.run(json.loads(run.best_config), trial)
-            ratios = pair_ratios(trial)
+            ratios = pair_ratios(trial, compared)
             log(f"{run.tuner} seed {int(run.seed)}: {time.monotonic() - started:.0f} s, throughput x"
-                f"{statistics.median(ratios['mixgraph_ops_per_sec']):.3f}, CPU/op x"
+                f"{statistics.median(ratios[throughput]):.3f}, CPU/op x"
                 f"{statistics.median(ratios['cpu_micros_per_op']):.3f}")
         row = {"tuner": run.tuner, "seed": int(run.seed), "budget": int(run.budget),
                "best_in_search": run.best, "pairs": repeats}
-        for name, prefix in QUANTITIES.items():
+        for name, prefix in compared.items():
             q1, median, q3 = np.percentile(ratios[name], [25, 50, 75])
             row.update({f"{prefix}_ratio": median, f"{prefix}_q1": q1, f"{prefix}_q3": q3})
         rows.append(row)

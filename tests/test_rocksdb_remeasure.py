@@ -31,7 +31,7 @@ def test_each_best_configuration_is_compared_with_the_default_in_interleaved_pai
     # candidate, default, candidate, default...: three runs of each
     assert sorted(p.name for p in trial.glob("repeat-*")) == ["repeat-1", "repeat-2"]
     assert sorted(p.name for p in (trial / "reference").glob("repeat-*")) == ["repeat-1", "repeat-2"]
-    ratios = rocksdb_remeasure.pair_ratios(trial)
+    ratios = rocksdb_remeasure.pair_ratios(trial, rocksdb_remeasure.quantities(runner))
     assert len(ratios["cpu_micros_per_op"]) == 3
     assert table.loc[1, "throughput_ratio"] == \
         pytest.approx(pd.Series(ratios["mixgraph_ops_per_sec"]).median())
