@@ -193,3 +193,20 @@ def test_candidates_are_scored_on_common_random_numbers():
     candidates = system.space.sample(16, np.random.default_rng(1))
     np.testing.assert_array_equal(score(candidates, 8), score(candidates, 8))
     np.testing.assert_array_equal(score(candidates, 8)[3:5], score(candidates[3:5], 8))
+
+
+def test_the_trust_region_search_moves_every_continuous_parameter_a_little():
+    """In 40 dimensions the best nearby configuration changes all parameters slightly; random
+    moves of a few parameters from the start leave most of the way untravelled."""
+    space = Space([Float(f"x{i}", 0, 1, default=0.5) for i in range(40)])
+    target = 0.5 + 0.05 * np.where(np.arange(40) % 3 == 0, 1.0, -1.0)
+
+    def score(configs, n_samples):
+        return np.array([-np.sum((np.array([c[f"x{i}"] for i in range(40)]) - target) ** 2) for c in configs])
+
+    start = space.default()
+    settings = SearchSettings(n_sobol=64, trust_region=0.2)
+    best, value, info = maximize(space, score, np.random.default_rng(3), starts=[start], exclude=[start],
+                                 settings=settings)
+    assert score([start], 1)[0] == pytest.approx(-0.1)
+    assert value > -0.01
