@@ -210,3 +210,17 @@ def test_the_trust_region_search_moves_every_continuous_parameter_a_little():
                                  settings=settings)
     assert score([start], 1)[0] == pytest.approx(-0.1)
     assert value > -0.01
+
+
+def test_the_gradient_ascent_starts_from_the_incumbent_even_though_it_is_not_proposed_again():
+    space = Space([Float(f"x{i}", 0, 1, default=0.5) for i in range(20)])
+    target = 0.5 + 0.04 * np.where(np.arange(20) % 2 == 0, 1.0, -1.0)
+
+    def score(configs, n_samples):
+        return np.array([-np.sum((np.array([c[f"x{i}"] for i in range(20)]) - target) ** 2) for c in configs])
+
+    incumbent = space.default()
+    settings = SearchSettings(n_sobol=16, n_local=0, local_rounds=0, trust_region=0.2, gradient_starts=0)
+    best, value, _ = maximize(space, score, np.random.default_rng(4), starts=[incumbent], exclude=[incumbent],
+                              settings=settings)
+    assert best != incumbent and value > -0.002  # from -0.032 at the incumbent

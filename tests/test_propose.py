@@ -124,7 +124,7 @@ def test_a_trust_region_scores_only_changes_of_a_few_parameters_of_the_starts():
         return np.array([-sum((c[n] - 0.9) ** 2 for n in c) for c in configs])
 
     settings = SearchSettings(n_sobol=64, n_local=0, local_rounds=0, trust_region=0.2, trust_changes=1,
-                              gradient_starts=0)  # the gradient ascent moves all: tested on its own
+                              gradient_steps=0)  # the gradient ascent moves all: tested on its own
     maximize(space, score, np.random.default_rng(0), starts=[start], settings=settings)
     changed = [sum(c[n] != start[n] for n in space.names) for c in {config_key(c): c for c in seen}.values()]
     # all but the one neighbour of the start's own pass (up to 3 changes) change one parameter

@@ -50,7 +50,8 @@ class SearchSettings:
     (so a proposal can differ from its start in a few more)."""
     trust_changes: int = 4
     gradient_starts: int = 2
-    """Candidates refined by finite-difference ascent over the continuous parameters."""
+    """Candidates refined by finite-difference ascent over the continuous parameters, after the
+    first start (the incumbent: where a model fitted to few trials is most trustworthy)."""
     gradient_steps: int = 6
 
 
@@ -98,9 +99,13 @@ def _ascend(pool: _Pool, start: dict[str, Any], steps: int, max_step: float, h: 
     def at(u: np.ndarray) -> dict[str, Any]:
         return {**start, **{n: p.from_unit(float(x)) for n, p, x in zip(names, params, u, strict=True)}}
 
+    if not names:
+        return
     u = np.array([p.to_unit(start[n]) for n, p in zip(names, params, strict=True)])
     here = pool.scores([start])[0]
-    for _ in range(steps if names and np.isfinite(here) else 0):
+    if not np.isfinite(here):  # an observed start: scored, not proposed
+        here = float(pool.score([start], pool.samples)[0])
+    for _ in range(steps if np.isfinite(here) else 0):
         delta = np.where(u + h <= 1.0, h, -h)
         probes = [at(np.where(np.arange(len(u)) == i, u + delta, u)) for i in range(len(u))]
         gradient = np.nan_to_num((pool.scores(probes) - here) / delta, posinf=0.0, neginf=0.0)
@@ -138,7 +143,7 @@ def maximize(space: Space, score: Score, rng: np.random.Generator, starts: Seque
     for r in range(s.local_rounds):
         for c in pool.best(s.top):
             pool.add(space.neighbours(c, max(s.n_local // s.top, 1), rng, scale=0.15 * 0.5**r))
-    for c in pool.best(s.gradient_starts):
+    for c in [dict(c) for c in starts[:1]] + pool.best(s.gradient_starts):
         _ascend(pool, c, s.gradient_steps, s.trust_region or 0.3)
     if len(groups) > 1:
         for _ in range(s.group_rounds):
