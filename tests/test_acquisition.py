@@ -206,8 +206,8 @@ def test_the_trust_region_search_moves_every_continuous_parameter_a_little():
 
     start = space.default()
     settings = SearchSettings(n_sobol=64, trust_region=0.2)
-    best, value, info = maximize(space, score, np.random.default_rng(3), starts=[start], exclude=[start],
-                                 settings=settings)
+    _, value, _ = maximize(space, score, np.random.default_rng(3), starts=[start], exclude=[start],
+                           settings=settings)
     assert score([start], 1)[0] == pytest.approx(-0.1)
     assert value > -0.01
 

@@ -6,11 +6,11 @@ observed configurations (or, in a run's early phase, a trust region: many config
 change a few parameters of the best observed ones, where a model fitted to few trials is
 trustworthy), then rounds of local search (:meth:`Space.neighbours`) around the best
 candidates with a shrinking step, then a finite-difference ascent that moves every continuous
-parameter of the best few at once (the score is a deterministic function of the configuration:
-shared draws), then, when the graph separates the parameters into independent groups,
-block-coordinate rounds that search one group at a time (BOAT's decomposition). Candidates are
-screened with few Monte-Carlo samples and the finalists re-scored with many, so sampling noise
-does not pick the winner."""
+parameter of the incumbent and of the best candidates at once (the score is a deterministic
+function of the configuration: shared draws), then, when the graph separates the parameters
+into independent groups, block-coordinate rounds that search one group at a time (BOAT's
+decomposition). Candidates are screened with few Monte-Carlo samples and the finalists
+re-scored with many, so sampling noise does not pick the winner."""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ class SearchSettings:
     """Candidates refined by finite-difference ascent over the continuous parameters, after the
     first start (the incumbent: where a model fitted to few trials is most trustworthy)."""
     gradient_steps: int = 6
+    """Gradient steps per ascent, each with its line search (0: no ascent)."""
 
 
 @dataclass
@@ -94,13 +95,13 @@ def _ascend(pool: _Pool, start: dict[str, Any], steps: int, max_step: float, h: 
     nearby configuration changes all of them a little, which random moves of a few rarely find
     (in 40 dimensions Optuna's gradient-based search found such steps where ours did not)."""
     names = [n for n, p in pool.space.params.items() if type(p) is Float]  # not Int: a step rounds away
+    if not names:
+        return
     params = [pool.space.params[n] for n in names]
 
     def at(u: np.ndarray) -> dict[str, Any]:
         return {**start, **{n: p.from_unit(float(x)) for n, p, x in zip(names, params, u, strict=True)}}
 
-    if not names:
-        return
     u = np.array([p.to_unit(start[n]) for n, p in zip(names, params, strict=True)])
     here = pool.scores([start])[0]
     if not np.isfinite(here):  # an observed start: scored, not proposed
