@@ -98,6 +98,21 @@ def test_formula_node_recovers_its_constants_and_residual():
     np.testing.assert_allclose(np.ravel(mean), [5.7, 5.7], atol=0.05)
 
 
+def test_a_formula_does_not_extrapolate_a_positive_node_below_zero():
+    rng = np.random.default_rng(6)
+    load = rng.uniform(1, 2, 12)
+    configs = SPACE.sample(12, rng)
+    spec = {"formula": "a * load + b", "free": {"a": 1.0, "b": 0.0}, "residual": "none"}
+
+    def predicted_at_zero_load(y):
+        node = build_node_model("t", spec, ["load"], set()).fit(_inputs(configs, [], {"load": load}), y)
+        return float(np.ravel(node.predict(_inputs(configs[:1], [], {"load": [0.0]}))[0])[0])
+
+    assert predicted_at_zero_load(2 * load - 1.5) == 0.0  # a time or a size: never negative
+    y = 2 * load - 2.5  # observed below zero: the line goes on
+    assert predicted_at_zero_load(y) == pytest.approx(-2.5, abs=1e-6)
+
+
 def test_formula_prior_pulls_constants_with_little_data():
     rng = np.random.default_rng(5)
     x = rng.uniform(0, 1, 4)

@@ -172,7 +172,14 @@ class GPNode(NodeModel):
 
 
 class FormulaNode(NodeModel):
-    """BOAT's semi-parametric node: ``formula(parents; free) + GP residual`` (or Gaussian noise)."""
+    """BOAT's semi-parametric node: ``formula(parents; free) + GP residual`` (or Gaussian noise).
+
+    A node never observed at or below zero (a time, a count, a size) gets no negative value from
+    its formula: a linear form fitted to a dozen trials otherwise extrapolates through zero, and
+    expected improvement chases the impossible values (a 40-parameter synthetic run's first
+    proposal was predicted at -77 for a positive cost; over 20 seeds the floor moved cold
+    ``synthetic`` after 15 evaluations from 8.56 to 7.76, ``synthetic-40`` unchanged).
+    """
 
     kind = "formula"
 
@@ -212,10 +219,14 @@ class FormulaNode(NodeModel):
                                       method="trf").x
         return theta
 
+    def _floored_mean(self, raw: Mapping[str, np.ndarray]) -> np.ndarray:
+        return np.maximum(self._mean(raw, self.theta_), self.floor_)
+
     def _residuals(self, inputs: NodeInputs, y: np.ndarray) -> np.ndarray:
-        return y - np.ravel(np.broadcast_to(self._mean(inputs.raw, self.theta_), (1, len(y))))
+        return y - np.ravel(np.broadcast_to(self._floored_mean(inputs.raw), (1, len(y))))
 
     def fit(self, inputs: NodeInputs, y: np.ndarray) -> FormulaNode:
+        self.floor_ = 0.0 if len(y) and np.min(y) > 0 else -np.inf
         self.theta_ = self._fit_theta(inputs, y)
         r = self._residuals(inputs, y)
         self.residual_ = _GPPart(self.param_parents, self.metric_parents) \
@@ -235,7 +246,7 @@ class FormulaNode(NodeModel):
         return other
 
     def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        mean = self._mean(inputs.raw, self.theta_)
+        mean = self._floored_mean(inputs.raw)
         if self.residual_ is None:
             return mean, np.full_like(mean, self.noise_var_ if noise else 0.0, dtype=float)
         r_mean, r_var = self.residual_.predict(inputs, noise)
