@@ -144,7 +144,8 @@ def maximize(space: Space, score: Score, rng: np.random.Generator, starts: Seque
     for r in range(s.local_rounds):
         for c in pool.best(s.top):
             pool.add(space.neighbours(c, max(s.n_local // s.top, 1), rng, scale=0.15 * 0.5**r))
-    for c in [dict(c) for c in starts[:1]] + pool.best(s.gradient_starts):
+    ascents = {config_key(c): dict(c) for c in [*starts[:1], *pool.best(s.gradient_starts)]}
+    for c in ascents.values():  # once each: the incumbent can also be among the best candidates
         _ascend(pool, c, s.gradient_steps, s.trust_region or 0.3)
     if len(groups) > 1:
         for _ in range(s.group_rounds):
