@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -180,7 +181,7 @@ from boanon.tuner import Tuner
 system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=2, n_duplicates=1, seed=1)
 tuner = Tuner(system.space, ["cost"], strategy="structured", n_init=5, relearn_every=3, seed=7)
 tuner.optimize(make_runner("callable", function=system.evaluate, objectives=["cost"]), 11)
-print(json.dumps([[t.config, t.surrogate] for t in tuner.store.trials()], sort_keys=True))
+print(json.dumps([[t.config, t.surrogate, t.reason] for t in tuner.store.trials()], sort_keys=True))
 """
 
 
@@ -194,7 +195,8 @@ def test_a_seeded_structured_run_proposes_the_same_in_every_process() -> None:
                            check=True, timeout=300, env={**os.environ, "PYTHONHASHSEED": salt}).stdout
             for salt in ("1", "2")]
     assert runs[0] == runs[1]
-    assert '"structured"' in runs[0]  # the graph was learned and used, not only the plain GP
+    # the graph was learned and its model cross-validated (which model won is the machine's call)
+    assert all("structured " in reason for _, _, reason in json.loads(runs[0])[5:])
 
 
 class Interrupting:
@@ -311,9 +313,10 @@ def test_a_fixed_graph_is_used_as_given(tmp_path: Path) -> None:
 
 def test_a_known_relation_takes_the_model_to_the_optimum_in_two_proposals() -> None:
     """Structure helps by a mechanism, checked as such: with the graph and the objective's function
-    known, the structured model fits ``load`` (linear in two of eight parameters) from five trials
-    and proposes where ``load`` = 8.5, the bottom of ``cost = (load - 8.5) ** 2``, within two
-    proposals (measured: 0.0 on seeds 0-3, the initial designs' best 0.006-2.1). Which tuner is
+    known, the structured model fits ``load`` (linear in two of eight parameters) from six trials,
+    wins the cross-validation by far and proposes where ``load`` = 8.5, the bottom of
+    ``cost = (load - 8.5) ** 2`` (measured: cost 0.0 on seeds 0-3, the initial designs' best
+    0.006-2.1; held-out log density about 6 against the plain GP's -3). Which tuner is
     ahead after a budget is a benchmark's question, over many seeds: ``python -m benchmarks.run
     --problems synthetic --tuners boanon boanon-gp --seeds 5 --budget 15`` and
     ``python -m benchmarks.regret`` (benchmarks/README.md)."""
@@ -331,9 +334,9 @@ def test_a_known_relation_takes_the_model_to_the_optimum_in_two_proposals() -> N
         for _ in range(7):
             trial = tuner.ask()
             tuner.tell(trial.id, measure(trial.config))
-        proposed = tuner.store.trials()[5:]
-        assert all(t.surrogate == "structured" for t in proposed), [t.reason for t in proposed]
-        assert min(t.objectives["cost"] for t in proposed) < 0.05, [t.objectives for t in proposed]
+        second = tuner.store.trials()[-1]  # from six trials (at five, cross-validation is a coin toss)
+        assert second.surrogate == "structured", second.reason
+        assert second.objectives["cost"] < 0.05, (seed, second.objectives)
 
 
 def test_opening_a_store_leaves_running_trials_alone_until_an_explicit_resume(tmp_path: Path) -> None:
