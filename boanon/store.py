@@ -105,6 +105,8 @@ CREATE INDEX IF NOT EXISTS trials_status ON trials(status);
 """
 
 T = TypeVar("T")
+_SQLITE_FULL = 13
+"""SQLite's result code for a full disk (``sqlite3.SQLITE_FULL`` from Python 3.11)."""
 
 
 def trials_dir(store: Store | str | Path, given: str | Path | None = None) -> Path:
@@ -290,6 +292,9 @@ class Store:
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and _is_lock(exc):
                 raise
+            if _is_full(exc):  # SQLite rolled the write back: what was committed is intact
+                raise StoreError(self.path, "store", f"disk full: cannot write to it (SQLite: {exc}); "
+                                "nothing stored before was lost: free space, then resume") from None
             raise StoreError(self.path, "store", f"not a BoAnon run store, or damaged "
                              f"(SQLite: {exc})") from None
 
@@ -517,6 +522,12 @@ def _connect_read_only(path: Path, timeout: float, follow: bool = False) -> sqli
     uri = path.resolve().as_uri() + ("?mode=ro&immutable=1" if idle else "?mode=ro")
     return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
                            check_same_thread=False)
+
+
+def _is_full(exc: sqlite3.DatabaseError) -> bool:
+    """SQLITE_FULL: the disk (or the file system's quota) is full."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    return code == _SQLITE_FULL if code is not None else "database or disk is full" in str(exc)
 
 
 def _is_lock(exc: sqlite3.OperationalError) -> bool:

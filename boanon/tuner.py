@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from boanon.acquisition.propose import STRATEGIES, Proposal, propose
-from boanon.errors import LogParseError
+from boanon.errors import LogParseError, StoreError
 from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
@@ -333,13 +333,16 @@ class Tuner:
     def storing_interrupted(self) -> Iterator[None]:
         """Around a loop of asks and tells: when Ctrl-C (or an error) escapes it, the trials
         asked for inside and not told about are stored as interrupted, wherever it fell (also
-        between storing a trial and starting it), so a resumed run runs them again."""
+        between storing a trial and starting it), so a resumed run runs them again. When the
+        store refuses that too (a full disk), they stay ``running``, which a resume also takes
+        for interrupted, and the error that stopped the loop is the one raised."""
         asked_before = set(self._running)
         try:
             yield
         except BaseException:
             for trial_id in set(self._running) - asked_before:
-                self.tell(trial_id, INTERRUPTED)
+                with suppress(StoreError):
+                    self.tell(trial_id, INTERRUPTED)
             raise
 
 

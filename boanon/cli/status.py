@@ -21,6 +21,7 @@ from boanon.multiobjective import (
 from boanon.objectives import Objective, parse_objectives
 from boanon.report import study_space
 from boanon.store import Store, StoredTrial
+from boanon.store_lock import WriterLock
 from boanon.tuner import best_trial
 
 
@@ -58,9 +59,10 @@ def reading_store(store_file: str) -> Iterator[Store]:
 @contextmanager
 def writing_store(store_file: str) -> Iterator[Store]:
     """An existing run's store opened for writing (``explain --measure`` records trials): never
-    created, and a file that is not a store is a one-line error naming it."""
+    created, never beside another writer (a live run), and a file that is not a store is a
+    one-line error naming it."""
     try:
-        with Store(store_file, create=False) as store:
+        with WriterLock(store_file), Store(store_file, create=False) as store:
             yield store
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
