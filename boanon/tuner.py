@@ -34,15 +34,13 @@ from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
 from boanon.objectives import Objective, parse_objectives
+from boanon.results import INIT, best_trial
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
 from boanon.space import Space
 from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value, with_objectives
-
-INIT = "init"
-"""The ``surrogate`` recorded for trials of the initial design."""
 
 
 def default_n_init(space: Space) -> int:
@@ -386,25 +384,6 @@ def _not_logged(name: str, logged: Sequence[str], shown: int = 12) -> str:
     close = difflib.get_close_matches(name, names, n=1)
     return (f"objective {name!r} is not among the values the trial logged ({listed})"
             + (f"; did you mean {close[0]!r}?" if close else ""))
-
-
-def is_feasible(trial: StoredTrial, constraints: Sequence[OutputConstraint]) -> bool:
-    """Every output constraint holds on what the trial measured (an unmeasured output fails)."""
-    return all(c.holds(trial.objectives.get(c.name, trial.metrics.get(c.name))) for c in constraints)
-
-
-def best_trial(trials: Sequence[StoredTrial], objective: Objective,
-               constraints: Sequence[OutputConstraint] = ()) -> StoredTrial | None:
-    """The trial with the best value of ``objective`` among those that have one and meet every
-    output constraint (an infeasible trial is no recommendation, however good its value)."""
-    best: StoredTrial | None = None
-    for t in trials:
-        value = t.objectives.get(objective.name)
-        if value is None or not is_feasible(t, constraints):
-            continue
-        if best is None or objective.better(value, best.objectives[objective.name]):
-            best = t
-    return best
 
 
 def _reason(failure: BaseException | str) -> str:
