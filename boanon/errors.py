@@ -22,6 +22,7 @@ class ConfigError(ValueError):
     def __init__(self, source: str | Path, field: str, message: str):
         self.source = str(source)
         self.field = field
+        self.reason = message
         super().__init__(f"{source}: {field}: {message}")
 
 
