@@ -419,7 +419,7 @@ def _default_preload() -> list[str]:
     imports, and the runners.
 
     A trial process re-runs the main module. The fork server is meant to import it once, but
-    Python (3.11-3.13) passes the server no main path, so it never does: each trial re-ran a
+    Python (3.11 here) passes the server no main path, so it never does: each trial re-ran a
     console script's ``from boanon.cli import main`` in full, seconds per trial. With the main
     module's own imports in the server, that re-run is a lookup in ``sys.modules``."""
     main = sys.modules.get("__main__")
