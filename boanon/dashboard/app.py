@@ -24,11 +24,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from boanon.cli.status import study_goals
 from boanon.dashboard import analysis, data
 from boanon.report import study_space
 from boanon.multiobjective import OutputConstraint
 from boanon.objectives import Objective
+from boanon.results import study_goals
 from boanon.store import MEASURED, Store, StoredTrial, dump_json
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import records_to_table, with_objectives
