@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> None:
         finally:
             server.terminate()
             server.wait()
-        rows.append({"alone_s": alone, "p50_s": percentile(latencies, 0.5), "p99_s": percentile(latencies, 0.99)})
+        rows.append({"alone_s": alone, "p50_s": percentile(latencies, 0.5),
+                     "p99_s": percentile(latencies, 0.99)})
         print(f"alone {alone:.3f} s; {args.clients} clients: p50 {rows[-1]['p50_s']:.2f} s, "
               f"p99 {rows[-1]['p99_s']:.2f} s", flush=True)
     summary = {k: statistics.median(r[k] for r in rows) for k in ("alone_s", "p50_s", "p99_s")}

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from benchmarks.provenance import ROOT, provenance
 
-EXECUTORS = {"serial": [], "workers-2": ["--workers", "2"], "dask-local": ["--dask", "local", "--workers", "2"]}
+EXECUTORS = {"serial": [], "workers-2": ["--workers", "2"],
+             "dask-local": ["--dask", "local", "--workers", "2"]}
 SYSTEM = "def evaluate(config):\n    return {'cost': config['x']}\n"
 CONFIG = ("space: {{x: {{type: float, low: 0, high: 1, default: 0.5}}}}\n"
           "objectives: [{{name: cost, direction: minimize}}]\n"
@@ -43,8 +44,8 @@ def overheads(executor: list[str], trials: int, workdir: Path) -> list[float]:
                     str(trials), "--store", str(store), *executor], cwd=workdir, check=True,
                    capture_output=True, timeout=900)
     with Store(store, read_only=True) as s:
-        return [(datetime.fromisoformat(t.finished) - datetime.fromisoformat(t.started)).total_seconds()
-                for t in s.trials() if t.finished]
+        return [(datetime.fromisoformat(t.finished) - datetime.fromisoformat(t.started))
+                .total_seconds() for t in s.trials() if t.finished]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -65,8 +66,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name:12s} per-trial overhead: median {results[name]['median_s']:.3f} s "
               f"(repeats {min(medians):.3f}-{max(medians):.3f} s)", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "trial_overhead.json").write_text(json.dumps(
-        {"trials": args.trials, "repeats": args.repeats, "results": results, **provenance()}, indent=2) + "\n")
+    record = {"trials": args.trials, "repeats": args.repeats, "results": results, **provenance()}
+    (args.out / "trial_overhead.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,6 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-
 from boanon.adapters import get_adapter
 from boanon.adapters.ingest import parse_trial_dir
 from boanon.errors import LogParseError

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 import uvicorn
@@ -25,9 +25,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from boanon.dashboard import analysis, data
-from boanon.report import study_space
 from boanon.multiobjective import OutputConstraint
 from boanon.objectives import Objective
+from boanon.report import study_space
 from boanon.results import study_goals
 from boanon.store import MEASURED, Store, StoredTrial, dump_json
 from boanon.store import trials_dir as store_trials_dir
@@ -164,12 +164,13 @@ class RunView:
     def graph(self, focus: bool) -> dict[str, Any]:
         """The run's current graph (None before it has one), with the model kinds of the last
         structured proposal."""
-        study = self.store.study()
-        graph_id = self.store.last_graph_id()
+        return self.cached(("graph", focus), lambda: self._graph(focus))
+
+    def _graph(self, focus: bool) -> dict[str, Any]:
+        study, trials, objectives, _, graph_id = self.snapshot()
         if study is None or graph_id is None:
             return {"graph": None}
-        objectives, _ = study_goals(self.store)
-        kinds = next((t.info["structure"]["node_models"] for t in reversed(self.store.trials())
+        kinds = next((t.info["structure"]["node_models"] for t in reversed(trials)
                       if "node_models" in t.info.get("structure", {})), None)
         view = data.graph_view(self.store.graph(graph_id), study_space(study),
                                [o.name for o in objectives], focus, kinds)

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from boanon.adapters.files import CONFIG_FILE, tail, write_config
 from boanon import lifetime
+from boanon.adapters.files import CONFIG_FILE, tail, write_config
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 
