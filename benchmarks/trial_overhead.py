@@ -7,7 +7,8 @@ with the random strategy (proposals cost nothing), once per executor: serial (in
 process), ``--workers 2`` (a process per trial, forked from the fork server) and ``--dask local``.
 A trial's overhead is its time in the store (start to finish) minus its work (none); the
 median over the run's trials is reported per repeat, then the median and spread over repeats.
-Writes ``trial_overhead.json`` with the commit and library versions.
+Writes ``trial_overhead[-LABEL].json`` with the commit and library versions; run it on two
+checkouts (``PYTHONPATH=<checkout>``) to compare.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--trials", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--executors", nargs="+", default=list(EXECUTORS), choices=list(EXECUTORS))
+    parser.add_argument("--label", default="", help="suffix of the result file (e.g. the code measured)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "trial_overhead")
     args = parser.parse_args(argv)
     results = {}
@@ -67,7 +69,8 @@ def main(argv: list[str] | None = None) -> None:
               f"(repeats {min(medians):.3f}-{max(medians):.3f} s)", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     record = {"trials": args.trials, "repeats": args.repeats, "results": results, **provenance()}
-    (args.out / "trial_overhead.json").write_text(json.dumps(record, indent=2) + "\n")
+    name = f"trial_overhead{'-' + args.label if args.label else ''}.json"
+    (args.out / name).write_text(json.dumps(record, indent=2) + "\n")
 
 
 if __name__ == "__main__":
