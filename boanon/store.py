@@ -4,7 +4,7 @@ Every trial is written when it starts (status ``running``) and again when it end
 its parameters, metrics and objectives; ``stopped`` early by an early-stopping rule, with what it
 measured until then; or ``failed`` with its error), so a run killed at any
 moment loses nothing that finished: ``--resume`` reads the file back, marks the trials that were
-left ``running`` as failed ``"interrupted"`` and runs their configurations again, once: a
+left ``running`` as ``interrupted`` and runs their configurations again, once: a
 configuration the run died on twice is failed for good (it may be what kills the run).
 
 The file is shared safely between processes: WAL journal, a busy timeout, every write in a short
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -44,7 +44,7 @@ from boanon.errors import ConfigError, StoreError
 from boanon.graph import CausalGraph
 from boanon.table import TrialRecord, records_to_table
 
-SCHEMA_VERSION = 2  # 2: status "stopped"
+SCHEMA_VERSION = 3  # 2: status "stopped"; 3: status "interrupted" (was "failed" + an error text)
 INTERRUPTED = "interrupted"
 """The error of a trial whose run was stopped (Ctrl-C, SIGTERM); its configuration runs again on
 resume."""
@@ -52,25 +52,36 @@ DIED = "interrupted: the run died while it ran"
 """The error of a trial a dead run left ``running`` (SIGKILL, a crash in native code, the OOM
 killer); its configuration runs again on resume, unless it was already the re-run of one."""
 RERUN = (INTERRUPTED, DIED)
-"""The errors of interrupted trials, whose configurations run again."""
-
-Status = Literal["running", "done", "stopped", "failed"]
-STATUSES: tuple[Status, ...] = ("running", "done", "stopped", "failed")
-"""The ``status`` column's values."""
+"""The errors of interrupted trials: which stop it was (stores before schema 3 wrote them on
+``failed`` trials, read as interrupted)."""
 
 
 class TrialState(str, Enum):
-    """Where a trial stands: the stored status, or ``INTERRUPTED`` for a failed trial whose run
-    stopped under it (its error is one of :data:`RERUN`), whose configuration runs again. The
-    file keeps ``failed`` and the error, so the schema is unchanged."""
+    """Where a trial stands, as the ``status`` column stores it: the one encoding the type hints,
+    the column's CHECK and every reader use. ``INTERRUPTED``: the run stopped or died under the
+    trial (its error says which); its configuration runs again on resume."""
 
     RUNNING = "running"
     DONE = "done"
     STOPPED = "stopped"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
-MEASURED = ("done", "stopped")
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
+    __hash__ = str.__hash__  # a state and its text are one key: ``counts()[TrialState.DONE]``
+
+
+Status = TrialState
+STATUSES: tuple[TrialState, ...] = tuple(TrialState)
+"""The ``status`` column's values."""
+MEASURED = (TrialState.DONE, TrialState.STOPPED)
 """Statuses of trials whose metrics feed the model."""
+_LEGACY_STATE = (f"CASE WHEN status = 'failed' AND error IN ({', '.join(repr(e) for e in RERUN)})"
+                 f" THEN '{TrialState.INTERRUPTED.value}' ELSE status END")
+"""A row's state in SQL, also in a store written before schema 3 opened read-only (not migrated)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -87,7 +98,7 @@ CREATE TABLE IF NOT EXISTS graphs (
 CREATE TABLE IF NOT EXISTS trials (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
-    status TEXT NOT NULL CHECK (status IN ('running', 'done', 'stopped', 'failed')),
+    status TEXT NOT NULL CHECK (status IN ({statuses})),
     config TEXT NOT NULL,
     params TEXT,
     metrics TEXT,
@@ -102,7 +113,7 @@ CREATE TABLE IF NOT EXISTS trials (
     retry_of INTEGER REFERENCES trials(id)
 );
 CREATE INDEX IF NOT EXISTS trials_status ON trials(status);
-"""
+""".replace("{statuses}", ", ".join(f"'{s.value}'" for s in STATUSES))
 
 T = TypeVar("T")
 _SQLITE_FULL = 13
@@ -169,13 +180,11 @@ class StoredTrial:
 
     @property
     def state(self) -> TrialState:
-        if self.status == "failed" and self.error in RERUN:
-            return TrialState.INTERRUPTED
         return TrialState(self.status)
 
     @property
     def interrupted(self) -> bool:
-        return self.state is TrialState.INTERRUPTED
+        return self.status == TrialState.INTERRUPTED
 
     def record(self) -> TrialRecord:
         """The trial as the adapter gave it (values that were NaN or infinite left out)."""
@@ -310,14 +319,16 @@ class Store:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
             if has_meta else None
         version = None if row is None else int(row["value"])  # checked by _check_kind
-        if version == 1:  # the status CHECK changed: rebuild the trials table, rows unchanged
+        rebuild = version is not None and version < SCHEMA_VERSION
+        if rebuild:  # the status CHECK changed: rebuild the trials table
             conn.execute("ALTER TABLE trials RENAME TO trials_v1")
             conn.execute("DROP INDEX IF EXISTS trials_status")
         for statement in filter(str.strip, _SCHEMA.split(";")):
             conn.execute(statement)
-        if version == 1:
+        if rebuild:  # interrupted trials were failed ones with an error in RERUN
             conn.execute("INSERT INTO trials SELECT * FROM trials_v1")
             conn.execute("DROP TABLE trials_v1")
+            conn.execute(f"UPDATE trials SET status = {_LEGACY_STATE}")
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     # --- notes --------------------------------------------------------------------------------
@@ -361,7 +372,7 @@ class Store:
             stored = self._spec(row)
             differ = sorted(k for k in set(stored) | set(spec) if stored.get(k) != spec.get(k))
             measured = conn.execute("SELECT COUNT(*) FROM trials WHERE status IN (?, ?)",
-                                    MEASURED).fetchone()[0]
+                                    [s.value for s in MEASURED]).fetchone()[0]
             if differ == ["objectives"] and not measured:
                 conn.execute("UPDATE studies SET spec = ? WHERE id = ?", (dump_json(spec), row["id"]))
             elif differ:
@@ -425,12 +436,17 @@ class Store:
         early-stopping rule; what it measured until then still feeds the model)."""
         numbers = [{k: float(v) if isinstance(v, bool) else v for k, v in values.items()}  # as the reader
                    for values in (record.metrics, record.objectives)]                     # checks them
-        self._end(trial_id, "stopped" if stopped else "done",
+        self._end(trial_id, TrialState.STOPPED if stopped else TrialState.DONE,
                   (dump_json(record.params), dump_json(numbers[0]), dump_json(numbers[1]), None))
 
     def fail_trial(self, trial_id: int, error: str) -> None:
         """Mark a running trial failed with its error (the run goes on)."""
-        self._end(trial_id, "failed", (None, None, None, error))
+        self._end(trial_id, TrialState.FAILED, (None, None, None, error))
+
+    def interrupt_trial(self, trial_id: int, error: str = INTERRUPTED) -> None:
+        """Mark a running trial interrupted: the run stopped under it (``error`` says how); its
+        configuration runs again on resume."""
+        self._end(trial_id, TrialState.INTERRUPTED, (None, None, None, error))
 
     def _end(self, trial_id: int, status: Status, values: tuple[str | None, ...]) -> None:
         def end(conn: sqlite3.Connection) -> None:
@@ -442,7 +458,7 @@ class Store:
                                  f"{row['status']}; only a running trial can end")
             conn.execute("UPDATE trials SET status = ?, params = ?, metrics = ?, objectives = ?,"
                          " error = ?, finished = ? WHERE id = ?",
-                         (status, *values, _now(), trial_id))
+                         (status.value, *values, _now(), trial_id))
             self._check_readable(conn, trial_id)
         self._write(end)
 
@@ -467,14 +483,14 @@ class Store:
         """All trials (or those with ``status``, one or several) in id order."""
         query, args = "SELECT * FROM trials", ()
         if status is not None:
-            args = (status,) if isinstance(status, str) else tuple(status)
-            query += f" WHERE status IN ({', '.join('?' * len(args))})"
+            args = tuple(TrialState(s).value for s in ((status,) if isinstance(status, str) else status))
+            query += f" WHERE {_LEGACY_STATE} IN ({', '.join('?' * len(args))})"
         with self._read() as conn:
             rows = conn.execute(query + " ORDER BY id", args).fetchall()
         return [self._decode(r) for r in rows]
 
     def recover(self) -> list[StoredTrial]:
-        """After a kill: mark ``running`` trials failed interrupted (:data:`DIED`); return every
+        """After a kill: mark ``running`` trials interrupted (:data:`DIED`); return every
         interrupted trial not yet run again, oldest first.
 
         A trial left running that was itself the re-run of one a dead run left running is failed
@@ -487,28 +503,26 @@ class Store:
                                 " trials AS o ON o.id = t.retry_of AND o.error = ?"
                                 " WHERE t.status = 'running'", (DIED,)).fetchall()
             for row in rows:
-                error = DIED if row["origin"] is None else (
+                state, error = (TrialState.INTERRUPTED, DIED) if row["origin"] is None else (
+                    TrialState.FAILED,
                     f"the run died twice while this configuration ran (as {row['origin']} and "
                     f"{row['name']}): it may crash the run (native code, memory); not run again")
-                conn.execute("UPDATE trials SET status = 'failed', error = ?, finished = ?"
-                             " WHERE id = ?", (error, _now(), row["id"]))
+                conn.execute("UPDATE trials SET status = ?, error = ?, finished = ?"
+                             " WHERE id = ?", (state.value, error, _now(), row["id"]))
         self._write(recover)
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT * FROM trials AS t WHERE status = 'failed' AND error IN (?, ?) AND NOT EXISTS"
-                " (SELECT 1 FROM trials AS r WHERE r.retry_of = t.id) ORDER BY id", RERUN).fetchall()
+                "SELECT * FROM trials AS t WHERE status = 'interrupted' AND NOT EXISTS"
+                " (SELECT 1 FROM trials AS r WHERE r.retry_of = t.id) ORDER BY id").fetchall()
         return [self._decode(r) for r in rows]
 
     def counts(self) -> dict[str, int]:
-        """Trials by status, plus ``interrupted`` (failed trials that will be run again): one key
-        per :class:`TrialState`."""
+        """Trials by state: one key per :class:`TrialState` (each trial counted once)."""
         with self._read() as conn:
-            rows = conn.execute("SELECT status, COUNT(*) FROM trials GROUP BY status").fetchall()
-            interrupted = conn.execute("SELECT COUNT(*) FROM trials WHERE status = 'failed' AND"
-                                       " error IN (?, ?)", RERUN).fetchone()[0]
+            rows = conn.execute(f"SELECT {_LEGACY_STATE} AS state, COUNT(*) FROM trials"
+                                " GROUP BY state").fetchall()
         out = {s.value: 0 for s in TrialState}
         out.update({r[0]: int(r[1]) for r in rows})
-        out[TrialState.INTERRUPTED.value] = int(interrupted)
         return out
 
     def _decode(self, row: sqlite3.Row) -> StoredTrial:
@@ -518,7 +532,8 @@ class Store:
             decoded = {k: _json(row[k], self.path, where, k, none_ok=k != "config")
                        for k in ("config", "params", "metrics", "objectives", "info")}
             trial = StoredTrial(
-                id=row["id"], name=row["name"], status=row["status"], started=row["started"],
+                id=row["id"], name=row["name"], status=_state(row["status"], row["error"]),
+                started=row["started"],
                 finished=row["finished"], error=row["error"], graph_id=row["graph_id"],
                 surrogate=row["surrogate"], reason=row["reason"], retry_of=row["retry_of"],
                 **{k: v or {} for k, v in decoded.items()})
@@ -573,12 +588,20 @@ def _json(text: Any, path: Path, where: str, column: str, none_ok: bool = False)
     return value
 
 
+def _state(status: Any, error: Any) -> TrialState | Any:
+    """The row's state (a store before schema 3, read-only, wrote an interrupted trial as failed
+    with an error in :data:`RERUN`); a status no state has stays as it is, for the row check."""
+    if status == TrialState.FAILED and error in RERUN:
+        return TrialState.INTERRUPTED
+    return TrialState(status) if status in STATUSES else status
+
+
 def _row_problem(t: StoredTrial) -> str | None:
     """What is wrong with a decoded trial row (types a hand edit can break), or None."""
     if not isinstance(t.id, int) or t.name != trial_name(t.id):
         return f"id {t.id!r} and name {t.name!r} do not match"
     if t.status not in STATUSES:
-        return f"status {t.status!r} is not one of {STATUSES}"
+        return f"status {t.status!r} is not one of {[s.value for s in STATUSES]}"
     for column in ("metrics", "objectives"):
         for key, value in getattr(t, column).items():
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):

@@ -38,7 +38,7 @@ from boanon.results import INIT, best_trial
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
 from boanon.space import Space
-from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
+from boanon.store import MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value, with_objectives
 
@@ -164,8 +164,7 @@ class Tuner:
         """Trials that count against the budget: finished (done, stopped early or failed) ones
         and those running (interrupted attempts are not counted: their configuration runs again)."""
         counts = self.store.counts()
-        return (counts["done"] + counts["stopped"] + counts["failed"] - counts["interrupted"]
-                + counts["running"])
+        return counts["done"] + counts["stopped"] + counts["failed"] + counts["running"]
 
     def table(self, statuses: tuple[Status, ...] = MEASURED) -> pd.DataFrame:
         """The finished trials as the tidy table the models read: the run's objectives (and the
@@ -342,7 +341,8 @@ class Tuner:
         except BaseException:
             for trial_id in set(self._running) - asked_before:
                 with suppress(StoreError):
-                    self.tell(trial_id, INTERRUPTED)
+                    self._running.pop(trial_id)
+                    self.store.interrupt_trial(trial_id)
             raise
 
 

@@ -12,7 +12,7 @@ import pytest
 from boanon.adapters.table import read_table_file
 from boanon.errors import ConfigError, StoreError
 from boanon.graph import CausalGraph, Edge
-from boanon.store import DIED, INTERRUPTED, Store, TrialState
+from boanon.store import _SCHEMA, DIED, INTERRUPTED, Store, TrialState
 from boanon.synthetic import SyntheticSystem
 from boanon.table import TrialRecord, records_to_table
 
@@ -99,7 +99,7 @@ def test_a_read_only_store_reads_and_refuses_writes(tmp_path: Path) -> None:
 def test_a_configuration_the_run_died_on_twice_is_failed_not_rerun(tmp_path: Path) -> None:
     with Store(tmp_path / "run.db") as store:
         stopped = store.start_trial({"x": 0.1})
-        store.fail_trial(stopped.id, INTERRUPTED)  # Ctrl-C: not a death of the run
+        store.interrupt_trial(stopped.id)  # Ctrl-C: not a death of the run
         retry = store.start_trial({"x": 0.1}, retry_of=stopped.id)  # then the run died on it
         assert [t.id for t in store.recover()] == [retry.id]
         assert store.trial(retry.id).error == DIED
@@ -203,7 +203,7 @@ def test_trial_state_tells_interrupted_from_failed(tmp_path: Path) -> None:
         store.init_study({"x": 1})
         ids = [store.start_trial({"a": i}).id for i in range(4)]
         store.fail_trial(ids[0], "boom")
-        store.fail_trial(ids[1], INTERRUPTED)
+        store.interrupt_trial(ids[1])
         store.finish_trial(ids[2], TrialRecord("t", {"a": 2}, {}, {"cost": 1.0}), stopped=True)
         states = [store.trial(i).state for i in ids]
     assert states == [TrialState.FAILED, TrialState.INTERRUPTED, TrialState.STOPPED, TrialState.RUNNING]
@@ -233,3 +233,27 @@ def test_a_row_its_reader_would_refuse_is_never_written(tmp_path: Path, config) 
             store.finish_trial(trial.id, TrialRecord(trial.name, {"x": 1.0, "y": {"a": 1}}, {}, {"c": 1.0}))
     with Store(path, read_only=True) as store:  # the reader reads every row, still running
         assert [t.status for t in store.trials()] == ["running"]
+
+
+def test_a_store_before_schema_3_reads_its_interrupted_trials_as_interrupted(tmp_path: Path) -> None:
+    """Schema 2 wrote an interrupted trial as ``failed`` with an error in RERUN: read-only it
+    reads as interrupted; opened for writing it is migrated to the ``interrupted`` status."""
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(_SCHEMA.replace(", 'interrupted'", ""))
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    for i, error in enumerate([INTERRUPTED, DIED, "boom"]):
+        conn.execute("INSERT INTO trials (id, name, status, config, started, error) VALUES"
+                     " (?, ?, 'failed', '{}', '2026-01-01T00:00:00', ?)", (i, f"t{i:04d}", error))
+    conn.commit()
+    conn.close()
+    with Store(path, read_only=True) as store:
+        assert [t.status for t in store.trials()] == ["interrupted", "interrupted", "failed"]
+        assert [t.id for t in store.trials("interrupted")] == [0, 1]
+        assert store.counts()["interrupted"] == 2 and store.counts()["failed"] == 1
+    with Store(path) as store:
+        assert [t.id for t in store.recover()] == [0, 1]
+    conn = sqlite3.connect(path)
+    assert [r[0] for r in conn.execute("SELECT status FROM trials ORDER BY id")] == \
+        ["interrupted", "interrupted", "failed"]
+    conn.close()

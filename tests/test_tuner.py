@@ -222,7 +222,7 @@ def test_interrupt_then_resume_reruns_only_the_interrupted_trial(tmp_path: Path)
     assert resumed.n_trials() == 2 and [t.name for t in resumed.resume()] == []
     resumed.optimize(make_runner("callable", function=SYSTEM.evaluate, objectives=["cost"]), 6)
     trials = resumed.store.trials()
-    assert [t.status for t in trials] == ["done", "done", "failed", "done", "done", "done", "done"]
+    assert [t.status for t in trials] == ["done", "done", "interrupted", "done", "done", "done", "done"]
     assert trials[2].error == INTERRUPTED and trials[3].retry_of == 2
     assert trials[3].config == trials[2].config
     # The same six configurations as an uninterrupted run with this seed.

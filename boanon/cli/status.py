@@ -75,8 +75,7 @@ def summary(store: Store, n_failures: int = 10) -> str:
         f"run:        strategy {study['strategy']}, seed {study['seed']}, {len(study['space'])} "
         f"parameters, objectives " + ", ".join(f"{o.name} ({o.direction})" for o in objectives),
         f"trials:     {len(trials)}: {counts['done']} done, {counts['stopped']} stopped early, "
-        f"{counts['failed']} failed "
-        f"({counts['interrupted']} interrupted), {counts['running']} running",
+        f"{counts['failed']} failed, {counts['interrupted']} interrupted, {counts['running']} running",
     ]
     related = study.get("warm_start")
     if related:  # one source as a string, several as a list (Tuner.spec)

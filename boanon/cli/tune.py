@@ -28,7 +28,7 @@ from boanon.objectives import Objective
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import load_plan, run_plan
 from boanon.results import best_trial, is_feasible
-from boanon.store import Store, StoredTrial
+from boanon.store import MEASURED, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.store_lock import WriterLock
 from boanon.tuner import STRATEGIES, Tuner
@@ -205,8 +205,8 @@ def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Obj
                constraints: Sequence[OutputConstraint] = (), progress: str = "") -> str:
     """``t0007  cost=1.234  best cost=1.1  [structured]`` (or the failure's reason); the bests are
     among the feasible trials; ``progress`` goes before the surrogate, which stays last."""
-    if trial.status == "failed":
-        outcome = f"FAILED ({trial.error})"
+    if trial.status not in MEASURED:
+        outcome = f"{trial.status.upper()} ({trial.error})"
     else:
         outcome = _values(trial, objectives) + ("  (stopped early)" if trial.status == "stopped" else "") \
             + ("" if is_feasible(trial, constraints) else "  (infeasible)")

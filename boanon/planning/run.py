@@ -202,4 +202,4 @@ def load_plan(path: str | Path, budget: int | None = None, workers: int | None =
 def _ended(tuner: Tuner) -> int:
     """Trials of the run that ended (and are not to be run again)."""
     counts = tuner.store.counts()
-    return counts["done"] + counts["stopped"] + counts["failed"] - counts["interrupted"]
+    return counts["done"] + counts["stopped"] + counts["failed"]
