@@ -89,5 +89,6 @@ def test_schema_1_store_is_migrated_keeping_its_trials(tmp_path: Path) -> None:
         store.finish_trial(t.id, TrialRecord(t.name, {"x": 3}, {}, {"cost": 1.0}), stopped=True)
         assert store.trial(t.id).status == "stopped"
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+        version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        assert version == (str(SCHEMA_VERSION),)
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
