@@ -271,11 +271,11 @@ class Tuner:
         if last >= 0 and n - last < self.relearn_every:
             return
         self.learn_attempted_at = n
-        from boanon.learners import learn
+        from boanon.learners import LEARN_FAILURES, learn
 
         try:
             result = learn(table, self.knowledge, seed=self.seed, **self.learn_options)
-        except Exception as exc:  # a failed re-learn must not stop the run: keep the last graph
+        except LEARN_FAILURES as exc:  # trials that give no graph must not stop the run: keep the last
             self._learn_note = f"learning from {n} trials failed: {type(exc).__name__}: {exc}"
             return
         self.graph = result.graph

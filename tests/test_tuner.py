@@ -11,6 +11,7 @@ import pytest
 
 from boanon.errors import ConfigError
 from boanon.graph import CausalGraph, Edge
+from boanon.learners import register_learner
 from boanon.multiobjective import OutputConstraint
 from boanon.runners import make_runner
 from boanon.space import Float, Int, Space
@@ -294,6 +295,16 @@ def test_structure_is_learned_and_relearned_with_each_trial_recording_its_graph(
     resumed = Tuner(SYSTEM.space, ["cost"], strategy="structured", n_init=5, seed=0,
                     relearn_every=2, store=tmp_path / "run.db")
     assert resumed.graph is not None and resumed.graph.metadata["learned_from_trials"] == 7
+
+
+@register_learner("buggy-learner", "a learner with a bug (a TypeError), for the test below")
+def _buggy_learner(prepared, knowledge, **options):
+    return len(None)  # a bug, not trials that cannot give a graph
+
+
+def test_a_bug_in_learning_surfaces_instead_of_becoming_the_plain_gp(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="NoneType"):
+        _structured(tmp_path, budget=7, learn_options={"learner": "buggy-learner"})
 
 
 def test_when_learning_fails_the_plain_gp_is_used_and_the_reason_recorded(tmp_path: Path) -> None:

@@ -29,11 +29,15 @@ from boanon.learners.relations import find_relations
 from boanon.table import ROLES, columns_of, split_column
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_LEARNER", "DEFAULT_MAX_PARENTS", "LEARNERS", "LearnResult",
-           "PartialGraph", "Prepared", "available_learners", "learn", "register_learner"]
+           "LEARN_FAILURES", "PartialGraph", "Prepared", "available_learners", "learn", "register_learner"]
 
 DEFAULT_LEARNER = "tiered-pc"
 DEFAULT_MAX_PARENTS = 8
 DEFAULT_ALPHA = 0.01
+LEARN_FAILURES: tuple[type[Exception], ...] = (ValueError, ArithmeticError)
+"""What :func:`learn` raises when the trials cannot give a graph: a table too small or degenerate,
+an unknown learner, a singular matrix (``numpy.linalg.LinAlgError`` is a ValueError), a numerical
+breakdown. A tuning loop falls back to the plain GP on these; anything else is a bug and surfaces."""
 
 
 @dataclass
