@@ -107,3 +107,11 @@ def test_tier_only_ordering_orients_colliders_and_still_recovers_the_graph():
     assert score(system.true_graph(), result.graph)["anc_recall"] == 1.0
     with pytest.raises(ValueError, match="order must be"):
         learn(system.sample_table(20), order="alphabetical")
+
+
+def test_tiered_pc_is_deterministic_whatever_the_seed():
+    """It draws nothing at random, so its seed changes nothing (bootstrap resamples do use it)."""
+    system = SyntheticSystem(n_params=6, n_groups=2, chain_length=2, n_distractors=4, seed=5)
+    table = system.sample_table(40, seed=5)
+    graphs = [learn(table, seed=s, relations=False).graph for s in (0, 1)]
+    assert graphs[0].to_dict()["edges"] == graphs[1].to_dict()["edges"]

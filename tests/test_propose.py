@@ -43,6 +43,14 @@ def test_strategies_without_graph_and_random(system):
         propose(system.space, table, COST, strategy="magic")
 
 
+def test_a_proposal_without_a_generator_is_seeded(system):
+    table = system.sample_table(8, seed=2)
+    first, again = (propose(system.space, table, COST, strategy="random") for _ in range(2))
+    assert first.config == again.config
+    assert propose(system.space, table, COST, strategy="random", rng=1).config == \
+        propose(system.space, table, COST, strategy="random", rng=np.random.default_rng(1)).config
+
+
 def test_each_strategy_is_a_proposer_naming_its_candidate_surrogates(system):
     from boanon.acquisition.proposers import PROPOSERS, proposer
     from boanon.strategies import STRATEGIES

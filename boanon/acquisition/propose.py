@@ -51,7 +51,7 @@ class Proposal:
 @single_blas_thread
 def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | Mapping[str, Any] | str],
             graph: CausalGraph | None = None, strategy: str = "structured",
-            rng: np.random.Generator | None = None, pending: Sequence[Mapping[str, Any]] = (),
+            rng: np.random.Generator | int = 0, pending: Sequence[Mapping[str, Any]] = (),
             n_candidates: int = 256, constraints: Sequence[OutputConstraint] = (), n_folds: int = 5,
             settings: SearchSettings | None = None, ref_point: Sequence[float] | None = None,
             scalarization: Scalarization | None = None, early_trials: int = EARLY_TRIALS,
@@ -62,7 +62,8 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     (:mod:`boanon.acquisition.proposers`): ``"structured"`` fits the DAG surrogate (when a
     ``graph`` is given) and the plain GP and uses whichever cross-validates better;
     ``"gp"`` uses the plain GP only; ``"multitask"`` the coregionalised GP; ``"random"`` a
-    random feasible configuration. With a
+    random feasible configuration. ``rng`` is a generator or the seed of one: every proposal is
+    reproducible (the tuning loop seeds it with the run's seed and the trial's position). With a
     related task in ``table``, proposals stay random until one of the run's own trials has every
     objective: the incumbent to improve on is the run's (parallel workers can ask before then).
     ``n_candidates`` is the size of the Sobol design (``settings`` tunes the rest of the search).
@@ -75,7 +76,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     """
     chooser = proposer(strategy)
     objectives = parse_objectives(objectives)
-    rng = rng if rng is not None else np.random.default_rng()
+    rng = np.random.default_rng(rng)  # a generator passes through; a seed makes one
     settings = settings or SearchSettings(n_sobol=n_candidates)
     started = time.perf_counter()
     seen = _configs(space, table) + [dict(c) for c in pending]

@@ -44,6 +44,8 @@ def tiered_pc(prepared: Prepared, knowledge: Knowledge, *, alpha: float = 0.01, 
     ``order="explained"`` also orders metrics by the variance the parameters explain (the
     data-processing inequality puts a metric after the metrics it depends on) and returns every
     edge directed; ``order="tiers"`` uses the tiers alone and orients unshielded colliders.
+    It draws nothing at random (tests and orderings are deterministic): ``seed`` is accepted
+    because every learner takes one, and changes nothing.
     """
     if order not in ("explained", "tiers"):
         raise ValueError(f"order must be 'explained' or 'tiers', got {order!r}")
