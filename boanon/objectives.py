@@ -6,7 +6,7 @@ Models and acquisition functions always minimise; :meth:`Objective.to_minimize` 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -84,8 +84,3 @@ def parse_objectives(specs: Iterable[Mapping[str, Any] | str | Objective],
     if len(set(names)) != len(names):
         raise ConfigError(source, "objectives", f"duplicate objective names in {names}")
     return out
-
-
-def minimized(values: Mapping[str, Any], objectives: Sequence[Objective]) -> dict[str, Any]:
-    """``{name: values}`` turned into the minimisation convention, objective by objective."""
-    return {o.name: o.to_minimize(values[o.name]) for o in objectives}

@@ -35,7 +35,7 @@ from boanon.store import MEASURED, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value
 
-if TYPE_CHECKING:  # the tuner's imports (scipy, sklearn) are not needed where trials run
+if TYPE_CHECKING:  # the tuner's imports (scipy) are not needed where trials run
     from boanon.tuner import Trial, Tuner
 
 PROGRESS_FILE = "progress.jsonl"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
@@ -206,14 +206,3 @@ def read_table(path: str | IO[str], source: str | None = None) -> pd.DataFrame:
 def write_table(table: pd.DataFrame, path: str) -> None:
     """Write the table as CSV."""
     table.to_csv(path, index=False)
-
-
-def split_roles(values: Mapping[str, Any]) -> dict[Role, dict[str, Any]]:
-    """Group a flat ``{column: value}`` mapping by role (the inverse of :meth:`TrialRecord.row`)."""
-    out: dict[Role, dict[str, Any]] = {r: {} for r in ROLES}
-    for col, v in values.items():
-        if col == TRIAL:
-            continue
-        role, name = split_column(col)
-        out[role][name] = v
-    return out

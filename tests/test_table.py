@@ -9,7 +9,6 @@ from boanon.table import (
     read_table,
     records_to_table,
     split_column,
-    split_roles,
     validate_table,
     write_table,
 )
@@ -42,7 +41,6 @@ def test_records_to_table_orders_columns_by_role_and_keeps_types(tmp_path):
     write_table(table, str(path))
     back = read_table(str(path))
     assert back["metric:m"].tolist() == [1.5, 2.5]
-    assert split_roles(records[0].row())["param"] == {"b": 2, "a": "lz4", "flag": True}
 
 
 def test_validate_table_names_the_bad_column_and_row():

@@ -6,7 +6,6 @@ import os
 import shlex
 import signal
 import sys
-import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
@@ -14,7 +13,6 @@ from types import FrameType
 
 import click
 from click.core import ParameterSource
-from sklearn.exceptions import ConvergenceWarning
 
 from boanon.best import config_line
 from boanon.cli.progress import Progress
@@ -127,7 +125,6 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     tuner.store.set_note(CONFIG_NOTE, str(Path(config_file).resolve()))
     tuner.store.set_note(TRIALS_NOTE, str(trials.resolve()))
     signal.signal(signal.SIGTERM, _interrupt)  # a polite kill stops as cleanly as Ctrl-C
-    warnings.filterwarnings("ignore", category=ConvergenceWarning)  # GP fits: noise, not news
     start = tuner.n_trials()
     starting = next((t for t in tuner.related if t.graph is not None), None)
     for related in tuner.related:

@@ -15,9 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-OPERAND_PRECISION = {"W": 8, "I": 8, "O": 16}
-"""Bits per weight, input and partial sum (ZigZag's ONNX parser defaults for these models)."""
-
 DATAFLOWS: dict[str, tuple[str, str]] = {
     "weight_stationary": ("K", "C"),
     "output_stationary": ("K", "OX"),
