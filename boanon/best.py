@@ -5,20 +5,22 @@ file rounds a float to the fewest decimal places that stay within a thousandth o
 (on a log range: the fewest significant digits within a thousandth of its value) and inside the
 range, so the rounding changes nothing a model could tell apart; integers stay integers and
 booleans booleans. Sizes in bytes get their binary size as a comment. Formats: YAML (any
-run), and for RocksDB an ``OPTIONS`` file or db_bench flags (:mod:`boanon.targets.rocksdb_export`).
+run) and those a target registers (:data:`EXPORT_FORMATS`: a target's module, or a plug-in's
+``boanon.export_formats`` entry point), so a new system's file format needs no change here.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import yaml
 
+from boanon.registry import Registry
 from boanon.space import Bool, Categorical, Float, Int, Param, Space
 from boanon.table import Value
 
-FORMATS = ("yaml", "options", "db_bench")
 _SIZE_NAME = re.compile(r"(size|bytes|capacity|_base)$")
 """Parameter names read as sizes in bytes (``write_buffer_size``, ``max_bytes_for_level_base``)."""
 
@@ -73,22 +75,37 @@ def to_yaml(config: Mapping[str, Value], header: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_config(config: Mapping[str, Value], fmt: str, header: str = "") -> str:
-    """``config`` in ``fmt`` (one of :data:`FORMATS`)."""
-    if fmt == "yaml":
-        return to_yaml(config, header)
-    from boanon.targets.rocksdb_export import db_bench_flags, options_file
+@dataclass(frozen=True)
+class ExportFormat:
+    """A file format for one configuration: ``render(config, header)`` gives its text (the header
+    as comments); ``matches(file name)`` says an output named so asks for it (``OPTIONS*``)."""
 
-    if fmt == "options":
-        return options_file(config, header)
-    if fmt == "db_bench":
-        comments = "".join(f"# {line}\n" for line in header.splitlines())
-        return comments + " ".join(db_bench_flags(config)) + "\n"
-    raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
+    name: str
+    render: Callable[[Mapping[str, Value], str], str]
+    description: str
+    matches: Callable[[str], bool] = lambda name: False
+
+
+EXPORT_FORMATS: Registry[ExportFormat] = Registry(  # entries are ExportFormat objects (of this module)
+    "export format", "boanon.export_formats", builtins=("boanon.best", "boanon.targets.rocksdb_export"))
+"""Export formats by name: YAML here, the rest registered by the targets that read them."""
+
+
+def register_export_format(fmt: ExportFormat) -> ExportFormat:
+    """Make ``fmt`` available to :func:`render_config` and ``boanon export --format``."""
+    return EXPORT_FORMATS.register(fmt.name, fmt)
+
+
+register_export_format(ExportFormat("yaml", to_yaml, "name: value lines (any run)"))
+
+
+def render_config(config: Mapping[str, Value], fmt: str, header: str = "") -> str:
+    """``config`` in the registered format ``fmt`` (an unknown name is a ValueError listing them)."""
+    return EXPORT_FORMATS.get(fmt).render(config, header)
 
 
 def format_for(path: str) -> str:
-    """The format a file name asks for: ``OPTIONS*`` or ``*.ini`` -> options, else YAML."""
+    """The format a file name asks for (the first registered one that claims it), else YAML."""
     name = path.rsplit("/", 1)[-1]
-    return "options" if name.startswith("OPTIONS") or name.endswith(".ini") else "yaml"
+    return next((n for n in EXPORT_FORMATS.names() if EXPORT_FORMATS.get(n).matches(name)), "yaml")
 

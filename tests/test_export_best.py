@@ -12,7 +12,7 @@ import yaml
 from click.testing import CliRunner
 
 from boanon.adapters.rocksdb.options import newest_options_file, parse_options
-from boanon.best import plain_value
+from boanon.best import ExportFormat, format_for, plain_value, register_export_format, render_config
 from boanon.cli import main
 from boanon.space import Bool, Categorical, Float, Int
 from boanon.store import Store
@@ -102,3 +102,14 @@ def test_rocksdb_reads_the_exported_options_file_and_flags(rocksdb_run, tmp_path
             config["max_bytes_for_level_multiplier"], rel=1e-3)
         bloom = config["bloom_bits"]
         assert in_force["filter_policy"] == (f"bloomfilter:{bloom}:false" if bloom else "nullptr"), how
+
+
+def test_a_format_a_target_registers_is_rendered_and_chosen_by_file_name():
+    """best.py knows no target's formats: RocksDB's register themselves, and so can any other."""
+    assert format_for("run/OPTIONS-000007") == "options" and format_for("best.yaml") == "yaml"
+    register_export_format(ExportFormat("conf-test", lambda config, header: f"{dict(config)}|{header}",
+                                        "a test format", matches=lambda name: name.endswith(".conftest")))
+    assert format_for("pg.conftest") == "conf-test"
+    assert render_config({"a": 1}, "conf-test", "h") == "{'a': 1}|h"
+    with pytest.raises(ValueError, match="unknown export format 'nope'; available: conf-test, db_bench"):
+        render_config({}, "nope")

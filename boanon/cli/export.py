@@ -8,7 +8,7 @@ import sys
 import click
 import numpy as np
 
-from boanon.best import FORMATS, format_for, plain_config, render_config
+from boanon.best import format_for, plain_config, render_config
 from boanon.cli.stores import reading_store
 from boanon.multiobjective import PARETO, pareto_flags
 from boanon.report import read_run
@@ -30,9 +30,9 @@ from boanon.table import TRIAL, write_table
 @click.option("--trial", "trial_id", default=None, metavar="NAME|ID",
               help="Write this trial's configuration (e.g. a point of the Pareto front).")
 @click.option("--objective", default=None, help="With --best: best by this objective (default: the first).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="Format of the configuration: yaml, options (RocksDB OPTIONS file) or db_bench "
-                   "(flags); default from the output's name.")
+@click.option("--format", "fmt", default=None,
+              help="Format of the configuration: yaml or one a target registers (RocksDB's: options, "
+                   "an OPTIONS file; db_bench, flags); default from the output's name.")
 @click.option("--optuna", "optuna_url", default=None, metavar="STORAGE_URL",
               help="Write the run into an Optuna storage (e.g. sqlite:///optuna.db) for optuna-dashboard "
                    "and Optuna's plots; needs the optuna extra. A later export replaces the study.")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from boanon.best import ExportFormat, register_export_format
 from boanon.table import Value
 from boanon.targets.rocksdb import flag
 
@@ -95,3 +96,15 @@ def _text(value: Value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _db_bench_text(config: Mapping[str, Value], header: str = "") -> str:
+    comments = "".join(f"# {line}\n" for line in header.splitlines())
+    return comments + " ".join(db_bench_flags(config)) + "\n"
+
+
+register_export_format(ExportFormat(
+    "options", options_file, "a RocksDB OPTIONS file",
+    matches=lambda name: name.startswith("OPTIONS") or name.endswith(".ini")))
+register_export_format(ExportFormat("db_bench", _db_bench_text,
+                                    "db_bench flags, as the rocksdb runner passes them"))
