@@ -61,7 +61,8 @@ def rows(out: Path) -> list[dict]:
                 "objective": f"{info[name]['objective']} ({info[name]['direction'][:3]})",
                 "early": median_at(t, EARLY), "late": median_at(t, min(LATE, budget)),
                 "final": median_at(t, budget), "q25": q25, "q75": q75,
-                "regret": median_at(t, budget) - optimum if optimum is not None else math.nan,
+                "regret": (median_at(t, budget) - optimum) * (1 if info[name]["direction"] == "minimize" else -1)
+                          if optimum is not None else math.nan,
                 "wall_s": float(ok["wall_s"].mean()) if len(ok) else math.nan,
                 "suggest_s": float((ok["suggest_s"] / ok["budget"]).mean()) if len(ok) else math.nan,
                 "command": f"python -m benchmarks.run --problems {name} --tuners {tuner} "
