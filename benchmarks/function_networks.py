@@ -147,7 +147,7 @@ def alpine2(n: int = 6) -> FunctionNetwork:
 
     nodes = [Node("alpine_1", (), (params[0],), first)]
     nodes += [Node(f"alpine_{k + 1}", (f"alpine_{k}",), (params[k],), link) for k in range(1, n)]
-    return FunctionNetwork(f"alpine2", params, tuple(nodes), "maximize", peak ** n,
+    return FunctionNetwork("alpine2", params, tuple(nodes), "maximize", peak ** n,
                            f"Alpine2 as a {n}-node chain (BOFN)")
 
 
