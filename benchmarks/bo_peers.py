@@ -118,9 +118,10 @@ class TorchBO:
     def propose(self) -> np.ndarray:
         raise NotImplementedError
 
-    def optimize(self, acquisition: Any, raw_samples: int = RAW_SAMPLES) -> np.ndarray:
+    def optimize(self, acquisition: Any, raw_samples: int | None = None) -> np.ndarray:
         from botorch.optim import optimize_acqf
 
+        raw_samples = RAW_SAMPLES if raw_samples is None else raw_samples
         candidate, _ = optimize_acqf(acquisition, bounds=self.bounds(), q=1, num_restarts=NUM_RESTARTS,
                                      raw_samples=raw_samples)
         return candidate.detach().numpy()[0]
