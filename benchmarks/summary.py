@@ -59,7 +59,8 @@ def rows(out: Path) -> list[dict]:
             result.append({
                 "problem": name, "tuner": tuner, "seeds": seeds, "budget": budget,
                 "objective": f"{info[name]['objective']} ({info[name]['direction'][:3]})",
-                "early": median_at(t, EARLY), "late": median_at(t, min(LATE, budget)),
+                "early": median_at(t, EARLY), "early_iqr": iqr_at(t, EARLY),
+                "late": median_at(t, min(LATE, budget)),
                 "final": median_at(t, budget), "q25": q25, "q75": q75,
                 "regret": math.nan if optimum is None else
                           (median_at(t, budget) - optimum) * _sign(info[name]["direction"]),
@@ -92,10 +93,42 @@ def aim(rows_: list[dict], info: dict[str, dict]) -> list[str]:
         for t, r in ours.items():
             if late and r["budget"] >= LATE:
                 lines.append(_check(f"{name}, {t} @{LATE} vs generic @{LATE}", sign, r["late"], late))
+        lines += _against_own_gp(name, by_tuner, sign) + _against_bofn(name, by_tuner, info[name])
         if not early and not late:
             lines.append(f"- {name}: no generic tuner ran here; nothing checked.")
         elif ours and all(r["budget"] < EARLY for r in ours.values()):
             lines.append(f"- {name}: BoAnon ran fewer than {EARLY} evaluations here; see its own verdict.")
+    return lines
+
+
+def _against_own_gp(name: str, by_tuner: dict[str, dict], sign: float) -> list[str]:
+    """Structured BoAnon no worse than its own plain GP, at EARLY and at LATE."""
+    ours, gp = by_tuner.get("boanon"), by_tuner.get("boanon-gp")
+    if ours is None or gp is None:
+        return []
+    lines = []
+    for at, key in ((EARLY, "early"), (LATE, "late")):
+        if min(ours["budget"], gp["budget"]) >= at:
+            verdict = "met" if sign * ours[key] <= sign * gp[key] else "NOT met"
+            lines.append(f"- {name}, boanon @{at} vs boanon-gp @{at}: {verdict}: "
+                         f"{_fmt(ours[key])} vs {_fmt(gp[key])}.")
+    return lines
+
+
+def _against_bofn(name: str, by_tuner: dict[str, dict], info: dict) -> list[str]:
+    """Where BOFN ran (given the true network): each BoAnon variant's regret @LATE within 2x of BOFN's."""
+    bofn = by_tuner.get("bofn")
+    if bofn is None or bofn["budget"] < LATE or info.get("optimum") is None:
+        return []
+    sign = _sign(info["direction"])
+    ceiling = sign * (bofn["late"] - info["optimum"])
+    lines = []
+    for t, r in by_tuner.items():
+        if t.startswith("boanon") and r["budget"] >= LATE:
+            regret = sign * (r["late"] - info["optimum"])
+            verdict = "met" if regret <= 2 * ceiling else "NOT met"
+            lines.append(f"- {name}, {t} regret @{LATE} within 2x of bofn's: {verdict}: "
+                         f"{_fmt(regret)} vs {_fmt(ceiling)}.")
     return lines
 
 
@@ -110,13 +143,14 @@ def markdown(out: Path) -> str:
     """The summary table (and the aim check) as Markdown."""
     info = problem_info(out)
     table = rows(out)
-    header = (f"| problem | objective | tuner | seeds | budget | median @{EARLY} | median @{LATE} "
+    header = (f"| problem | objective | tuner | seeds | budget | median @{EARLY} [IQR] | median @{LATE} "
               f"| median final [IQR] | regret | s/run | s/suggestion | reproduce |")
     lines = [header, "|" + "---|" * 12]
     for r in table:
         lines.append(
             f"| {r['problem']} | {r['objective']} | {r['tuner']} | {r['seeds']} | {r['budget']} "
-            f"| {_fmt(r['early'])} | {_fmt(r['late']) if r['budget'] >= LATE else '-'} "
+            f"| {_fmt(r['early'])} [{_fmt(r['early_iqr'][0])}, {_fmt(r['early_iqr'][1])}] "
+            f"| {_fmt(r['late']) if r['budget'] >= LATE else '-'} "
             f"| {_fmt(r['final'])} [{_fmt(r['q25'])}, {_fmt(r['q75'])}] | {_fmt(r['regret'])} "
             f"| {_fmt(r['wall_s'])} | {_fmt(r['suggest_s'])} | `{r['command']}` |")
     checks = aim(table, info)

@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 
 from benchmarks import bo_peers
-from benchmarks.function_networks import NETWORKS
+from benchmarks.function_networks import (
+    ACKLEY_OPTIMUM,
+    DROPWAVE_OPTIMUM,
+    EPIDEMIC_BETA,
+    EPIDEMIC_GAMMA,
+    NETWORKS,
+)
 from benchmarks.pipeline import NODES, STAGES
 from benchmarks.problems import make_problem
 from benchmarks.run import run_one
@@ -60,9 +66,6 @@ def test_every_node_is_logged_and_the_objective_is_the_network_output(name):
 
 def test_shifted_optima_and_calibration_truth_reach_the_known_optimum():
     ackley = NETWORKS["fn-ackley"]()
-    from benchmarks.function_networks import (ACKLEY_OPTIMUM, DROPWAVE_OPTIMUM, EPIDEMIC_BETA,
-                                              EPIDEMIC_GAMMA)
-
     best = ackley.record("t", dict(zip(ackley.params, map(float, ACKLEY_OPTIMUM), strict=True)))
     assert best.objectives["ackley"] == pytest.approx(0.0, abs=1e-9)
     dropwave = NETWORKS["fn-dropwave"]()
@@ -80,8 +83,9 @@ def test_pipeline_space_has_every_type_and_logs_stage_and_node_times():
     problem = make_problem("pipeline")
     kinds = {type(p) for p in problem.space.params.values()}
     assert {Int, Float, Categorical, Bool} <= kinds
-    assert any(isinstance(p, Float) and not isinstance(p, Int) and p.log for p in problem.space.params.values())
-    assert any(isinstance(p, Int) and p.log for p in problem.space.params.values())
+    params = problem.space.params.values()
+    assert any(isinstance(p, Float) and not isinstance(p, Int) and p.log for p in params)
+    assert any(isinstance(p, Int) and p.log for p in params)
     record = problem.evaluate(problem.space.default())
     for stage in STAGES:
         assert f"{stage}_time" in record.metrics
@@ -139,3 +143,22 @@ def test_torch_peers_run_past_their_initial_design(tuner, monkeypatch):
     first = problem.evaluate(problem.space.default()).objectives["dropwave"]
     assert float(rows[0][-1]) == pytest.approx(first)  # every tuner starts at the default
     assert all(math.isfinite(float(r[-1])) for r in rows)
+
+
+def test_summary_regret_and_verdicts_on_a_maximised_network(tmp_path):
+    from benchmarks.run import record_problem
+    from benchmarks.summary import aim, rows
+
+    problem = make_problem("fn-dropwave")  # maximised, optimum 1
+    record_problem(tmp_path, problem)
+    finals = {"random": 0.5, "bofn": 0.9, "boanon": 0.85, "boanon-gp": 0.7}
+    lines = [f"fn-dropwave,{t},{s},{e},{v * e / 50}" for t, v in finals.items() for s in range(2)
+             for e in range(1, 51)]
+    (tmp_path / "fn-dropwave.csv").write_text("problem,tuner,seed,evaluation,best_so_far\n" + "\n".join(lines))
+    table = rows(tmp_path)
+    regret = {r["tuner"]: r["regret"] for r in table}
+    assert regret["bofn"] == pytest.approx(0.1) and regret["random"] == pytest.approx(0.5)
+    checks = aim(table, {"fn-dropwave": problem.describe()})
+    assert any("boanon regret @50 within 2x of bofn's: met" in c for c in checks)
+    assert any("boanon-gp regret @50 within 2x of bofn's: NOT met" in c for c in checks)
+    assert any("boanon @50 vs boanon-gp @50: met" in c for c in checks)
