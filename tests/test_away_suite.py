@@ -154,7 +154,8 @@ def test_summary_regret_and_verdicts_on_a_maximised_network(tmp_path):
     finals = {"random": 0.5, "bofn": 0.9, "boanon": 0.85, "boanon-gp": 0.7}
     lines = [f"fn-dropwave,{t},{s},{e},{v * e / 50}" for t, v in finals.items() for s in range(2)
              for e in range(1, 51)]
-    (tmp_path / "fn-dropwave.csv").write_text("problem,tuner,seed,evaluation,best_so_far\n" + "\n".join(lines))
+    header = "problem,tuner,seed,evaluation,best_so_far\n"
+    (tmp_path / "fn-dropwave.csv").write_text(header + "\n".join(lines))
     table = rows(tmp_path)
     regret = {r["tuner"]: r["regret"] for r in table}
     assert regret["bofn"] == pytest.approx(0.1) and regret["random"] == pytest.approx(0.5)
