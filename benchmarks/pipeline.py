@@ -210,3 +210,18 @@ def record(trial: str, config: dict[str, Value]) -> TrialRecord:
     values = simulate(config)
     return TrialRecord(trial, dict(config), {k: v for k, v in values.items() if k != "job_time"},
                        {"job_time": values["job_time"]})
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m benchmarks.pipeline [N]``: the default's job time and the best of N random points."""
+    import sys
+
+    n = int((argv if argv is not None else sys.argv[1:] or ["1500"])[0])
+    s = space()
+    times = [simulate(c)["job_time"] for c in s.sample(n, np.random.default_rng(0), sobol=False)]
+    print(f"default {simulate(s.default())['job_time']:.1f} s; best of {n} random points {min(times):.1f} s; "
+          f"median {float(np.median(times)):.1f} s")
+
+
+if __name__ == "__main__":
+    main()
