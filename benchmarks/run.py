@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import subprocess
 import sys
@@ -148,8 +149,10 @@ def drop_runs(path: Path, keep: Callable[[tuple[str, int]], bool]) -> None:
         table[mask].to_csv(path, index=False)
 
 
+@functools.cache
 def code_version() -> str:
-    """The commit of the code being measured, marked ``-dirty`` when the tree has changes."""
+    """The commit of the code being measured, marked ``-dirty`` when the tree has changes; read
+    once per process (``main`` asks first), so a later commit does not relabel code loaded before."""
     try:
         return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=Path(__file__).parent,
                               capture_output=True, text=True, check=True).stdout.strip()
@@ -266,6 +269,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    code_version()
     # Small GP fits routinely hit kernel bounds; the warnings would drown the progress lines.
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     args.out.mkdir(parents=True, exist_ok=True)
