@@ -234,7 +234,8 @@ def append_run(out: Path, stats: RunStats) -> None:
     new = not path.is_file()
     if not new and pd.read_csv(path, nrows=0).columns.tolist() != list(RunStats.__dataclass_fields__):
         # written before a field was added: rewrite it with every column, old rows left blank
-        pd.concat([pd.read_csv(path), pd.DataFrame([asdict(stats)])]).to_csv(path, index=False)
+        table = pd.concat([pd.read_csv(path), pd.DataFrame([asdict(stats)])])
+        table[list(RunStats.__dataclass_fields__)].to_csv(path, index=False)
         return
     with open(path, "a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(RunStats.__dataclass_fields__))
