@@ -30,7 +30,8 @@ lock:
 	$(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/python -m pip install -q --upgrade pip
 	.lock-venv/bin/python -m pip install -q -e '.[$(EXTRAS)]'
-	{ sed -n '1,/^# pyproject/p' $(LOCK); .lock-venv/bin/python -m pip freeze --all --exclude-editable; } > $(LOCK).new
+	{ sed -n '1,/^# pyproject/p' $(LOCK); .lock-venv/bin/python -m pip freeze --all --exclude-editable; \
+	  sed -n '/^# bench-gp extra/,$$p' $(LOCK); } > $(LOCK).new
 	mv $(LOCK).new $(LOCK)
 	rm -rf .lock-venv
 
