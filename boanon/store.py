@@ -298,6 +298,13 @@ class Store:
             raise StoreError(self.path, "store", f"not a BoAnon run store, or damaged "
                              f"(SQLite: {exc})") from None
 
+    def version(self) -> tuple[int, int]:
+        """Changes whenever anything is committed to the store, by this connection or another
+        (SQLite's ``data_version`` and this connection's change count): a reader's cache of
+        what it read stays valid while the version does."""
+        with self._read() as conn:
+            return int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes
+
     def _migrate(self, conn: sqlite3.Connection) -> None:
         has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
