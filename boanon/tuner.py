@@ -16,7 +16,6 @@ reproducible, resumed or not.
 from __future__ import annotations
 
 import copy
-import difflib
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -29,7 +28,7 @@ import pandas as pd
 
 from boanon.acquisition.propose import STRATEGIES, Proposal, propose
 from boanon.errors import LogParseError, StoreError
-from boanon.failures import ObjectiveNotLogged
+from boanon.failures import not_logged_error
 from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
@@ -365,25 +364,13 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
     missing = [o.name for o in objectives if not np.isfinite(values.get(o.name, np.nan))]
     unlogged = [name for name in missing if name not in values and name not in metrics]
     if unlogged and (values or metrics) and not any(store.counts()[s] for s in MEASURED):
-        store.fail_trial(trial.id, _not_logged(unlogged[0], [*values, *metrics]))
-        raise ObjectiveNotLogged(f"{trial.name}: {store.trial(trial.id).error}; fix the objective's "
-                                 "name (a resume may change it while no trial has been measured)")
-    if missing:
+        store.fail_trial(trial.id, not_logged_error(unlogged[0], [*values, *metrics]))
+    elif missing:
         store.fail_trial(trial.id, f"objective {missing[0]!r} missing from the trial's output "
                          f"(it gave objectives {sorted(values)})")
     else:
         store.finish_trial(trial.id, TrialRecord(trial.name, params, metrics, values), stopped=stopped)
     return store.trial(trial.id)
-
-
-def _not_logged(name: str, logged: Sequence[str], shown: int = 12) -> str:
-    """``objective 'costs' is not among the values the trial logged (cost, m0, ...); did you mean
-    'cost'?``"""
-    names = sorted(logged)
-    listed = ", ".join(names[:shown]) + (f", ... ({len(names) - shown} more)" if len(names) > shown else "")
-    close = difflib.get_close_matches(name, names, n=1)
-    return (f"objective {name!r} is not among the values the trial logged ({listed})"
-            + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
 def _reason(failure: BaseException | str) -> str:

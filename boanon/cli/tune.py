@@ -171,8 +171,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         except TooManyFailures as exc:
             progress.close()
             raise click.ClickException(
-                f"run stopped: {exc}\nfix the cause (the runner's options, the system), then continue "
-                f"with\n  {resume_command(store_file)}") from None
+                f"run stopped: {exc}\nfix the cause (the runner's options, the system, the YAML), then "
+                f"continue with\n  {resume_command(store_file)}") from None
         except StoreError as exc:  # a full disk: what is stored is intact
             progress.close()
             raise click.ClickException(f"run stopped: {exc}\nevery finished trial is kept; once the "
