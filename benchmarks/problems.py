@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks import pipeline
+from benchmarks.function_networks import NETWORKS, FunctionNetwork
 from boanon.acquisition.optimize import config_key
 from boanon.adapters import get_adapter
 from boanon.adapters.ingest import parse_trial_dir
@@ -54,7 +56,7 @@ class Problem:
     optimum: float | None = None
     description: str = ""
     info: dict[str, Any] = field(default_factory=dict)
-    knowledge: dict[str, Path | list[Path] | list[str]] = field(default_factory=dict)
+    knowledge: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         """Plain data for ``problems.json`` (read by the plots and the summary)."""
@@ -64,8 +66,10 @@ class Problem:
                 **self.info, **{k: _plain(v) for k, v in self.knowledge.items()}}
 
 
-def _plain(value: Path | list[Path] | list[str]) -> str | list[str]:
-    """Knowledge as plain data: paths relative to the repository."""
+def _plain(value: Any) -> Any:
+    """Knowledge as plain data: paths relative to the repository, a network as its structure."""
+    if isinstance(value, FunctionNetwork):
+        return value.spec()
     if isinstance(value, list):
         return [str(_plain(v)) for v in value]
     return str(value.relative_to(ROOT)) if isinstance(value, Path) else value
@@ -104,14 +108,38 @@ def memoized(evaluate: Evaluate) -> Evaluate:
     return cached
 
 
+def _counter() -> Callable[[], str]:
+    """Trial ids t00000, t00001, ... for problems simulated in-process."""
+    counter = iter(range(1 << 62))
+    return lambda: f"t{next(counter):05d}"
+
+
+def _function_network(name: str) -> Problem:
+    network = NETWORKS[name]()
+    trial_id = _counter()
+    return Problem(name, network.space(), Objective(network.objective, network.direction),
+                   lambda config: network.record(trial_id(), config), optimum=network.optimum,
+                   description=network.description,
+                   info={"n_nodes": len(network.nodes), "n_metrics": len(network.metrics)},
+                   knowledge={"network": network})
+
+
+def _pipeline() -> Problem:
+    trial_id = _counter()
+    return Problem("pipeline", pipeline.space(), Objective("job_time", "minimize"),
+                   lambda config: pipeline.record(trial_id(), config),
+                   description="simulated Spark-like 3-stage batch job on a 16-node cluster, seconds "
+                               "(benchmarks.pipeline)")
+
+
 def _synthetic(name: str, **kwargs: Any) -> Problem:
     system = SyntheticSystem(**kwargs)
-    counter = iter(range(1 << 62))
+    trial_id = _counter()
 
     def evaluate(config: dict[str, Value]) -> TrialRecord:
         # Noise is seeded by the configuration (SyntheticSystem's default), so every tuner sees
         # the same value for the same configuration.
-        return system.record(f"t{next(counter):05d}", dict(config))
+        return system.record(trial_id(), dict(config))
 
     graph = system.true_graph()
     return Problem(name, system.space, Objective("cost", "minimize"), evaluate,
@@ -151,6 +179,22 @@ def _zigzag(objective: str) -> Problem:
                    memoized(runner_evaluator("zigzag", options)),
                    description=f"ZigZag accelerator design, ResNet-18 conv layer 11 (14x14x256), {objective}",
                    info={"runner_options": options}, knowledge=knowledge)
+
+
+ZIGZAG_AWAY = {"alexnet": [2], "mobilenetv2": [20]}
+"""The layers of the other shipped networks in the suite (one conv layer each keeps an
+evaluation within about 10 CPU-s)."""
+
+
+def _zigzag_away(model: str) -> Problem:
+    from boanon.targets.zigzag import default_space
+
+    space = Space.from_dict(default_space(), source="zigzag.default_space()")
+    options = {"model": model, "layers": ZIGZAG_AWAY[model], "lpf_limit": 2, "opt": "EDP", "timeout": 300}
+    return Problem(f"zigzag-{model}", space, Objective("edp", "minimize"),
+                   memoized(runner_evaluator("zigzag", options)),
+                   description=f"ZigZag accelerator design, {model} conv layer {ZIGZAG_AWAY[model][0]}, edp",
+                   info={"runner_options": options})
 
 
 def _rocksdb() -> Problem:
@@ -206,6 +250,9 @@ PROBLEMS: dict[str, Callable[[], Problem]] = {
     "zigzag-edp": lambda: _zigzag("edp"),
     "rocksdb": _rocksdb,
     "rocksdb-mixgraph": _rocksdb_mixgraph,
+    **{name: (lambda name=name: _function_network(name)) for name in NETWORKS},
+    "pipeline": _pipeline,
+    **{f"zigzag-{model}": (lambda model=model: _zigzag_away(model)) for model in ZIGZAG_AWAY},
 }
 """Problem name -> factory. Factories import their target only when called."""
 

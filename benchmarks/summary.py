@@ -22,7 +22,7 @@ from benchmarks.tuners import TUNERS
 
 EARLY, LATE = 15, 50
 """The verdict's budgets: the first EARLY evaluations, and LATE (see :func:`aim`)."""
-GENERIC = ("random", "tpe", "optuna-gp", "smac")
+GENERIC = ("random", "tpe", "optuna-gp", "smac", "botorch")
 
 
 def median_at(table: pd.DataFrame, evaluation: int) -> float:
@@ -61,7 +61,8 @@ def rows(out: Path) -> list[dict]:
                 "objective": f"{info[name]['objective']} ({info[name]['direction'][:3]})",
                 "early": median_at(t, EARLY), "late": median_at(t, min(LATE, budget)),
                 "final": median_at(t, budget), "q25": q25, "q75": q75,
-                "regret": median_at(t, budget) - optimum if optimum is not None else math.nan,
+                "regret": math.nan if optimum is None else
+                          (median_at(t, budget) - optimum) * _sign(info[name]["direction"]),
                 "wall_s": float(ok["wall_s"].mean()) if len(ok) else math.nan,
                 "suggest_s": float((ok["suggest_s"] / ok["budget"]).mean()) if len(ok) else math.nan,
                 "command": f"python -m benchmarks.run --problems {name} --tuners {tuner} "
@@ -78,7 +79,7 @@ def aim(rows_: list[dict], info: dict[str, dict]) -> list[str]:
     lines = []
     for name in dict.fromkeys(r["problem"] for r in rows_):
         by_tuner = {r["tuner"]: r for r in rows_ if r["problem"] == name}
-        sign = 1.0 if info[name]["direction"] == "minimize" else -1.0
+        sign = _sign(info[name]["direction"])
         early = {t: r["early"] for t, r in by_tuner.items() if t in GENERIC and r["budget"] >= EARLY}
         late = {t: r["late"] for t, r in by_tuner.items() if t in GENERIC and r["budget"] >= LATE}
         ours = {t: r for t, r in by_tuner.items() if t.startswith("boanon")}
@@ -140,6 +141,11 @@ def fill_block(readme: Path, name: str, text: str) -> None:
     if not pattern.search(content):
         raise SystemExit(f"{readme}: no {start} ... {end} block to fill")
     readme.write_text(pattern.sub(lambda _: f"{start}\n{text}{end}", content))
+
+
+def _sign(direction: str) -> float:
+    """+1 where lower is better, -1 where higher is."""
+    return 1.0 if direction == "minimize" else -1.0
 
 
 def _fmt(v: float) -> str:

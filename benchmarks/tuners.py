@@ -232,6 +232,40 @@ def _label(value: Value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+class BoTorch(BenchTuner):
+    """BoTorch's default single-task BO (:class:`benchmarks.bo_peers.SingleTaskBO`; needs torch)."""
+
+    name = "botorch"
+
+    def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
+                 start: dict[str, Value] | None = None, **knowledge: Any):
+        super().__init__(space, objective, seed, budget, start)
+        self._bo = self.loop(**knowledge)
+
+    def loop(self, **knowledge: Any) -> Any:
+        from benchmarks.bo_peers import SingleTaskBO
+
+        return SingleTaskBO(self.space, self.objective, self.seed, self.start)
+
+    def ask(self) -> dict[str, Value]:
+        return self._bo.ask()
+
+    def tell(self, record: TrialRecord | None) -> None:
+        self._bo.tell(record, self.value(record))
+
+
+class BOFN(BoTorch):
+    """BOFN given the problem's true function network: the ceiling for learning the structure."""
+
+    name = "bofn"
+    needs = ("network",)
+
+    def loop(self, **knowledge: Any) -> Any:
+        from benchmarks.bo_peers import NetworkBO
+
+        return NetworkBO(self.space, self.objective, self.seed, self.start, knowledge["network"])
+
+
 class BoAnon(BenchTuner):
     """BoAnon's :class:`boanon.tuner.Tuner`, told the full trial record (every logged metric)."""
 
@@ -310,8 +344,8 @@ def _plain(v: Any) -> Value:
 
 
 TUNERS: dict[str, type[BenchTuner]] = {t.name: t for t in (
-    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoAnon, BoAnonGP, BoAnonWarm, BoAnonMultiTask, BoAnonExpert,
-    BoAnonExpertWarm)}
+    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoTorch, BOFN, BoAnon, BoAnonGP, BoAnonWarm, BoAnonMultiTask,
+    BoAnonExpert, BoAnonExpertWarm)}
 """Tuner name -> wrapper class, in the order results are shown."""
 
 
