@@ -6,9 +6,10 @@ parent at all, yet given the parent and ``x`` the child is a smooth 2-D function
 parameters alone it is a 6-D product of oscillations. So, before the tests, each objective (and
 then each metric parent found, down the chain) asks the question the surrogate will: does a GP
 over all parameters predict the node better held out when it also sees a metric? Candidates are
-added greedily while the gain clears :data:`MARGIN` per trial and one standard error of the
-per-trial gains (leave-one-out with the hyperparameters of the fit on all trials, the closed form
-of GP leave-one-out), so noise among a dozen correlated trials does not add edges. Accepted
+kept only where the gain clears :data:`MARGIN` per trial and one standard error of the per-trial
+gains, over the parameters alone and over the metric's own shuffled copy (leave-one-out with the
+hyperparameters of the fit on all trials, the closed form of GP leave-one-out, flatters any
+extra input), so noise among a dozen correlated trials does not add edges. Accepted
 metric -> node edges are required for the learner, which then finds the rest; the DAG
 surrogate's node safety net gives each node its parameters back where they predict it better.
 
@@ -97,24 +98,37 @@ def _search(params: np.ndarray, metrics: dict[str, np.ndarray],
     def columns(ms: list[str], ps: list[int]) -> np.ndarray:
         return np.column_stack([M[m] for m in ms] + [P[:, j] for j in ps])
 
-    best: tuple[list[str], list[int], np.ndarray] | None = None
-    for seed in [[], *([m] for m in _candidates(M, target))]:
-        # the parameters in the order a GP over the seed and all of them finds them relevant
-        # (shortest lengthscales first); nested prefixes of that order are tried
+    def best_with(seed: list[str]) -> tuple[list[int], np.ndarray]:
+        """The best nested prefix (up to :data:`MAX_PARAMS`) of the parameters in the order a GP
+        over ``seed`` and all of them finds them relevant (shortest lengthscales first)."""
         ranked = np.argsort(_loo_log_density(columns(seed, list(range(P.shape[1]))), target,
                                              with_gp=True)[1].lengthscales[len(seed):], kind="stable")
-        for k in range(0 if seed else 1, MAX_PARAMS + 1):
-            ps = [int(j) for j in ranked[:k]]
-            score = _loo_log_density(columns(seed, ps), target)
-            if best is None or score.mean() > best[2].mean():
-                best = (list(seed), ps, score)
-    if best is None or not _clear(best[2] - base):
-        return [], []
+        prefixes = [[int(j) for j in ranked[:k]] for k in range(0 if seed else 1, MAX_PARAMS + 1)]
+        scored = [(ps, _loo_log_density(columns(seed, ps), target)) for ps in prefixes]
+        return max(scored, key=lambda t: float(t[1].mean()))
+
+    # parameters alone first: a metric must clearly beat them (and the GP over all parameters)
+    own, own_score = best_with([])
+    floor = own_score if own_score.mean() > base.mean() else base
+    best = None
+    shuffle = np.random.default_rng(0).permutation(len(target))
+    for m in _candidates(M, target):
+        ps, score = best_with([m])
+        # the metric's own shuffled copy beside the same parameters: what an extra input gains
+        # by chance (leave-one-out with hyperparameters fitted on every trial flatters inputs)
+        M["_shuffled"] = M[m][shuffle]
+        null = _loo_log_density(columns(["_shuffled"], ps), target)
+        if _clear(score - floor) and _clear(score - null) and (best is None or score.mean() > best[2].mean()):
+            best = ([m], ps, score)
+    M.pop("_shuffled", None)
+    if best is None:
+        return ([], own) if _clear(own_score - base) else ([], [])
     ms, ps, score = best
     if ms and len(ms) < MAX_METRICS:
         tries = {m: _loo_log_density(columns([*ms, m], ps), target) for m in _candidates(M, target)
                  if m not in ms}
-        good = {m: t for m, t in tries.items() if _clear(t - score)}
+        good = {m: t for m, t in tries.items() if _clear(t - score)
+                and _clear(t - _loo_log_density(np.column_stack([columns(ms, ps), M[m][shuffle]]), target))}
         if good:
             ms = [*ms, max(good, key=lambda m: (float(good[m].mean()), m))]
     return ms, ps
