@@ -243,16 +243,14 @@ def test_an_alternative_no_better_than_the_reference_leaves_the_reference_chosen
     chosen, reason, scores = select_surrogate(models, table, np.random.default_rng(0))
     # the same folds and draws for both: equal models score equally, and the tie goes to the reference
     assert scores["copy"]["log_predictive_density"] == scores["gp"]["log_predictive_density"]
-    assert chosen.name == "gp" and "no alternative beats gp" in reason
+    assert chosen.name == "gp" and "no alternative beats gp by > 0.1" in reason
     chosen, reason, _ = select_surrogate(models, table.iloc[:4], np.random.default_rng(0))
     assert chosen.name == "gp" and "too few" in reason  # too few trials: the reference, listed second
 
 
-def test_clearly_better_needs_the_margin_and_one_standard_error():
+def test_clearly_better_needs_the_margin():
     reference = np.zeros(10)
     assert clearly_better(reference + 0.3, reference)
     assert not clearly_better(reference + 0.05, reference)  # below the margin
-    noisy = np.array([3.0, -2.5] * 5)  # mean 0.25 > margin, but the standard error is 0.58
-    assert not clearly_better(noisy, reference)
     assert not clearly_better(np.full(10, np.nan), reference)  # a non-finite prediction never wins
     assert clearly_better(reference, np.full(10, -np.inf))
