@@ -4,19 +4,33 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+EXTRAS := dev,zigzag,dask,optuna,bench
+LOCK := requirements.lock
 
-.PHONY: setup system demo test lint
+.PHONY: setup system demo test lint lock
 
 setup: system $(STAMP)
 
 system:
 	@scripts/install-system-deps.sh
 
-$(STAMP): pyproject.toml
+# Installs exactly the versions in $(LOCK) (what CI tested), so a fresh machine gets the same.
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,zigzag,dask,optuna,bench]'
+	$(BIN)/python -m pip install -q -c $(LOCK) pip
+	$(BIN)/python -m pip install -q -c $(LOCK) -e '.[$(EXTRAS)]'
 	touch $(STAMP)
+
+# Re-resolves pyproject.toml's open ranges in a scratch venv and writes the newest versions to
+# $(LOCK); run `make test` after it and commit both.
+lock:
+	rm -rf .lock-venv
+	$(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install -q --upgrade pip
+	.lock-venv/bin/python -m pip install -q -e '.[$(EXTRAS)]'
+	{ sed -n '1,/^# pyproject/p' $(LOCK); .lock-venv/bin/python -m pip freeze --all --exclude-editable; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+	rm -rf .lock-venv
 
 # The SGD cluster end to end from its logs alone (docs/sgd.md), a few minutes: read the 40-trial
 # dataset, learn its graph and the relations in it (no annotations) and draw it, tune 15 trials

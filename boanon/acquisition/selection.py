@@ -27,6 +27,7 @@ import pandas as pd
 
 from boanon.models.base import Surrogate, heldout_scores, param_configs, pointwise_log_density
 from boanon.models.threads import single_blas_thread
+from boanon.ties import first_best
 
 MIN_TRIALS = 5
 MARGIN = 0.1
@@ -68,7 +69,8 @@ def _held_out(surrogate: Surrogate, table: pd.DataFrame, rng: np.random.Generato
 def select_surrogate(surrogates: Sequence[Surrogate], table: pd.DataFrame, rng: np.random.Generator,
                      n_folds: int = 5) -> tuple[Surrogate, str, dict[str, Any]]:
     """The reference surrogate unless an alternative clearly beats it held out (see the module
-    docstring; among those that do, the best), why, and all scores.
+    docstring; among those that do, the best, ties to the last bits going to the first), why,
+    and all scores.
 
     The reference is the first candidate whose class is marked ``reference`` (else the first).
     With fewer than :data:`MIN_TRIALS` complete trials no score is trustworthy: the reference is kept.
@@ -97,7 +99,8 @@ def select_surrogate(surrogates: Sequence[Surrogate], table: pd.DataFrame, rng: 
                    if s is not reference and s.name in pointwise
                    and clearly_better(pointwise[s.name], pointwise[reference.name])
                    and scores[s.name]["rank_correlation"] >= scores[reference.name]["rank_correlation"]]
-    best = max(winners, key=lambda s: scores[s.name]["log_predictive_density"], default=reference)
+    best = winners[first_best([scores[s.name]["log_predictive_density"] for s in winners])] \
+        if winners else reference
     detail = ", ".join(f"{name} failed ({sc['error']})" if "error" in sc else
                        f"{name} {sc['log_predictive_density']:.3f} (rank corr {sc['rank_correlation']:.2f})"
                        for name, sc in scores.items())
