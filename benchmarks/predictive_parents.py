@@ -35,13 +35,15 @@ def main(problems: list[str]) -> None:
         truth = sorted((p, node.name) for node in network.nodes for p in node.parents) if network else []
         print(f"{name}: true node edges {truth}", flush=True)
         for n in TRIALS:
-            table = records_to_table([problem.evaluate(c) for c in problem.space.sample(n, np.random.default_rng(0))])
+            configs = problem.space.sample(n, np.random.default_rng(0))
+            table = records_to_table([problem.evaluate(c) for c in configs])
             start = time.perf_counter()
             found = node_edges(predictive_parents(table), params)
             took = time.perf_counter() - start
             graph = learn(table, seed=0).graph
             learned = node_edges([(e.source, e.target) for e in graph.edges], params)
-            print(f"  {n} trials: learn() {learned}\n            predictive ({took:.1f} s) {found}", flush=True)
+            print(f"  {n} trials: learn() {learned}\n"
+                  f"            predictive ({took:.1f} s) {found}", flush=True)
 
 
 if __name__ == "__main__":

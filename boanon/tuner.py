@@ -40,7 +40,6 @@ from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value, with_objectives
 
-
 DESIGN_SHARE = 3
 """At most one evaluation in this many of a known budget goes to the initial design."""
 

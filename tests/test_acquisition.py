@@ -4,8 +4,8 @@ import pytest
 from scipy.stats import norm
 
 from boanon.acquisition import expected_improvement, maximize, parameter_groups, select_surrogate
-from boanon.acquisition.selection import clearly_better
 from boanon.acquisition.optimize import SearchSettings
+from boanon.acquisition.selection import clearly_better
 from boanon.graph import CausalGraph, Edge
 from boanon.models import DAGSurrogate, PlainGPSurrogate
 from boanon.objectives import Objective
@@ -239,7 +239,8 @@ def test_an_alternative_no_better_than_the_reference_leaves_the_reference_chosen
     system = SyntheticSystem(n_params=4, n_groups=2, seed=0)
     table = system.sample_table(20, seed=0)
     objectives = [Objective("cost")]
-    models = [_UnmarkedGP(system.space, objectives).fit(table), PlainGPSurrogate(system.space, objectives).fit(table)]
+    models = [_UnmarkedGP(system.space, objectives).fit(table),
+              PlainGPSurrogate(system.space, objectives).fit(table)]
     chosen, reason, scores = select_surrogate(models, table, np.random.default_rng(0))
     # the same folds and draws for both: equal models score equally, and the tie goes to the reference
     assert scores["copy"]["log_predictive_density"] == scores["gp"]["log_predictive_density"]

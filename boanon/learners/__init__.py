@@ -23,8 +23,8 @@ from boanon.learners.base import LEARNERS, PartialGraph, get_learner, register_l
 from boanon.learners.bootstrap import edge_stability
 from boanon.learners.interventions import reselect_parameter_parents
 from boanon.learners.postprocess import finalize, orient
-from boanon.learners.preprocess import Prepared
 from boanon.learners.predictive import predictive_parents
+from boanon.learners.preprocess import Prepared
 from boanon.learners.preprocess import preprocess as _preprocess
 from boanon.learners.relations import find_relations
 from boanon.table import ROLES, columns_of, split_column
@@ -78,7 +78,8 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     knowledge = knowledge.with_node_models({r.target: r.node_model() for r in found})
     if predictive:
         knowledge = knowledge.with_required(predictive_parents(
-            table, skip=knowledge.node_models, allows=lambda source, target: knowledge.allows(source, target, roles)))
+            table, skip=knowledge.node_models,
+            allows=lambda source, target: knowledge.allows(source, target, roles)))
     t_rel = perf_counter()
     linear = {r.target: f"a linear function of {', '.join(r.inputs)}" for r in found if r.is_linear()}
     prepared = _preprocess(table, max_metrics=max_metrics, protected=knowledge.mentioned(), set_aside=linear)
