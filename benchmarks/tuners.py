@@ -286,7 +286,7 @@ class BoAnon(BenchTuner):
         sources = [*([warm_start] if isinstance(warm_start, Path) else warm_start), *related_tasks]
         self._tuner = Tuner(space, [objective], knowledge=knowledge,
                             warm_start=[load_related(p) for p in sources], strategy=self.strategy,
-                            seed=seed, related_outputs=related_outputs)
+                            seed=seed, related_outputs=related_outputs, budget=budget)
         self._trial: Any = None
 
     def ask(self) -> dict[str, Value]:

@@ -41,10 +41,16 @@ from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value, with_objectives
 
+DESIGN_SHARE = 3
+"""At most one evaluation in this many of a known budget goes to the initial design."""
 
-def default_n_init(space: Space) -> int:
-    """A few space-filling trials, more for larger spaces, always including the default."""
-    return int(min(10, max(5, len(space) // 2)))
+
+def default_n_init(space: Space, budget: int | None = None) -> int:
+    """A few space-filling trials, more for larger spaces, always including the default; with a
+    known ``budget``, at most a :data:`DESIGN_SHARE` of it (and at least two): a design of 7 in a
+    budget of 10 left the model three proposals."""
+    n = int(min(10, max(5, len(space) // 2)))
+    return n if budget is None else min(n, max(2, int(budget) // DESIGN_SHARE))
 
 
 @dataclass
@@ -79,7 +85,9 @@ class Tuner:
     ``warm_start`` holds one related task's trials or several (:func:`boanon.multitask.load_related`):
     each is modelled as a task of its own, and the first graph among them is the starting
     structure. ``related_outputs`` name logged quantities to model jointly with the objectives
-    (the ``multitask`` strategy; a related task may have measured only these).
+    (the ``multitask`` strategy; a related task may have measured only these). ``budget`` (the
+    evaluations the run will have, when known) sizes the default initial design
+    (:func:`default_n_init`); a resumed run keeps the design its store recorded.
     """
 
     def __init__(self, space: Space, objectives: Sequence[Objective | Mapping[str, Any] | str],
@@ -90,7 +98,7 @@ class Tuner:
                  propose_options: Mapping[str, Any] | None = None,
                  output_constraints: Sequence[OutputConstraint] = (),
                  warm_start: RelatedTask | Sequence[RelatedTask] | None = None,
-                 related_outputs: Sequence[str] = ()):
+                 related_outputs: Sequence[str] = (), budget: int | None = None):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         if relearn_every < 1:
@@ -108,15 +116,18 @@ class Tuner:
         names = [o.name for o in self.objectives]
         self.related: tuple[RelatedTask, ...] = tuple(
             align_to_space(t, space, names, self._constrained(), self.related_outputs) for t in related)
-        if n_init is None:  # a warm start already knows the landscape: the default and two more
-            n_init = default_n_init(space) if not related else min(3, default_n_init(space))
+        self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
+        recorded = self.store.study()
+        if n_init is None and recorded is not None and "n_init" in recorded:
+            n_init = recorded["n_init"]  # resumed (perhaps with another budget): the same design
+        elif n_init is None:  # a warm start already knows the landscape: the default and two more
+            n_init = default_n_init(space, budget) if not related else min(3, default_n_init(space, budget))
         self.n_init = int(n_init)
         if self.n_init < 1:
             raise ValueError("n_init must be >= 1")
         self.relearn_every = int(relearn_every)
         self.learn_options = dict(learn_options or {})
         self.propose_options = dict(propose_options or {})
-        self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
         self.store.init_study(self.spec())
         self.fixed_graph = graph is not None
         if graph is not None:

@@ -89,9 +89,14 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
             else "none of the run's own trials has all objectives yet (only a related task's): no bar to beat"
         return Proposal(_random_unseen(space, seen, rng), "random", why, {"n_trials": n})
 
-    candidates, note = chooser.candidates(space, table, objectives, graph, [c.name for c in constraints], rng,
-                                          related_outputs)
-    chosen, model, reason, scores, t_fit = choose_model(candidates, table, rng, pending, n_folds)
+    # the models' own draws (fold splits, safety-net folds) come from a generator of their own, so
+    # the acquisition's stream does not depend on which candidates competed: when the plain GP is
+    # chosen, the structured strategy proposes exactly what the gp strategy proposes
+    model_rng = np.random.default_rng(int(rng.integers(2**63)))
+    candidates, note = chooser.candidates(space, table, objectives, graph, [c.name for c in constraints],
+                                          model_rng, related_outputs)
+    chosen, model, reason, scores, t_fit = choose_model(candidates, table, model_rng, pending, n_folds,
+                                                        fantasy_rng=rng)
     t_cv = time.perf_counter()
     score, acq_info = build_acquisition(model, own, objectives, constraints, rng, ref_point, scalarization)
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
@@ -116,10 +121,12 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
 
 
 def choose_model(candidates: Sequence[Surrogate], table: pd.DataFrame, rng: np.random.Generator,
-                 pending: Sequence[Mapping[str, Any]] = (), n_folds: int = 5
+                 pending: Sequence[Mapping[str, Any]] = (), n_folds: int = 5,
+                 fantasy_rng: np.random.Generator | None = None
                  ) -> tuple[Surrogate, Surrogate, str, dict[str, Any], float]:
     """Fit the ``candidates`` (a proposer's, :mod:`boanon.acquisition.proposers`) and keep the
-    best by cross-validation.
+    best by cross-validation (drawing from ``rng``; the pending configurations' fantasies from
+    ``fantasy_rng``, default ``rng``).
 
     Returns the chosen surrogate, the model to score with (the chosen one believing the
     ``pending`` configurations gave their predicted mean), why it was chosen, the
@@ -128,7 +135,7 @@ def choose_model(candidates: Sequence[Surrogate], table: pd.DataFrame, rng: np.r
         s.fit(table)
     t_fit = time.perf_counter()
     chosen, reason, scores = select_surrogate(candidates, table, rng, n_folds)
-    model = chosen.fantasize([dict(c) for c in pending], rng)
+    model = chosen.fantasize([dict(c) for c in pending], rng if fantasy_rng is None else fantasy_rng)
     return chosen, model, reason, scores, t_fit
 
 

@@ -114,7 +114,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                       relearn_every=config.relearn_every, store=store,
                       output_constraints=config.outputs, warm_start=related,
                       related_outputs=config.related_outputs,
-                      propose_options=config.propose_options())
+                      propose_options=config.propose_options(), budget=budget)
         left_running = tuner.resume() if resume else []  # a fresh store has nothing to take over
     except (ConfigError, ValueError) as exc:
         if store is not None:
