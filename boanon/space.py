@@ -33,9 +33,11 @@ class Float:
         _check_range(self)
 
     def from_unit(self, u: float) -> float:
-        if self.log:
-            return float(math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low))))
-        return float(self.low + u * (self.high - self.low))
+        if self.log:  # exp(log(low)) can round below low (1e-7 -> 9.999999999999994e-08): clipped
+            x = math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
+        else:
+            x = self.low + u * (self.high - self.low)
+        return float(min(self.high, max(self.low, x)))
 
     def to_unit(self, v: Any) -> Any:
         """``v`` on [0, 1] (log-scaled with ``log``); an array of values gives an array."""
