@@ -126,6 +126,30 @@ class OptunaGP(_Optuna):
         return self._optuna.samplers.GPSampler(seed=self.seed)
 
 
+class BoAnonOptuna(_Optuna):
+    """BoAnon's sampler inside Optuna (:class:`boanon.optuna.BoAnonSampler`): the objective
+    function logs the trial's metrics as a user attribute, so it learns from what the Tuner
+    learns from; same seed, same proposals machinery, stateless across calls."""
+
+    name = "boanon-optuna"
+
+    def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
+                 start: dict[str, Value] | None = None):
+        super().__init__(space, objective, seed, budget, start)
+        self._study.set_metric_names([objective.name])  # the objective named as the Tuner names it
+
+    def sampler(self) -> Any:
+        from boanon.optuna import BoAnonSampler
+
+        return BoAnonSampler(seed=self.seed)
+
+    def tell(self, record: TrialRecord | None) -> None:
+        if record is not None:
+            logged = {**record.metrics, **{k: v for k, v in record.objectives.items() if k != self.objective.name}}
+            self._trial.set_user_attr("metrics", logged)
+        super().tell(record)
+
+
 def optuna_distributions(space: Space) -> dict[str, Any]:
     """The space as Optuna distributions (booleans as a two-choice categorical)."""
     from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
@@ -310,8 +334,8 @@ def _plain(v: Any) -> Value:
 
 
 TUNERS: dict[str, type[BenchTuner]] = {t.name: t for t in (
-    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoAnon, BoAnonGP, BoAnonWarm, BoAnonMultiTask, BoAnonExpert,
-    BoAnonExpertWarm)}
+    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoAnon, BoAnonOptuna, BoAnonGP, BoAnonWarm, BoAnonMultiTask,
+    BoAnonExpert, BoAnonExpertWarm)}
 """Tuner name -> wrapper class, in the order results are shown."""
 
 

@@ -182,6 +182,16 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
     return recorded
 
 
+def search_space(study: Study, intersection: IntersectionSearchSpace | None = None) -> dict[str, BaseDistribution]:
+    """The study's intersection search space in the order the trials suggest its parameters (Optuna
+    sorts it by name): the Tuner's design and encoding follow the space's order, so a study
+    replays the Tuner's run only in its order."""
+    space = (intersection or IntersectionSearchSpace(include_pruned=True)).calculate(study)
+    first = next((t for t in study.get_trials(deepcopy=False) if set(space) <= set(t.distributions)), None)
+    order = list(first.distributions) if first is not None else []
+    return {n: space[n] for n in sorted(space, key=lambda n: (order.index(n) if n in order else len(order), n))}
+
+
 def _within(trial: FrozenTrial, distributions: Mapping[str, BaseDistribution]) -> bool:
     for name, d in distributions.items():
         if name not in trial.params or trial.distributions.get(name) != d:
@@ -230,7 +240,7 @@ class BoAnonSampler(BaseSampler):
         self.independent_sampler.reseed_rng()
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
-        return dict(self._search_space.calculate(study))
+        return search_space(study, self._search_space)
 
     def sample_relative(self, study: Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
@@ -306,3 +316,28 @@ def default_value(distribution: BaseDistribution) -> Any:
     """The distribution's middle, as BoAnon's default configuration takes it."""
     param = param_of("x", distribution)
     return to_optuna(distribution, None if param is None else param.from_unit(0.5))
+
+
+# --- a study into a store ------------------------------------------------------------------------
+def import_study(storage: str, study_name: str | None, store: str | Path, seed: int = 0) -> tuple[Tuner, int]:
+    """Copy the finished trials of Optuna study ``study_name`` (in ``storage``, e.g.
+    ``sqlite:///optuna.db``; None when it holds one study) into a new BoAnon store at ``store``,
+    as :func:`replay` records them, over the study's intersection search space; return the
+    tuner on that store (a ``boanon tune`` run can resume it, a later one start warm from it)
+    and the number of trials copied. The other direction is ``boanon export --optuna``."""
+    import optuna
+
+    if Path(store).exists():
+        raise ValueError(f"{store} exists already; import into a new store")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.load_study(study_name=study_name, storage=storage)
+    trials = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
+    distributions = search_space(study)
+    space = space_of(distributions)
+    if space is None:
+        raise ValueError(f"study {study.study_name!r} has no parameter that every finished trial set "
+                         "with the same distribution and two or more values")
+    tuner = Tuner(space, objectives_of(study), seed=seed, store=store, output_constraints=output_constraints(trials))
+    n = replay(tuner, trials, distributions,
+               reason=lambda t: f"imported from Optuna study {study.study_name!r}, trial {t.number}")
+    return tuner, n
