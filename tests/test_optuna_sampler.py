@@ -106,7 +106,7 @@ def test_metrics_running_trials_and_constraints_reach_the_tuner():
     table = tuner.table()
     assert {"metric:extra", "metric:g0_load"} <= set(table.columns)
     assert [c.name for c in tuner.output_constraints] == ["constraint_0"]
-    assert list(table["objective:constraint_0"]) == pytest.approx([t.params["x0"] - 0.5 for t in study.trials[:4]])
+    assert list(table["metric:constraint_0"]) == pytest.approx([t.params["x0"] - 0.5 for t in study.trials[:4]])
     pending = tuner.store.trials("running")
     assert [t.config for t in pending] == [running.params]
     best = tuner.best()
@@ -160,3 +160,44 @@ def test_warm_start_from_a_store_and_import_of_a_study(tmp_path):
         assert list(table["objective:cost"]) == pytest.approx([t.value for t in study.trials])
     again = CliRunner().invoke(main, cli)
     assert again.exit_code != 0 and "exists already" in again.output
+
+
+def test_the_search_space_follows_the_suggestion_order_not_the_names():
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0))
+    study.optimize(lambda t: sum(t.suggest_float(n, 0, 1) for n in ("x2", "x10", "a")), n_trials=1)
+    sampler = study.sampler
+    assert list(sampler.infer_relative_search_space(study, study.trials[0])) == ["x2", "x10", "a"]
+
+
+WORKER = """
+import sys, optuna
+from boanon.optuna import BoAnonSampler
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+study = optuna.load_study(study_name="p", storage=sys.argv[1], sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2 + t.suggest_int("k", 0, 4), n_trials=2)
+"""
+
+
+def test_workers_in_several_processes_share_a_study_through_its_storage(tmp_path):
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    optuna.create_study(study_name="p", storage=url)
+    workers = [subprocess.Popen([sys.executable, "-c", WORKER, url]) for _ in range(2)]
+    assert [w.wait(timeout=300) for w in workers] == [0, 0]
+    trials = optuna.load_study(study_name="p", storage=url).trials
+    assert len(trials) == 4 and all(t.state.name == "COMPLETE" for t in trials)
+    # each process rebuilt the Tuner from the shared storage: past the design, trials are proposals
+    assert {t.system_attrs.get(SURROGATE_ATTR) for t in trials[3:]} <= {"gp", "structured"}
+
+
+def test_the_complete_example_of_the_docs_runs(tmp_path, monkeypatch, capsys):
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "optuna.md").read_text()
+    example = text.split("## A complete example", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(example, "docs/optuna.md", "exec"), scope)
+    study = scope["study"]
+    assert len(study.trials) == 12 and all(t.state.name == "COMPLETE" for t in study.trials)
+    assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
+    assert "boanon:reason" not in capsys.readouterr().out  # it printed the reason's text, not its key
