@@ -145,7 +145,8 @@ class BoAnonOptuna(_Optuna):
 
     def tell(self, record: TrialRecord | None) -> None:
         if record is not None:
-            logged = {**record.metrics, **{k: v for k, v in record.objectives.items() if k != self.objective.name}}
+            others = {k: v for k, v in record.objectives.items() if k != self.objective.name}
+            logged = {**record.metrics, **others}
             self._trial.set_user_attr("metrics", logged)
         super().tell(record)
 

@@ -138,13 +138,15 @@ def logged_metrics(trial: FrozenTrial) -> dict[str, float]:
         try:
             out[str(name)] = float(value)
         except (TypeError, ValueError):
-            raise ValueError(f"trial {trial.number}: metric {name!r} must be a number, got {value!r}") from None
+            raise ValueError(f"trial {trial.number}: metric {name!r} must be a number, "
+                             f"got {value!r}") from None
     return out
 
 
 def constraint_values(trial: FrozenTrial) -> dict[str, float]:
     """The trial's ``constraints_func`` values as outputs ``constraint_<i>``."""
-    return {f"{CONSTRAINT_PREFIX}{i}": float(v) for i, v in enumerate(trial.system_attrs.get(_CONSTRAINTS_KEY, ()))}
+    values = trial.system_attrs.get(_CONSTRAINTS_KEY, ())
+    return {f"{CONSTRAINT_PREFIX}{i}": float(v) for i, v in enumerate(values)}
 
 
 def output_constraints(trials: Iterable[FrozenTrial]) -> list[OutputConstraint]:
@@ -182,14 +184,16 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
     return recorded
 
 
-def search_space(study: Study, intersection: IntersectionSearchSpace | None = None) -> dict[str, BaseDistribution]:
+def search_space(study: Study,
+                 intersection: IntersectionSearchSpace | None = None) -> dict[str, BaseDistribution]:
     """The study's intersection search space in the order the trials suggest its parameters (Optuna
     sorts it by name): the Tuner's design and encoding follow the space's order, so a study
     replays the Tuner's run only in its order."""
     space = (intersection or IntersectionSearchSpace(include_pruned=True)).calculate(study)
     first = next((t for t in study.get_trials(deepcopy=False) if set(space) <= set(t.distributions)), None)
     order = list(first.distributions) if first is not None else []
-    return {n: space[n] for n in sorted(space, key=lambda n: (order.index(n) if n in order else len(order), n))}
+    position = {n: i for i, n in enumerate(order)}
+    return {n: space[n] for n in sorted(space, key=lambda n: (position.get(n, len(order)), n))}
 
 
 def _within(trial: FrozenTrial, distributions: Mapping[str, BaseDistribution]) -> bool:
@@ -337,7 +341,8 @@ def import_study(storage: str, study_name: str | None, store: str | Path, seed: 
     if space is None:
         raise ValueError(f"study {study.study_name!r} has no parameter that every finished trial set "
                          "with the same distribution and two or more values")
-    tuner = Tuner(space, objectives_of(study), seed=seed, store=store, output_constraints=output_constraints(trials))
+    tuner = Tuner(space, objectives_of(study), seed=seed, store=store,
+                  output_constraints=output_constraints(trials))
     n = replay(tuner, trials, distributions,
                reason=lambda t: f"imported from Optuna study {study.study_name!r}, trial {t.number}")
     return tuner, n

@@ -12,9 +12,8 @@ import pytest
 
 optuna = pytest.importorskip("optuna")
 
-from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution  # noqa: E402
-
 from click.testing import CliRunner  # noqa: E402
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution  # noqa: E402
 
 from boanon.cli import main  # noqa: E402
 from boanon.optuna import (  # noqa: E402
@@ -43,8 +42,9 @@ def _objective(trial: optuna.Trial) -> float:
     return record.objectives["cost"]
 
 
-@pytest.mark.parametrize("param", [Float("x", 1e-3, 10.0, log=True), Float("x", -1.0, 2.0), Int("x", 1, 64, log=True),
-                                   Int("x", -3, 3), Categorical("x", ("a", "b", "c")), Bool("x")])
+@pytest.mark.parametrize("param", [Float("x", 1e-3, 10.0, log=True), Float("x", -1.0, 2.0),
+                                   Int("x", 1, 64, log=True), Int("x", -3, 3),
+                                   Categorical("x", ("a", "b", "c")), Bool("x")])
 def test_export_s_distributions_map_back_to_the_same_parameters(param):
     assert param_of("x", distribution(param)) == param
 
@@ -106,7 +106,8 @@ def test_metrics_running_trials_and_constraints_reach_the_tuner():
     table = tuner.table()
     assert {"metric:extra", "metric:g0_load"} <= set(table.columns)
     assert [c.name for c in tuner.output_constraints] == ["constraint_0"]
-    assert list(table["metric:constraint_0"]) == pytest.approx([t.params["x0"] - 0.5 for t in study.trials[:4]])
+    expected = [t.params["x0"] - 0.5 for t in study.trials[:4]]
+    assert list(table["metric:constraint_0"]) == pytest.approx(expected)
     pending = tuner.store.trials("running")
     assert [t.config for t in pending] == [running.params]
     best = tuner.best()
@@ -124,11 +125,13 @@ def test_several_objectives_are_proposed_for_jointly():
     system = SyntheticSystem(n_params=3, n_groups=1, n_objectives=2, seed=1)
 
     def objective(trial):
-        record = system.record(f"t{trial.number}", {n: trial.suggest_float(n, 0.0, 1.0) for n in system.space.names})
+        config = {n: trial.suggest_float(n, 0.0, 1.0) for n in system.space.names}
+        record = system.record(f"t{trial.number}", config)
         trial.set_user_attr("metrics", record.metrics)
         return record.objectives["cost"], record.objectives["cost2"]
 
-    study = optuna.create_study(directions=["minimize", "minimize"], sampler=BoAnonSampler(seed=0, n_startup_trials=4))
+    sampler = BoAnonSampler(seed=0, n_startup_trials=4)
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler)
     study.optimize(objective, n_trials=6)
     assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("structured", "gp")
     assert "hypervolume" in study.trials[-1].system_attrs[REASON_ATTR].lower() or study.best_trials
@@ -142,7 +145,8 @@ def test_warm_start_from_a_store_and_import_of_a_study(tmp_path):
         tuner.tell(t.id, SYSTEM.record(t.name, t.config))
     tuner.store.close()
     sampler = BoAnonSampler(seed=0, warm_start=store)
-    study = optuna.create_study(sampler=sampler, storage=f"sqlite:///{tmp_path / 'optuna.db'}", study_name="s")
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    study = optuna.create_study(sampler=sampler, storage=url, study_name="s")
     study.set_metric_names(["cost"])
     study.optimize(_objective, n_trials=4)
     rebuilt = sampler.tuner(study, {n: FloatDistribution(0.0, 1.0) for n in SYSTEM.space.names})
@@ -150,7 +154,7 @@ def test_warm_start_from_a_store_and_import_of_a_study(tmp_path):
     assert rebuilt.n_init == 3  # a warm start's short design, as the Tuner's
 
     out = tmp_path / "imported.db"
-    cli = ["import", f"sqlite:///{tmp_path / 'optuna.db'}", "--study", "s", "-o", str(out)]
+    cli = ["import", url, "--study", "s", "-o", str(out)]
     done = CliRunner().invoke(main, cli)
     assert done.exit_code == 0, done.output
     assert "wrote 4 trials (4 done" in done.output
@@ -173,7 +177,8 @@ WORKER = """
 import sys, optuna
 from boanon.optuna import BoAnonSampler
 optuna.logging.set_verbosity(optuna.logging.WARNING)
-study = optuna.load_study(study_name="p", storage=sys.argv[1], sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+sampler = BoAnonSampler(seed=0, n_startup_trials=2)
+study = optuna.load_study(study_name="p", storage=sys.argv[1], sampler=sampler)
 study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2 + t.suggest_int("k", 0, 4), n_trials=2)
 """
 
