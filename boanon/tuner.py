@@ -142,7 +142,7 @@ class Tuner:
             graph.metadata.setdefault("learned_from_trials", len(learned_before.table))
         self.graph: CausalGraph | None = graph
         self._graph_id = self.store.add_graph(graph) if graph is not None else None
-        self._learn_note = ""  # why the structure is not (or no longer) learned
+        self.learn_note = ""  # why the structure is not (or no longer) learned
         self._design = self._initial_design()
         self._running: dict[int, StoredTrial] = {}
         self._queue: deque[_Plan] = deque()  # configurations to run before any proposal
@@ -255,13 +255,11 @@ class Tuner:
         strategy, note = self.strategy, ""
         tasks = TaskColumn(self.related)  # the models see related tasks' trials beside the run's
         table, space = tasks.table(table), tasks.space(self.space)
-        # the structured model is built on the graph; the multitask model takes the objectives'
-        # mediators from it as related outputs when it is told none
-        uses_graph = strategy == "structured" or strategy == "multitask" and not self.related_outputs
+        uses_graph = self.uses_graph
         if uses_graph:
             self._maybe_learn(table)
             if self.graph is None and strategy == "structured":
-                strategy, note = "gp", f"structure not learned ({self._learn_note}); "
+                strategy, note = "gp", f"structure not learned ({self.learn_note}); "
         graph = tasks.graph(self.graph if uses_graph else None)
         pending = tasks.pending([t.config for t in self._running.values()])
         proposal = propose(space, table, self.objectives, graph=graph, strategy=strategy, rng=rng,
@@ -270,29 +268,50 @@ class Tuner:
         proposal.reason = note + proposal.reason
         return _Plan(proposal, self._graph_id if graph is not None else None)
 
+    @property
+    def uses_graph(self) -> bool:
+        """Whether proposals need a graph: the structured model is built on it; the multitask
+        model takes the objectives' mediators from it as related outputs when it is told none."""
+        return self.strategy == "structured" or self.strategy == "multitask" and not self.related_outputs
+
     def _maybe_learn(self, table: pd.DataFrame) -> None:
         """Re-learn the graph every ``relearn_every`` finished trials (not when it is fixed)."""
         if self.fixed_graph:
             return
         n = len(table)
         if n < 2:
-            self._learn_note = f"{n} finished trial(s)"
+            self.learn_note = f"{n} finished trial(s)"
             return
         last = self.learn_attempted_at  # a failed attempt also waits a period to retry
         if last >= 0 and n - last < self.relearn_every:
             return
+        self.learn_graph(table)
+
+    def learn_graph(self, table: pd.DataFrame) -> None:
+        """Learn the graph from ``table`` (the run's finished trials with any related task's) now,
+        whatever the schedule; a failed attempt keeps the last graph and says why in ``learn_note``.
+        Public for callers that rebuild a tuner and replay its schedule (the Optuna sampler)."""
+        n = len(table)
         self.learn_attempted_at = n
         from boanon.learners import learn
 
         try:
             result = learn(table, self.knowledge, seed=self.seed, **self.learn_options)
         except Exception as exc:  # a failed re-learn must not stop the run: keep the last graph
-            self._learn_note = f"learning from {n} trials failed: {type(exc).__name__}: {exc}"
+            self.learn_note = f"learning from {n} trials failed: {type(exc).__name__}: {exc}"
             return
-        self.graph = result.graph
-        self.graph.metadata["learned_from_trials"] = n
+        self.adopt_graph(result.graph, n)
+
+    def adopt_graph(self, graph: CausalGraph | None, learned_at: int, note: str = "") -> None:
+        """Use ``graph``, learned from the first ``learned_at`` rows of the table, as if this tuner
+        had learned it (``None``: that attempt failed, for ``note``'s reason); the next re-learn
+        is due ``relearn_every`` trials later."""
+        self.learn_attempted_at, self.learn_note = learned_at, note
+        if graph is None:
+            return
+        self.graph = graph
+        self.graph.metadata["learned_from_trials"] = learned_at
         self._graph_id = self.store.add_graph(self.graph)
-        self._learn_note = ""
 
     # --- tell ---------------------------------------------------------------------------------
     def tell(self, trial_id: int,

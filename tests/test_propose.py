@@ -147,3 +147,16 @@ def test_when_the_plain_gp_is_chosen_the_structured_strategy_proposes_what_the_g
     gp = propose(system.space, table, COST, strategy="gp", rng=np.random.default_rng(5))
     assert structured.surrogate == "gp", structured.reason
     assert structured.config == gp.config
+
+
+def test_a_fully_run_discrete_space_gets_a_repeat_not_an_error():
+    # every configuration of a 2 x 3 space has been run: the run goes on with a repeat of the
+    # most promising one (before, maximize raised "no feasible configuration left to propose")
+    from boanon.space import Categorical, Int
+
+    space = Space([Categorical("c", ("a", "b")), Int("k", 0, 2)])
+    rows = [{"trial": f"t{i}", "param:c": c, "param:k": k, "objective:cost": float(k + (c == "b"))}
+            for i, (c, k) in enumerate((c, k) for c in "ab" for k in range(3))]
+    p = propose(space, pd.DataFrame(rows), ["cost"], strategy="gp", rng=np.random.default_rng(0))
+    assert p.info["acquisition"]["repeat"] is True
+    assert space.validate(p.config) == p.config

@@ -20,7 +20,7 @@ import pandas as pd
 
 from boanon.acquisition.build import Acquisition, build_acquisition
 from boanon.acquisition.decompose import parameter_groups
-from boanon.acquisition.optimize import SearchSettings, config_key, maximize
+from boanon.acquisition.optimize import SearchSettings, SpaceExhausted, config_key, maximize
 from boanon.acquisition.proposers import STRATEGIES, proposer
 from boanon.acquisition.selection import select_surrogate
 from boanon.graph import CausalGraph
@@ -146,12 +146,25 @@ def maximize_acquisition(space: Space, score: Acquisition, table: pd.DataFrame, 
     """The configuration not in ``seen`` that maximises ``score``, its value and how it was found.
 
     The search starts from the best trials in ``table``; while the run is ``early`` (and
-    ``settings`` set no trust region) it stays in a trust region around them."""
+    ``settings`` set no trust region) it stays in a trust region around them. When every
+    configuration there has been run, it searches the whole space, and when the whole (small,
+    discrete) space has been run, it repeats the best-scoring configuration (a repeat measures
+    the noise), rather than stopping the run."""
     if early and settings.trust_region is None:
         settings = replace(settings, trust_region=TRUST_REGION)
-    config, value, search = maximize(space, score, rng, starts=_best_observed(table, objectives, space),
-                                     groups=groups, exclude=seen, settings=settings)
-    search["trust_region"] = settings.trust_region
+    starts = _best_observed(table, objectives, space)
+    whole = replace(settings, trust_region=None)
+    attempts = [(settings, seen), (whole, seen), (whole, [])]
+    for i, (tried, exclude) in enumerate(attempts):
+        try:
+            config, value, search = maximize(space, score, rng, starts=starts, groups=groups, exclude=exclude,
+                                             settings=tried)
+            break
+        except SpaceExhausted:
+            if i == len(attempts) - 1:
+                raise
+    search["trust_region"] = tried.trust_region
+    search["repeat"] = not exclude and bool(seen)
     return config, value, search
 
 
