@@ -213,7 +213,8 @@ def _rocksdb_readwhilewriting() -> Problem:
     # start is the readrandomwriterandom dataset (another workload, as a user would have).
     options = {"workload": "readwhilewriting", "num": 200_000, "reads": 50_000, "timeout": 300,
                "flags": {"read_random_exp_range": 5.0}}
-    return Problem("rocksdb-readwhilewriting", _scaled_rocksdb_space(), Objective("cpu_micros_per_op", "minimize"),
+    return Problem("rocksdb-readwhilewriting", _scaled_rocksdb_space(),
+                   Objective("cpu_micros_per_op", "minimize"),
                    runner_evaluator("rocksdb", options), budget=10,
                    description="db_bench fillrandom+readwhilewriting (1 writer unthrottled, reads skewed: "
                                "read_random_exp_range=5), 200k keys + 50k reads, LSM sizes' defaults at "

@@ -82,7 +82,8 @@ def test_warm_start_values_and_what_it_leaves_out() -> None:
         for name in space.names:
             assert kept.loc[trial, f"param:{name}"] == RAN[trial].get(name, defaults[name]), (trial, name)
     reasons = sorted(task.dropped)
-    assert "trial run-a: write_buffer_size: expected an integer in [300000, 67108864], got 262144" in reasons[0]
+    assert "trial run-a: write_buffer_size: expected an integer in [300000, 67108864], got 262144" \
+        in reasons[0]
     assert "trial run-c: constraints: violates 'bloom_bits <= 10' (bloom_bits=15)" in reasons[1]
     # options the runs varied that the space has no name for are named, not dropped silently
     assert task.unmapped == ["arena_block_size", "max_compaction_bytes"]
@@ -111,7 +112,8 @@ def test_tune_lists_every_trial_left_out_with_its_reason(tmp_path: Path) -> None
     result = CliRunner().invoke(main, ["tune", str(config), "--store", str(tmp_path / "run.db")])
     assert result.exit_code == 0, result.output
     assert "warm start: 2 trials of 'rocksdb-user'" in result.output
-    assert "left out: " in result.output and "trial run-a: write_buffer_size: expected an integer" in result.output
+    assert "left out: " in result.output
+    assert "trial run-a: write_buffer_size: expected an integer" in result.output
     assert "trial run-c: constraints: violates 'bloom_bits <= 10' (bloom_bits=15)" in result.output
     assert result.output.count("not in the search space") == 1
     assert "arena_block_size, max_compaction_bytes" in result.output

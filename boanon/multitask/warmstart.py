@@ -93,9 +93,10 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     """Keep the related trials the new search space can describe.
 
     Parameters the space does not have are dropped (those the trials varied are listed in
-    ``unmapped``: an option logged under a name the space does not use); a parameter the related run did not vary is
-    taken at the space's default (the related run presumably ran with it); a trial whose value
-    falls outside the space (or breaks its constraints) is left out and listed in ``dropped``.
+    ``unmapped``: an option logged under a name the space does not use); a parameter the
+    related run did not vary is taken at the space's default (the related run presumably ran
+    with it); a trial whose value falls outside the space (or breaks its constraints) is left
+    out and listed in ``dropped``.
     A task that shares no parameter with the space, or measured none of ``objectives`` nor of
     the ``related_outputs`` modelled jointly with them, is refused: its trials would all sit at
     the default or teach the models nothing. With
