@@ -215,15 +215,24 @@ SCALED_SIZES = {"write_buffer_size": 1 * MiB, "target_file_size_base": 1 * MiB,
 noise study's, :mod:`benchmarks.rocksdb_noise`)."""
 
 
-def _rocksdb_mixgraph() -> Problem:
+ROCKSDB_ANNOTATIONS = ROOT / "examples" / "rocksdb-annotations.yaml"
+"""What a RocksDB engineer knows of CPU time per operation (the ``boanon-expert`` rows)."""
+
+
+def _scaled_rocksdb_space() -> Space:
+    """RocksDB's defaults with the LSM sizes at 1/64, so that a million keys or fewer build a tree
+    of several levels."""
     from boanon.targets.rocksdb import default_constraints, default_space
 
-    # RocksDB's defaults with the LSM sizes at 1/64, so that 1M keys build a tree of several
-    # levels; CPU time per operation is the objective that survived the noise study (CV 3.7 %
-    # against 27 % for throughput).
     spec = {name: {**p, "default": SCALED_SIZES.get(name, p["default"])}
             for name, p in default_space().items()}
-    space = Space.from_dict(spec, default_constraints(), source="rocksdb.default_space()")
+    return Space.from_dict(spec, default_constraints(), source="rocksdb.default_space()")
+
+
+def _rocksdb_mixgraph() -> Problem:
+    # CPU time per operation is the objective that survived the noise study (CV 3.7 % against
+    # 27 % for throughput).
+    space = _scaled_rocksdb_space()
     options = {"workload": "mixgraph", "num": 1_000_000, "reads": 400_000, "timeout": 300}
     return Problem("rocksdb-mixgraph", space, Objective("cpu_micros_per_op", "minimize"),
                    runner_evaluator("rocksdb", options), budget=10,
@@ -233,11 +242,30 @@ def _rocksdb_mixgraph() -> Problem:
                    # only the readrandomwriterandom dataset (same sizes, CPU time recorded) measured
                    # the objective; the shipped readrandom and mixgraph datasets (other sizes, no
                    # rusage) inform the multitask model through the related outputs
-                   knowledge={"warm_start": [ROOT / "datasets" / "rocksdb-readrandomwriterandom"],
+                   knowledge={"annotations": ROCKSDB_ANNOTATIONS,
+                              "warm_start": [ROOT / "datasets" / "rocksdb-readrandomwriterandom"],
                               "related_tasks": [ROOT / "datasets" / f"rocksdb-{workload}" for workload in
                                                 ("readrandomwriterandom", "readrandom", "mixgraph")],
                               "related_outputs": ["mixgraph_ops_per_sec", "db_get_micros_p99",
                                                   "write_amplification"]})
+
+
+def _rocksdb_readwhilewriting() -> Problem:
+    # A workload no one tuned the method on: one writer at full speed beside reads skewed towards
+    # a small hot set (key = num * exp(-r), r uniform in [0, 5]: half the reads within the first
+    # 8 % of the keys). Same space, sizes' defaults and objective as rocksdb-mixgraph; the warm
+    # start is the readrandomwriterandom dataset (another workload, as a user would have).
+    options = {"workload": "readwhilewriting", "num": 200_000, "reads": 50_000, "timeout": 300,
+               "flags": {"read_random_exp_range": 5.0}}
+    return Problem("rocksdb-readwhilewriting", _scaled_rocksdb_space(),
+                   Objective("cpu_micros_per_op", "minimize"),
+                   runner_evaluator("rocksdb", options), budget=10,
+                   description="db_bench fillrandom+readwhilewriting (1 writer unthrottled, reads skewed: "
+                               "read_random_exp_range=5), 200k keys + 50k reads, LSM sizes' defaults at "
+                               "1/64, CPU microseconds per operation",
+                   info={"runner_options": options},
+                   knowledge={"annotations": ROCKSDB_ANNOTATIONS,
+                              "warm_start": [ROOT / "datasets" / "rocksdb-readrandomwriterandom"]})
 
 
 PROBLEMS: dict[str, Callable[[], Problem]] = {
@@ -250,6 +278,7 @@ PROBLEMS: dict[str, Callable[[], Problem]] = {
     "zigzag-edp": lambda: _zigzag("edp"),
     "rocksdb": _rocksdb,
     "rocksdb-mixgraph": _rocksdb_mixgraph,
+    "rocksdb-readwhilewriting": _rocksdb_readwhilewriting,
     **{name: (lambda name=name: _function_network(name)) for name in NETWORKS},
     "pipeline": _pipeline,
     **{f"zigzag-{model}": (lambda model=model: _zigzag_away(model)) for model in ZIGZAG_AWAY},

@@ -23,7 +23,7 @@ from boanon.early_stopping import parse_stopper
 from boanon.errors import ConfigError, StoreError
 from boanon.failures import FailureStreak, TooManyFailures
 from boanon.multiobjective import OutputConstraint, format_front
-from boanon.multitask import load_related
+from boanon.multitask import RelatedTask, load_related
 from boanon.objectives import Objective
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import load_plan, run_plan
@@ -134,6 +134,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         click.echo(f"warm start: {len(related.table)} trials of {related.label!r} from {related.source}"
                    + (f" ({len(related.dropped)} outside this space left out)" if related.dropped else "")
                    + (", its graph as the starting structure" if related is starting else ""))
+        echo_alignment(related)
     click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
                f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
     for trial in left_running:
@@ -284,6 +285,16 @@ def _check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None
     if not resume and trials.is_dir() and any(trials.iterdir()):
         raise click.ClickException(f"{trials}: holds trials of another run; remove it or pass "
                                    "another --trials-dir")
+
+
+def echo_alignment(related: RelatedTask) -> None:
+    """Why each related trial was left out, and (once per task, as a warning on stderr) the
+    parameters its trials varied that the space cannot use."""
+    for reason in related.dropped:
+        click.echo(f"  left out: {reason}")
+    if related.unmapped:
+        click.echo(f"warning: {related.source}: parameters its trials varied that are not in the "
+                   f"search space (not used as causes): {', '.join(related.unmapped)}", err=True)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
