@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -c $(LOCK) pip
 	$(BIN)/python -m pip install -q -c $(LOCK) -e '.[$(EXTRAS)]'
+	@# torch and botorch (the bench-gp extra, for benchmarks/bo_peers.py) are bench-only and left
+	@# out: `make test` skips their tests; see benchmarks/README.md to install them.
 	touch $(STAMP)
 
 # Re-resolves pyproject.toml's open ranges in a scratch venv and writes the newest versions to
@@ -28,7 +30,8 @@ lock:
 	$(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/python -m pip install -q --upgrade pip
 	.lock-venv/bin/python -m pip install -q -e '.[$(EXTRAS)]'
-	{ sed -n '1,/^# pyproject/p' $(LOCK); .lock-venv/bin/python -m pip freeze --all --exclude-editable; } > $(LOCK).new
+	{ sed -n '1,/^# pyproject/p' $(LOCK); .lock-venv/bin/python -m pip freeze --all --exclude-editable; \
+	  sed -n '/^# bench-gp extra/,$$p' $(LOCK); } > $(LOCK).new
 	mv $(LOCK).new $(LOCK)
 	rm -rf .lock-venv
 

@@ -3,7 +3,8 @@
 Long benchmark parts run side by side in their own folders (``python -m benchmarks.run ...
 --out DIR``); this copies each folder's finished (problem, tuner, seed) runs into the results
 folder, replacing the rows of the same runs there (their per-evaluation rows and their line in
-``runs.csv``), and adds the problems' descriptions to ``problems.json``.
+``runs.csv``), and adds the problems' descriptions to ``problems.json`` and the library versions
+to ``versions.json``.
 
     python -m benchmarks.merge scratch/part-a scratch/part-b [--into benchmarks/results]
 """
@@ -43,10 +44,12 @@ def merge(source: Path, into: Path) -> list[tuple[str, str, int]]:
     old_keys = old_runs[KEY].astype({"seed": int}).itertuples(index=False)
     kept = old_runs[[tuple(k) not in new for k in old_keys]]
     pd.concat([kept, runs], ignore_index=True).to_csv(all_runs, index=False)
-    problems = into / "problems.json"
-    described = json.loads(problems.read_text()) if problems.is_file() else {}
-    described.update(json.loads((source / "problems.json").read_text()))
-    problems.write_text(json.dumps(described, indent=2, sort_keys=True) + "\n")
+    for name in ("problems.json", "versions.json"):  # descriptions; libraries per commit measured
+        if (source / name).is_file():
+            path = into / name
+            known = json.loads(path.read_text()) if path.is_file() else {}
+            known.update(json.loads((source / name).read_text()))
+            path.write_text(json.dumps(known, indent=2, sort_keys=True) + "\n")
     return copied
 
 

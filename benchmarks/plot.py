@@ -24,7 +24,8 @@ from benchmarks.tuners import TUNERS  # noqa: E402
 COLORS = {"random": "tab:gray", "tpe": "tab:blue", "optuna-gp": "tab:purple", "smac": "tab:green",
           "boanon": "tab:red", "boanon-gp": "tab:orange", "boanon-expert": "tab:brown",
           "boanon-expert-warm": "tab:pink", "boanon-warm": "tab:cyan",
-          "boanon-multitask": "tab:olive"}
+          "boanon-multitask": "tab:olive", "botorch": "black", "bofn": "gold",
+          "boanon-optuna": "darkred"}
 REGRET_FLOOR = 1e-3
 
 

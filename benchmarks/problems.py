@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks import pipeline
+from benchmarks.function_networks import NETWORKS, FunctionNetwork
 from boanon.acquisition.optimize import config_key
 from boanon.adapters import get_adapter
 from boanon.adapters.ingest import parse_trial_dir
@@ -54,7 +56,7 @@ class Problem:
     optimum: float | None = None
     description: str = ""
     info: dict[str, Any] = field(default_factory=dict)
-    knowledge: dict[str, Path | list[Path] | list[str]] = field(default_factory=dict)
+    knowledge: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         """Plain data for ``problems.json`` (read by the plots and the summary)."""
@@ -64,8 +66,10 @@ class Problem:
                 **self.info, **{k: _plain(v) for k, v in self.knowledge.items()}}
 
 
-def _plain(value: Path | list[Path] | list[str]) -> str | list[str]:
-    """Knowledge as plain data: paths relative to the repository."""
+def _plain(value: Any) -> Any:
+    """Knowledge as plain data: paths relative to the repository, a network as its structure."""
+    if isinstance(value, FunctionNetwork):
+        return value.spec()
     if isinstance(value, list):
         return [str(_plain(v)) for v in value]
     return str(value.relative_to(ROOT)) if isinstance(value, Path) else value
@@ -104,14 +108,38 @@ def memoized(evaluate: Evaluate) -> Evaluate:
     return cached
 
 
+def _counter() -> Callable[[], str]:
+    """Trial ids t00000, t00001, ... for problems simulated in-process."""
+    counter = iter(range(1 << 62))
+    return lambda: f"t{next(counter):05d}"
+
+
+def _function_network(name: str) -> Problem:
+    network = NETWORKS[name]()
+    trial_id = _counter()
+    return Problem(name, network.space(), Objective(network.objective, network.direction),
+                   lambda config: network.record(trial_id(), config), optimum=network.optimum,
+                   description=network.description,
+                   info={"n_nodes": len(network.nodes), "n_metrics": len(network.metrics)},
+                   knowledge={"network": network})
+
+
+def _pipeline() -> Problem:
+    trial_id = _counter()
+    return Problem("pipeline", pipeline.space(), Objective("job_time", "minimize"),
+                   lambda config: pipeline.record(trial_id(), config),
+                   description="simulated Spark-like 3-stage batch job on a 16-node cluster, seconds "
+                               "(benchmarks.pipeline)")
+
+
 def _synthetic(name: str, **kwargs: Any) -> Problem:
     system = SyntheticSystem(**kwargs)
-    counter = iter(range(1 << 62))
+    trial_id = _counter()
 
     def evaluate(config: dict[str, Value]) -> TrialRecord:
         # Noise is seeded by the configuration (SyntheticSystem's default), so every tuner sees
         # the same value for the same configuration.
-        return system.record(f"t{next(counter):05d}", dict(config))
+        return system.record(trial_id(), dict(config))
 
     graph = system.true_graph()
     return Problem(name, system.space, Objective("cost", "minimize"), evaluate,
@@ -153,6 +181,22 @@ def _zigzag(objective: str) -> Problem:
                    info={"runner_options": options}, knowledge=knowledge)
 
 
+ZIGZAG_AWAY = {"alexnet": [2], "mobilenetv2": [20]}
+"""The layers of the other shipped networks in the suite (one conv layer each keeps an
+evaluation within about 10 CPU-s)."""
+
+
+def _zigzag_away(model: str) -> Problem:
+    from boanon.targets.zigzag import default_space
+
+    space = Space.from_dict(default_space(), source="zigzag.default_space()")
+    options = {"model": model, "layers": ZIGZAG_AWAY[model], "lpf_limit": 2, "opt": "EDP", "timeout": 300}
+    return Problem(f"zigzag-{model}", space, Objective("edp", "minimize"),
+                   memoized(runner_evaluator("zigzag", options)),
+                   description=f"ZigZag accelerator design, {model} conv layer {ZIGZAG_AWAY[model][0]}, edp",
+                   info={"runner_options": options})
+
+
 def _rocksdb() -> Problem:
     from boanon.targets.rocksdb import default_constraints, default_space
 
@@ -171,15 +215,24 @@ SCALED_SIZES = {"write_buffer_size": 1 * MiB, "target_file_size_base": 1 * MiB,
 noise study's, :mod:`benchmarks.rocksdb_noise`)."""
 
 
-def _rocksdb_mixgraph() -> Problem:
+ROCKSDB_ANNOTATIONS = ROOT / "examples" / "rocksdb-annotations.yaml"
+"""What a RocksDB engineer knows of CPU time per operation (the ``boanon-expert`` rows)."""
+
+
+def _scaled_rocksdb_space() -> Space:
+    """RocksDB's defaults with the LSM sizes at 1/64, so that a million keys or fewer build a tree
+    of several levels."""
     from boanon.targets.rocksdb import default_constraints, default_space
 
-    # RocksDB's defaults with the LSM sizes at 1/64, so that 1M keys build a tree of several
-    # levels; CPU time per operation is the objective that survived the noise study (CV 3.7 %
-    # against 27 % for throughput).
     spec = {name: {**p, "default": SCALED_SIZES.get(name, p["default"])}
             for name, p in default_space().items()}
-    space = Space.from_dict(spec, default_constraints(), source="rocksdb.default_space()")
+    return Space.from_dict(spec, default_constraints(), source="rocksdb.default_space()")
+
+
+def _rocksdb_mixgraph() -> Problem:
+    # CPU time per operation is the objective that survived the noise study (CV 3.7 % against
+    # 27 % for throughput).
+    space = _scaled_rocksdb_space()
     options = {"workload": "mixgraph", "num": 1_000_000, "reads": 400_000, "timeout": 300}
     return Problem("rocksdb-mixgraph", space, Objective("cpu_micros_per_op", "minimize"),
                    runner_evaluator("rocksdb", options), budget=10,
@@ -189,11 +242,30 @@ def _rocksdb_mixgraph() -> Problem:
                    # only the readrandomwriterandom dataset (same sizes, CPU time recorded) measured
                    # the objective; the shipped readrandom and mixgraph datasets (other sizes, no
                    # rusage) inform the multitask model through the related outputs
-                   knowledge={"warm_start": [ROOT / "datasets" / "rocksdb-readrandomwriterandom"],
+                   knowledge={"annotations": ROCKSDB_ANNOTATIONS,
+                              "warm_start": [ROOT / "datasets" / "rocksdb-readrandomwriterandom"],
                               "related_tasks": [ROOT / "datasets" / f"rocksdb-{workload}" for workload in
                                                 ("readrandomwriterandom", "readrandom", "mixgraph")],
                               "related_outputs": ["mixgraph_ops_per_sec", "db_get_micros_p99",
                                                   "write_amplification"]})
+
+
+def _rocksdb_readwhilewriting() -> Problem:
+    # A workload no one tuned the method on: one writer at full speed beside reads skewed towards
+    # a small hot set (key = num * exp(-r), r uniform in [0, 5]: half the reads within the first
+    # 8 % of the keys). Same space, sizes' defaults and objective as rocksdb-mixgraph; the warm
+    # start is the readrandomwriterandom dataset (another workload, as a user would have).
+    options = {"workload": "readwhilewriting", "num": 200_000, "reads": 50_000, "timeout": 300,
+               "flags": {"read_random_exp_range": 5.0}}
+    return Problem("rocksdb-readwhilewriting", _scaled_rocksdb_space(),
+                   Objective("cpu_micros_per_op", "minimize"),
+                   runner_evaluator("rocksdb", options), budget=10,
+                   description="db_bench fillrandom+readwhilewriting (1 writer unthrottled, reads skewed: "
+                               "read_random_exp_range=5), 200k keys + 50k reads, LSM sizes' defaults at "
+                               "1/64, CPU microseconds per operation",
+                   info={"runner_options": options},
+                   knowledge={"annotations": ROCKSDB_ANNOTATIONS,
+                              "warm_start": [ROOT / "datasets" / "rocksdb-readrandomwriterandom"]})
 
 
 PROBLEMS: dict[str, Callable[[], Problem]] = {
@@ -206,6 +278,10 @@ PROBLEMS: dict[str, Callable[[], Problem]] = {
     "zigzag-edp": lambda: _zigzag("edp"),
     "rocksdb": _rocksdb,
     "rocksdb-mixgraph": _rocksdb_mixgraph,
+    "rocksdb-readwhilewriting": _rocksdb_readwhilewriting,
+    **{name: (lambda name=name: _function_network(name)) for name in NETWORKS},
+    "pipeline": _pipeline,
+    **{f"zigzag-{model}": (lambda model=model: _zigzag_away(model)) for model in ZIGZAG_AWAY},
 }
 """Problem name -> factory. Factories import their target only when called."""
 

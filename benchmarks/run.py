@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
+import subprocess
 import sys
 import time
 import traceback
@@ -62,6 +64,8 @@ class RunStats:
     finished_at: str = ""
     best_config: str = ""
     """The best configuration found, as JSON: what a re-measurement runs again."""
+    commit: str = ""
+    """The code measured: ``git describe`` of the working tree (``-dirty`` with local changes)."""
 
 
 def ask_feasible(tuner: BenchTuner, problem: Problem, stats: RunStats,
@@ -145,6 +149,34 @@ def drop_runs(path: Path, keep: Callable[[tuple[str, int]], bool]) -> None:
         table[mask].to_csv(path, index=False)
 
 
+@functools.cache
+def code_version() -> str:
+    """The commit of the code being measured, marked ``-dirty`` when the tree has changes; read
+    once per process (``main`` asks first), so a later commit does not relabel code loaded before."""
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=Path(__file__).parent,
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def record_versions(out: Path) -> None:
+    """Add this run's Python and library versions to ``versions.json`` (one entry per commit)."""
+    from importlib import metadata
+
+    path = out / "versions.json"
+    known = json.loads(path.read_text()) if path.is_file() else {}
+    libraries = {}
+    for name in ("numpy", "scipy", "scikit-learn", "optuna", "smac", "torch", "botorch", "gpytorch",
+                 "zigzag-dse"):
+        try:
+            libraries[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    known[code_version()] = {"python": sys.version.split()[0], **libraries}
+    path.write_text(json.dumps(known, indent=2, sort_keys=True) + "\n")
+
+
 def record_problem(out: Path, problem: Problem) -> None:
     """Add the problem's description to ``problems.json`` (objective, direction, optimum)."""
     path = out / "problems.json"
@@ -156,6 +188,8 @@ def record_problem(out: Path, problem: Problem) -> None:
 def run_problem(problem: Problem, tuners: list[str], seeds: int, budget: int, out: Path) -> None:
     """Every (tuner, seed) run of ``problem`` not already finished with this budget."""
     record_problem(out, problem)
+    record_versions(out)
+    commit = code_version()
     runs = finished_runs(out)
     ok = runs[(runs["problem"] == problem.name) & (runs["status"] == "ok")]
     finished = {(t, int(s)): int(b) for t, s, b in zip(ok["tuner"], ok["seed"], ok["budget"], strict=True)}
@@ -188,6 +222,7 @@ def run_problem(problem: Problem, tuners: list[str], seeds: int, budget: int, ou
             if stats.status != "ok":
                 drop_runs(path, lambda k, key=key: k != key)
             stats.finished_at = time.strftime("%Y-%m-%dT%H:%M:%S")
+            stats.commit = commit
             append_run(out, stats)
             print(f"{problem.name:15s} {tuner_name:10s} seed={seed} {stats.status} best={stats.best} "
                   f"wall={stats.wall_s:.1f}s suggest={stats.suggest_s:.1f}s "
@@ -199,7 +234,8 @@ def append_run(out: Path, stats: RunStats) -> None:
     new = not path.is_file()
     if not new and pd.read_csv(path, nrows=0).columns.tolist() != list(RunStats.__dataclass_fields__):
         # written before a field was added: rewrite it with every column, old rows left blank
-        pd.concat([pd.read_csv(path), pd.DataFrame([asdict(stats)])]).to_csv(path, index=False)
+        table = pd.concat([pd.read_csv(path), pd.DataFrame([asdict(stats)])])
+        table[list(RunStats.__dataclass_fields__)].to_csv(path, index=False)
         return
     with open(path, "a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(RunStats.__dataclass_fields__))
@@ -234,6 +270,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    code_version()
     # Small GP fits routinely hit kernel bounds; the warnings would drown the progress lines.
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from benchmarks.tuners import TUNERS
 
 EARLY, LATE = 15, 50
 """The verdict's budgets: the first EARLY evaluations, and LATE (see :func:`aim`)."""
-GENERIC = ("random", "tpe", "optuna-gp", "smac")
+GENERIC = ("random", "tpe", "optuna-gp", "smac", "botorch")
 
 
 def median_at(table: pd.DataFrame, evaluation: int) -> float:
@@ -59,9 +59,11 @@ def rows(out: Path) -> list[dict]:
             result.append({
                 "problem": name, "tuner": tuner, "seeds": seeds, "budget": budget,
                 "objective": f"{info[name]['objective']} ({info[name]['direction'][:3]})",
-                "early": median_at(t, EARLY), "late": median_at(t, min(LATE, budget)),
+                "early": median_at(t, EARLY), "early_iqr": iqr_at(t, EARLY),
+                "late": median_at(t, min(LATE, budget)),
                 "final": median_at(t, budget), "q25": q25, "q75": q75,
-                "regret": median_at(t, budget) - optimum if optimum is not None else math.nan,
+                "regret": math.nan if optimum is None else
+                          (median_at(t, budget) - optimum) * _sign(info[name]["direction"]),
                 "wall_s": float(ok["wall_s"].mean()) if len(ok) else math.nan,
                 "suggest_s": float((ok["suggest_s"] / ok["budget"]).mean()) if len(ok) else math.nan,
                 "command": f"python -m benchmarks.run --problems {name} --tuners {tuner} "
@@ -78,7 +80,7 @@ def aim(rows_: list[dict], info: dict[str, dict]) -> list[str]:
     lines = []
     for name in dict.fromkeys(r["problem"] for r in rows_):
         by_tuner = {r["tuner"]: r for r in rows_ if r["problem"] == name}
-        sign = 1.0 if info[name]["direction"] == "minimize" else -1.0
+        sign = _sign(info[name]["direction"])
         early = {t: r["early"] for t, r in by_tuner.items() if t in GENERIC and r["budget"] >= EARLY}
         late = {t: r["late"] for t, r in by_tuner.items() if t in GENERIC and r["budget"] >= LATE}
         ours = {t: r for t, r in by_tuner.items() if t.startswith("boanon")}
@@ -91,10 +93,42 @@ def aim(rows_: list[dict], info: dict[str, dict]) -> list[str]:
         for t, r in ours.items():
             if late and r["budget"] >= LATE:
                 lines.append(_check(f"{name}, {t} @{LATE} vs generic @{LATE}", sign, r["late"], late))
+        lines += _against_own_gp(name, by_tuner, sign) + _against_bofn(name, by_tuner, info[name])
         if not early and not late:
             lines.append(f"- {name}: no generic tuner ran here; nothing checked.")
         elif ours and all(r["budget"] < EARLY for r in ours.values()):
             lines.append(f"- {name}: BoAnon ran fewer than {EARLY} evaluations here; see its own verdict.")
+    return lines
+
+
+def _against_own_gp(name: str, by_tuner: dict[str, dict], sign: float) -> list[str]:
+    """Structured BoAnon no worse than its own plain GP, at EARLY and at LATE."""
+    ours, gp = by_tuner.get("boanon"), by_tuner.get("boanon-gp")
+    if ours is None or gp is None:
+        return []
+    lines = []
+    for at, key in ((EARLY, "early"), (LATE, "late")):
+        if min(ours["budget"], gp["budget"]) >= at:
+            verdict = "met" if sign * ours[key] <= sign * gp[key] else "NOT met"
+            lines.append(f"- {name}, boanon @{at} vs boanon-gp @{at}: {verdict}: "
+                         f"{_fmt(ours[key])} vs {_fmt(gp[key])}.")
+    return lines
+
+
+def _against_bofn(name: str, by_tuner: dict[str, dict], info: dict) -> list[str]:
+    """Where BOFN ran (given the true network): each BoAnon variant's regret @LATE within 2x of BOFN's."""
+    bofn = by_tuner.get("bofn")
+    if bofn is None or bofn["budget"] < LATE or info.get("optimum") is None:
+        return []
+    sign = _sign(info["direction"])
+    ceiling = sign * (bofn["late"] - info["optimum"])
+    lines = []
+    for t, r in by_tuner.items():
+        if t.startswith("boanon") and r["budget"] >= LATE:
+            regret = sign * (r["late"] - info["optimum"])
+            verdict = "met" if regret <= 2 * ceiling else "NOT met"
+            lines.append(f"- {name}, {t} regret @{LATE} within 2x of bofn's: {verdict}: "
+                         f"{_fmt(regret)} vs {_fmt(ceiling)}.")
     return lines
 
 
@@ -109,13 +143,14 @@ def markdown(out: Path) -> str:
     """The summary table (and the aim check) as Markdown."""
     info = problem_info(out)
     table = rows(out)
-    header = (f"| problem | objective | tuner | seeds | budget | median @{EARLY} | median @{LATE} "
+    header = (f"| problem | objective | tuner | seeds | budget | median @{EARLY} [IQR] | median @{LATE} "
               f"| median final [IQR] | regret | s/run | s/suggestion | reproduce |")
     lines = [header, "|" + "---|" * 12]
     for r in table:
         lines.append(
             f"| {r['problem']} | {r['objective']} | {r['tuner']} | {r['seeds']} | {r['budget']} "
-            f"| {_fmt(r['early'])} | {_fmt(r['late']) if r['budget'] >= LATE else '-'} "
+            f"| {_fmt(r['early'])} [{_fmt(r['early_iqr'][0])}, {_fmt(r['early_iqr'][1])}] "
+            f"| {_fmt(r['late']) if r['budget'] >= LATE else '-'} "
             f"| {_fmt(r['final'])} [{_fmt(r['q25'])}, {_fmt(r['q75'])}] | {_fmt(r['regret'])} "
             f"| {_fmt(r['wall_s'])} | {_fmt(r['suggest_s'])} | `{r['command']}` |")
     checks = aim(table, info)
@@ -140,6 +175,11 @@ def fill_block(readme: Path, name: str, text: str) -> None:
     if not pattern.search(content):
         raise SystemExit(f"{readme}: no {start} ... {end} block to fill")
     readme.write_text(pattern.sub(lambda _: f"{start}\n{text}{end}", content))
+
+
+def _sign(direction: str) -> float:
+    """+1 where lower is better, -1 where higher is."""
+    return 1.0 if direction == "minimize" else -1.0
 
 
 def _fmt(v: float) -> str:

@@ -126,6 +126,33 @@ class OptunaGP(_Optuna):
         return self._optuna.samplers.GPSampler(seed=self.seed)
 
 
+class BoAnonOptuna(_Optuna):
+    """BoAnon's sampler inside Optuna (:class:`boanon.optuna.BoAnonSampler`): the objective
+    function logs the trial's metrics as a user attribute, so it learns from what the Tuner
+    learns from; same seed, same proposals machinery, stateless across calls."""
+
+    name = "boanon-optuna"
+
+    def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
+                 start: dict[str, Value] | None = None):
+        super().__init__(space, objective, seed, budget, start)
+        self._study.set_metric_names([objective.name])  # the objective named as the Tuner names it
+
+    def sampler(self) -> Any:
+        from boanon.optuna import BoAnonSampler
+        from boanon.tuner import default_n_init
+
+        # Optuna never tells a sampler the study's budget: the Tuner's budget-sized design, given.
+        return BoAnonSampler(seed=self.seed, n_startup_trials=default_n_init(self.space, self.budget))
+
+    def tell(self, record: TrialRecord | None) -> None:
+        if record is not None:
+            others = {k: v for k, v in record.objectives.items() if k != self.objective.name}
+            logged = {**record.metrics, **others}
+            self._trial.set_user_attr("metrics", logged)
+        super().tell(record)
+
+
 def optuna_distributions(space: Space) -> dict[str, Any]:
     """The space as Optuna distributions (booleans as a two-choice categorical)."""
     from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
@@ -232,6 +259,40 @@ def _label(value: Value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+class BoTorch(BenchTuner):
+    """BoTorch's default single-task BO (:class:`benchmarks.bo_peers.SingleTaskBO`; needs torch)."""
+
+    name = "botorch"
+
+    def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
+                 start: dict[str, Value] | None = None, **knowledge: Any):
+        super().__init__(space, objective, seed, budget, start)
+        self._bo = self.loop(**knowledge)
+
+    def loop(self, **knowledge: Any) -> Any:
+        from benchmarks.bo_peers import SingleTaskBO
+
+        return SingleTaskBO(self.space, self.objective, self.seed, self.start)
+
+    def ask(self) -> dict[str, Value]:
+        return self._bo.ask()
+
+    def tell(self, record: TrialRecord | None) -> None:
+        self._bo.tell(record, self.value(record))
+
+
+class BOFN(BoTorch):
+    """BOFN given the problem's true function network: the ceiling for learning the structure."""
+
+    name = "bofn"
+    needs = ("network",)
+
+    def loop(self, **knowledge: Any) -> Any:
+        from benchmarks.bo_peers import NetworkBO
+
+        return NetworkBO(self.space, self.objective, self.seed, self.start, knowledge["network"])
+
+
 class BoAnon(BenchTuner):
     """BoAnon's :class:`boanon.tuner.Tuner`, told the full trial record (every logged metric)."""
 
@@ -252,7 +313,7 @@ class BoAnon(BenchTuner):
         sources = [*([warm_start] if isinstance(warm_start, Path) else warm_start), *related_tasks]
         self._tuner = Tuner(space, [objective], knowledge=knowledge,
                             warm_start=[load_related(p) for p in sources], strategy=self.strategy,
-                            seed=seed, related_outputs=related_outputs)
+                            seed=seed, related_outputs=related_outputs, budget=budget)
         self._trial: Any = None
 
     def ask(self) -> dict[str, Value]:
@@ -310,8 +371,9 @@ def _plain(v: Any) -> Value:
 
 
 TUNERS: dict[str, type[BenchTuner]] = {t.name: t for t in (
-    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoAnon, BoAnonGP, BoAnonWarm, BoAnonMultiTask, BoAnonExpert,
-    BoAnonExpertWarm)}
+    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoTorch, BOFN, BoAnon, BoAnonOptuna, BoAnonGP, BoAnonWarm,
+    BoAnonMultiTask,
+    BoAnonExpert, BoAnonExpertWarm)}
 """Tuner name -> wrapper class, in the order results are shown."""
 
 

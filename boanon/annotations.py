@@ -132,6 +132,12 @@ class Knowledge:
                     out.forbid_pattern(".*", re.escape(node))
         return out
 
+    def with_required(self, edges: Iterable[tuple[str, str]]) -> Knowledge:
+        """A copy that also requires ``edges`` (found in the data), skipping those it holds."""
+        out = self._copy()
+        out.required += [e for e in edges if e not in out.required]
+        return out
+
     def without_learned(self, keep: Iterable[str]) -> Knowledge:
         """A copy without the learned node models whose node is not in ``keep`` (pruned)."""
         drop = self.learned - set(keep)

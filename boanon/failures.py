@@ -3,14 +3,17 @@
 A misconfigured runner (a typo in an option, a missing program) fails every trial with the same
 error; without a guard the loop spends the whole budget on it. :class:`FailureStreak` follows the
 trials as they end (pass it, or a callback that calls it, as the loop's ``callback``) and raises
-:class:`TooManyFailures` once ``limit`` trials in a row failed with the same cause. The loops
+:class:`TooManyFailures` once ``limit`` trials in a row failed with the same cause, or at the
+first failure that no retry can mend (an objective's name that the trials do not log). The loops
 store the trials still running as interrupted when it escapes, so a resumed run, once the cause
 is fixed, runs them again and loses nothing.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Sequence
 
 from boanon.store import StoredTrial, TrialState
 
@@ -34,6 +37,21 @@ class ObjectiveNotLogged(TooManyFailures):
     stops after one, saying what the trial does log."""
 
 
+_NOT_LOGGED = "it is not among the values the trial logged"
+
+
+def not_logged_error(name: str, logged: Sequence[str], shown: int = 12) -> str:
+    """A trial's error when objective ``name`` is none of the names it ``logged`` while no trial
+    of the run has been measured: ``objective 'costs' missing: it is not among the values the
+    trial logged (cost, m0, ...); did you mean 'cost'?``. :class:`FailureStreak` stops the run
+    at the first one."""
+    names = sorted(logged)
+    listed = ", ".join(names[:shown]) + (f", ... ({len(names) - shown} more)" if len(names) > shown else "")
+    close = difflib.get_close_matches(name, names, n=1)
+    return (f"objective {name!r} missing: {_NOT_LOGGED} ({listed})"
+            + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
 class FailureStreak:
     """Counts the trials that end failed with the same cause, one after the other; ``limit`` of
     them raise :class:`TooManyFailures` (``limit=0``: never)."""
@@ -49,6 +67,9 @@ class FailureStreak:
         if trial.state is not TrialState.FAILED or trial.error is None:
             self.cause_, self.count_ = None, 0
             return
+        if self.limit and _NOT_LOGGED in trial.error:
+            raise ObjectiveNotLogged(f"{trial.name}: {trial.error}; fix the objective's name (a "
+                                     "resume may change it while no trial has been measured)")
         cause = failure_cause(trial.error)
         self.count_ = self.count_ + 1 if cause == self.cause_ else 1
         self.cause_ = cause

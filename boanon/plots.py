@@ -19,7 +19,8 @@ import pandas as pd  # noqa: E402
 
 from boanon.objectives import Objective  # noqa: E402
 
-STATUS_STYLE = {"done": ("o", "tab:blue"), "stopped": ("v", "tab:orange"), "failed": ("x", "tab:red")}
+STATUS_STYLE = {"done": ("o", "tab:blue"), "stopped": ("v", "tab:orange"), "failed": ("x", "tab:red"),
+                "interrupted": ("x", "tab:gray")}
 
 
 def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], path: str | Path,
@@ -46,10 +47,10 @@ def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], pat
             rows = (history["status"] == status).to_numpy()
             if not rows.any():
                 continue
-            if status == "failed":
+            if status in ("failed", "interrupted"):  # nothing measured: marked at the bottom
                 low = np.nanmin(y) if np.isfinite(y).any() else 0.0
                 ax.scatter(x[rows], np.full(rows.sum(), low), marker=marker, c=colour, s=30,
-                           label="failed", zorder=3)
+                           label=status, zorder=3)
                 continue
             infeasible = rows & ~history["feasible"].to_numpy(dtype=bool) & (status == "done")
             ax.scatter(x[rows & ~infeasible], y[rows & ~infeasible], marker=marker, c=colour, s=18,

@@ -304,7 +304,8 @@ class Space:
                 raise ConfigError(source, name, str(exc)) from None
         for c in self.constraints:
             if not c.holds(out):
-                raise ConfigError(source, "constraints", f"violates {c.expression!r}")
+                values = ", ".join(f"{n}={out[n]!r}" for n in sorted(c.names))
+                raise ConfigError(source, "constraints", f"violates {c.expression!r} ({values})")
         return out
 
     def from_unit(self, u: np.ndarray) -> dict[str, Value]:

@@ -16,7 +16,6 @@ reproducible, resumed or not.
 from __future__ import annotations
 
 import copy
-import difflib
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -29,7 +28,7 @@ import pandas as pd
 
 from boanon.acquisition.propose import STRATEGIES, Proposal, propose
 from boanon.errors import LogParseError, StoreError
-from boanon.failures import ObjectiveNotLogged
+from boanon.failures import not_logged_error
 from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
@@ -42,10 +41,16 @@ from boanon.store import MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value, with_objectives
 
+DESIGN_SHARE = 3
+"""At most one evaluation in this many of a known budget goes to the initial design."""
 
-def default_n_init(space: Space) -> int:
-    """A few space-filling trials, more for larger spaces, always including the default."""
-    return int(min(10, max(5, len(space) // 2)))
+
+def default_n_init(space: Space, budget: int | None = None) -> int:
+    """A few space-filling trials, more for larger spaces, always including the default; with a
+    known ``budget``, at most a :data:`DESIGN_SHARE` of it (and at least two): a design of 7 in a
+    budget of 10 left the model three proposals."""
+    n = int(min(10, max(5, len(space) // 2)))
+    return n if budget is None else min(n, max(2, int(budget) // DESIGN_SHARE))
 
 
 @dataclass
@@ -80,7 +85,9 @@ class Tuner:
     ``warm_start`` holds one related task's trials or several (:func:`boanon.multitask.load_related`):
     each is modelled as a task of its own, and the first graph among them is the starting
     structure. ``related_outputs`` name logged quantities to model jointly with the objectives
-    (the ``multitask`` strategy; a related task may have measured only these).
+    (the ``multitask`` strategy; a related task may have measured only these). ``budget`` (the
+    evaluations the run will have, when known) sizes the default initial design
+    (:func:`default_n_init`); a resumed run keeps the design its store recorded.
     """
 
     def __init__(self, space: Space, objectives: Sequence[Objective | Mapping[str, Any] | str],
@@ -91,7 +98,7 @@ class Tuner:
                  propose_options: Mapping[str, Any] | None = None,
                  output_constraints: Sequence[OutputConstraint] = (),
                  warm_start: RelatedTask | Sequence[RelatedTask] | None = None,
-                 related_outputs: Sequence[str] = ()):
+                 related_outputs: Sequence[str] = (), budget: int | None = None):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
         if relearn_every < 1:
@@ -109,15 +116,18 @@ class Tuner:
         names = [o.name for o in self.objectives]
         self.related: tuple[RelatedTask, ...] = tuple(
             align_to_space(t, space, names, self._constrained(), self.related_outputs) for t in related)
-        if n_init is None:  # a warm start already knows the landscape: the default and two more
-            n_init = default_n_init(space) if not related else min(3, default_n_init(space))
+        self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
+        recorded = self.store.study()
+        if n_init is None and recorded is not None and "n_init" in recorded:
+            n_init = recorded["n_init"]  # resumed (perhaps with another budget): the same design
+        elif n_init is None:  # a warm start already knows the landscape: the default and two more
+            n_init = default_n_init(space, budget) if not related else min(3, default_n_init(space, budget))
         self.n_init = int(n_init)
         if self.n_init < 1:
             raise ValueError("n_init must be >= 1")
         self.relearn_every = int(relearn_every)
         self.learn_options = dict(learn_options or {})
         self.propose_options = dict(propose_options or {})
-        self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
         self.store.init_study(self.spec())
         self.fixed_graph = graph is not None
         if graph is not None:
@@ -132,7 +142,7 @@ class Tuner:
             graph.metadata.setdefault("learned_from_trials", len(learned_before.table))
         self.graph: CausalGraph | None = graph
         self._graph_id = self.store.add_graph(graph) if graph is not None else None
-        self._learn_note = ""  # why the structure is not (or no longer) learned
+        self.learn_note = ""  # why the structure is not (or no longer) learned
         self._design = self._initial_design()
         self._running: dict[int, StoredTrial] = {}
         self._queue: deque[_Plan] = deque()  # configurations to run before any proposal
@@ -244,13 +254,11 @@ class Tuner:
         strategy, note = self.strategy, ""
         tasks = TaskColumn(self.related)  # the models see related tasks' trials beside the run's
         table, space = tasks.table(table), tasks.space(self.space)
-        # the structured model is built on the graph; the multitask model takes the objectives'
-        # mediators from it as related outputs when it is told none
-        uses_graph = strategy == "structured" or strategy == "multitask" and not self.related_outputs
+        uses_graph = self.uses_graph
         if uses_graph:
             self._maybe_learn(table)
             if self.graph is None and strategy == "structured":
-                strategy, note = "gp", f"structure not learned ({self._learn_note}); "
+                strategy, note = "gp", f"structure not learned ({self.learn_note}); "
         graph = tasks.graph(self.graph if uses_graph else None)
         pending = tasks.pending([t.config for t in self._running.values()])
         proposal = propose(space, table, self.objectives, graph=graph, strategy=strategy, rng=rng,
@@ -259,29 +267,50 @@ class Tuner:
         proposal.reason = note + proposal.reason
         return _Plan(proposal, self._graph_id if graph is not None else None)
 
+    @property
+    def uses_graph(self) -> bool:
+        """Whether proposals need a graph: the structured model is built on it; the multitask
+        model takes the objectives' mediators from it as related outputs when it is told none."""
+        return self.strategy == "structured" or self.strategy == "multitask" and not self.related_outputs
+
     def _maybe_learn(self, table: pd.DataFrame) -> None:
         """Re-learn the graph every ``relearn_every`` finished trials (not when it is fixed)."""
         if self.fixed_graph:
             return
         n = len(table)
         if n < 2:
-            self._learn_note = f"{n} finished trial(s)"
+            self.learn_note = f"{n} finished trial(s)"
             return
         last = self.learn_attempted_at  # a failed attempt also waits a period to retry
         if last >= 0 and n - last < self.relearn_every:
             return
+        self.learn_graph(table)
+
+    def learn_graph(self, table: pd.DataFrame) -> None:
+        """Learn the graph from ``table`` (the run's finished trials with any related task's) now,
+        whatever the schedule; a failed attempt keeps the last graph and says why in ``learn_note``.
+        Public for callers that rebuild a tuner and replay its schedule (the Optuna sampler)."""
+        n = len(table)
         self.learn_attempted_at = n
         from boanon.learners import LEARN_FAILURES, learn
 
         try:
             result = learn(table, self.knowledge, seed=self.seed, **self.learn_options)
         except LEARN_FAILURES as exc:  # trials that give no graph must not stop the run: keep the last
-            self._learn_note = f"learning from {n} trials failed: {type(exc).__name__}: {exc}"
+            self.learn_note = f"learning from {n} trials failed: {type(exc).__name__}: {exc}"
             return
-        self.graph = result.graph
-        self.graph.metadata["learned_from_trials"] = n
+        self.adopt_graph(result.graph, n)
+
+    def adopt_graph(self, graph: CausalGraph | None, learned_at: int, note: str = "") -> None:
+        """Use ``graph``, learned from the first ``learned_at`` rows of the table, as if this tuner
+        had learned it (``None``: that attempt failed, for ``note``'s reason); the next re-learn
+        is due ``relearn_every`` trials later."""
+        self.learn_attempted_at, self.learn_note = learned_at, note
+        if graph is None:
+            return
+        self.graph = graph
+        self.graph.metadata["learned_from_trials"] = learned_at
         self._graph_id = self.store.add_graph(self.graph)
-        self._learn_note = ""
 
     # --- tell ---------------------------------------------------------------------------------
     def tell(self, trial_id: int,
@@ -365,25 +394,13 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
     missing = [o.name for o in objectives if not np.isfinite(values.get(o.name, np.nan))]
     unlogged = [name for name in missing if name not in values and name not in metrics]
     if unlogged and (values or metrics) and not any(store.counts()[s] for s in MEASURED):
-        store.fail_trial(trial.id, _not_logged(unlogged[0], [*values, *metrics]))
-        raise ObjectiveNotLogged(f"{trial.name}: {store.trial(trial.id).error}; fix the objective's "
-                                 "name (a resume may change it while no trial has been measured)")
-    if missing:
+        store.fail_trial(trial.id, not_logged_error(unlogged[0], [*values, *metrics]))
+    elif missing:
         store.fail_trial(trial.id, f"objective {missing[0]!r} missing from the trial's output "
                          f"(it gave objectives {sorted(values)})")
     else:
         store.finish_trial(trial.id, TrialRecord(trial.name, params, metrics, values), stopped=stopped)
     return store.trial(trial.id)
-
-
-def _not_logged(name: str, logged: Sequence[str], shown: int = 12) -> str:
-    """``objective 'costs' is not among the values the trial logged (cost, m0, ...); did you mean
-    'cost'?``"""
-    names = sorted(logged)
-    listed = ", ".join(names[:shown]) + (f", ... ({len(names) - shown} more)" if len(names) > shown else "")
-    close = difflib.get_close_matches(name, names, n=1)
-    return (f"objective {name!r} is not among the values the trial logged ({listed})"
-            + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
 def _reason(failure: BaseException | str) -> str:

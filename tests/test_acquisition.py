@@ -5,6 +5,7 @@ from scipy.stats import norm
 
 from boanon.acquisition import expected_improvement, maximize, parameter_groups, select_surrogate
 from boanon.acquisition.optimize import SearchSettings
+from boanon.acquisition.selection import clearly_better
 from boanon.graph import CausalGraph, Edge
 from boanon.models import DAGSurrogate, PlainGPSurrogate
 from boanon.objectives import Objective
@@ -224,3 +225,33 @@ def test_the_gradient_ascent_starts_from_the_incumbent_even_though_it_is_not_pro
     best, value, _ = maximize(space, score, np.random.default_rng(4), starts=[incumbent], exclude=[incumbent],
                               settings=settings)
     assert best != incumbent and value > -0.002  # from -0.032 at the incumbent
+
+
+class _UnmarkedGP(PlainGPSurrogate):
+    """The plain GP under another name and not marked as the reference: an alternative that
+    predicts exactly as well as the reference."""
+
+    name = "copy"
+    reference = False
+
+
+def test_an_alternative_no_better_than_the_reference_leaves_the_reference_chosen():
+    system = SyntheticSystem(n_params=4, n_groups=2, seed=0)
+    table = system.sample_table(20, seed=0)
+    objectives = [Objective("cost")]
+    models = [_UnmarkedGP(system.space, objectives).fit(table),
+              PlainGPSurrogate(system.space, objectives).fit(table)]
+    chosen, reason, scores = select_surrogate(models, table, np.random.default_rng(0))
+    # the same folds and draws for both: equal models score equally, and the tie goes to the reference
+    assert scores["copy"]["log_predictive_density"] == scores["gp"]["log_predictive_density"]
+    assert chosen.name == "gp" and "no alternative beats gp by > 0.1" in reason
+    chosen, reason, _ = select_surrogate(models, table.iloc[:4], np.random.default_rng(0))
+    assert chosen.name == "gp" and "too few" in reason  # too few trials: the reference, listed second
+
+
+def test_clearly_better_needs_the_margin():
+    reference = np.zeros(10)
+    assert clearly_better(reference + 0.3, reference)
+    assert not clearly_better(reference + 0.05, reference)  # below the margin
+    assert not clearly_better(np.full(10, np.nan), reference)  # a non-finite prediction never wins
+    assert clearly_better(reference, np.full(10, -np.inf))

@@ -128,6 +128,14 @@ def test_expert_tuners_get_the_problems_knowledge_or_refuse_to_run() -> None:
     warm = make_tuner("boanon-warm", rocksdb.space, rocksdb.objective, seed=0, budget=5,
                       knowledge=rocksdb.knowledge)
     assert [t.label for t in warm._tuner.related] == ["rocksdb-readrandomwriterandom"]
+    for name in ("rocksdb-mixgraph", "rocksdb-readwhilewriting"):  # the RocksDB expert's knowledge
+        problem = make_problem(name)
+        expert = make_tuner("boanon-expert", problem.space, problem.objective, seed=0, budget=5,
+                            knowledge=problem.knowledge)
+        assert "compaction_cpu_micros" in expert._tuner.knowledge.node_models["cpu_micros_per_op"]["formula"]
+        assert ("bloom_bits", "bloom_filter_useful") in expert._tuner.knowledge.required
+    assert make_problem("rocksdb-readwhilewriting").info["runner_options"]["flags"] == \
+        {"read_random_exp_range": 5.0}
     synthetic = make_problem("synthetic")
     with pytest.raises(ValueError, match="needs the problem's annotations"):
         make_tuner("boanon-expert", synthetic.space, synthetic.objective, seed=0, budget=5,

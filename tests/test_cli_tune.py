@@ -201,7 +201,8 @@ def test_misnamed_objective_stops_after_one_trial_and_resumes_once_fixed(tmp_pat
     args = ["tune", str(config), "--budget", "4", "--store", str(store)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 1, result.output
-    assert "t0000: objective 'costs' is not among the values the trial logged (cost, " in result.output
+    assert ("t0000: objective 'costs' missing: it is not among the values the trial logged (cost, "
+            in result.output)
     assert "did you mean 'cost'?" in result.output and "--resume" in result.output, result.output
     with Store(store) as s:
         assert (s.counts()["failed"], s.counts()["done"]) == (1, 0)  # stopped after the first trial

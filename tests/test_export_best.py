@@ -11,12 +11,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from boanon.adapters.rocksdb.option_names import COMPRESSION
 from boanon.adapters.rocksdb.options import newest_options_file, parse_options
 from boanon.best import ExportFormat, format_for, plain_value, register_export_format, render_config
 from boanon.cli import main
 from boanon.space import Bool, Categorical, Float, Int
 from boanon.store import Store
-from boanon.targets.rocksdb_export import COMPRESSION
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_db_bench = pytest.mark.skipif(shutil.which("db_bench") is None, reason="db_bench not installed")

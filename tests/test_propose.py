@@ -141,3 +141,30 @@ def test_a_trust_region_scores_only_changes_of_a_few_parameters_of_the_starts():
     maximize(space, score, np.random.default_rng(0), starts=[start],
              settings=SearchSettings(n_sobol=64, local_rounds=0))
     assert max(sum(c[n] != start[n] for n in space.names) for c in seen) == 12  # a global design
+
+
+def test_when_the_plain_gp_is_chosen_the_structured_strategy_proposes_what_the_gp_strategy_does(system):
+    """The graph's model competing must not change the proposal when it loses: its draws (folds,
+    safety net) come from a generator of their own, not the acquisition's."""
+    from boanon.graph import CausalGraph, Edge
+
+    table = system.sample_table(12, seed=4)
+    first = system.space.names[0]
+    poor = CausalGraph(roles={first: "param", "cost": "objective"}, edges=[Edge(first, "cost")])
+    structured = propose(system.space, table, COST, graph=poor, rng=np.random.default_rng(5))
+    gp = propose(system.space, table, COST, strategy="gp", rng=np.random.default_rng(5))
+    assert structured.surrogate == "gp", structured.reason
+    assert structured.config == gp.config
+
+
+def test_a_fully_run_discrete_space_gets_a_repeat_not_an_error():
+    # every configuration of a 2 x 3 space has been run: the run goes on with a repeat of the
+    # most promising one (before, maximize raised "no feasible configuration left to propose")
+    from boanon.space import Categorical, Int
+
+    space = Space([Categorical("c", ("a", "b")), Int("k", 0, 2)])
+    rows = [{"trial": f"t{i}", "param:c": c, "param:k": k, "objective:cost": float(k + (c == "b"))}
+            for i, (c, k) in enumerate((c, k) for c in "ab" for k in range(3))]
+    p = propose(space, pd.DataFrame(rows), ["cost"], strategy="gp", rng=np.random.default_rng(0))
+    assert p.info["acquisition"]["repeat"] is True
+    assert space.validate(p.config) == p.config

@@ -118,10 +118,11 @@ def test_trial_names_params_as_config_and_drops_restatements() -> None:
     assert len(p) > 100
 
 
-def test_without_config_the_logs_still_give_the_options(trial: Path) -> None:
+def test_without_config_the_logs_give_the_options_under_the_flags_names(trial: Path) -> None:
     (trial / "config.json").unlink()
     p = RocksDBAdapter().parse_trial(trial).params
-    assert p["compression"] == "kSnappyCompression" and p["block_cache_capacity"] == 1 << 20
+    assert p["compression_type"] == "snappy" and p["cache_size"] == 1 << 20 and p["bloom_bits"] == 10
+    assert not {"compression", "block_cache_capacity", "filter_policy"} & set(p)
 
 
 def test_ingest_fixtures_knobs_move_their_metrics() -> None:

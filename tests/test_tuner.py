@@ -17,7 +17,7 @@ from boanon.runners import make_runner
 from boanon.space import Float, Int, Space
 from boanon.store import INTERRUPTED, Store
 from boanon.synthetic import SyntheticSystem
-from boanon.tuner import Tuner
+from boanon.tuner import Tuner, default_n_init
 
 SYSTEM = SyntheticSystem(n_params=6, n_groups=2, seed=2)
 
@@ -361,3 +361,15 @@ def test_opening_a_store_leaves_running_trials_alone_until_an_explicit_resume(tm
     assert other.store.trial(running.id).interrupted and other.n_trials() == 0
     again = other.ask()
     assert other.store.trial(again.id).retry_of == running.id and again.config == running.config
+
+
+def test_the_initial_design_is_sized_by_the_budget_and_kept_on_resume(tmp_path):
+    space = SyntheticSystem(n_params=14, n_groups=2).space  # 7 trials without a budget
+    assert default_n_init(space) == 7
+    assert default_n_init(space, budget=10) == 3 and default_n_init(space, budget=4) == 2
+    assert default_n_init(space, budget=50) == 7  # a large budget: the dimension decides
+    first = Tuner(space, ["cost"], store=tmp_path / "run.db", budget=10)
+    assert first.n_init == 3
+    first.store.close()
+    resumed = Tuner(space, ["cost"], store=tmp_path / "run.db", budget=40)  # another budget
+    assert resumed.n_init == 3

@@ -123,6 +123,10 @@ def _ascend(pool: _Pool, start: dict[str, Any], steps: int, max_step: float, h: 
         u, here = moves[best], values[best]
 
 
+class SpaceExhausted(ValueError):
+    """Every candidate configuration was excluded (already run or running)."""
+
+
 def maximize(space: Space, score: Score, rng: np.random.Generator, starts: Sequence[dict[str, Any]] = (),
              groups: Sequence[Sequence[str]] = (), exclude: Sequence[dict[str, Any]] = (),
              settings: SearchSettings | None = None) -> tuple[dict[str, Any], float, dict[str, Any]]:
@@ -158,7 +162,7 @@ def maximize(space: Space, score: Score, rng: np.random.Generator, starts: Seque
                     pool.add([{**current, **{n: f[n] for n in grp}} for f in fresh])
                 pool.add(space.neighbours(pool.best(1)[0], s.n_local // 2, rng, scale=0.05, names=grp))
     if not pool.values:
-        raise ValueError("no feasible configuration left to propose: every candidate was excluded")
+        raise SpaceExhausted("no feasible configuration left to propose: every candidate was excluded")
     finalists = pool.best(s.n_final)
     final = np.asarray(score(finalists, s.final_samples), dtype=float)
     i = first_best(final)

@@ -20,7 +20,7 @@ import pandas as pd
 
 from boanon.acquisition.build import Acquisition, build_acquisition
 from boanon.acquisition.decompose import parameter_groups
-from boanon.acquisition.optimize import SearchSettings, config_key, maximize
+from boanon.acquisition.optimize import SearchSettings, SpaceExhausted, config_key, maximize
 from boanon.acquisition.proposers import STRATEGIES, proposer
 from boanon.acquisition.selection import select_surrogate
 from boanon.graph import CausalGraph
@@ -90,9 +90,14 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
             else "none of the run's own trials has all objectives yet (only a related task's): no bar to beat"
         return Proposal(_random_unseen(space, seen, rng), "random", why, {"n_trials": n})
 
-    candidates, note = chooser.candidates(space, table, objectives, graph, [c.name for c in constraints], rng,
-                                          related_outputs)
-    chosen, model, reason, scores, t_fit = choose_model(candidates, table, rng, pending, n_folds)
+    # the models' own draws (fold splits, safety-net folds) come from a generator of their own, so
+    # the acquisition's stream does not depend on which candidates competed: when the plain GP is
+    # chosen, the structured strategy proposes exactly what the gp strategy proposes
+    model_rng = np.random.default_rng(int(rng.integers(2**63)))
+    candidates, note = chooser.candidates(space, table, objectives, graph, [c.name for c in constraints],
+                                          model_rng, related_outputs)
+    chosen, model, reason, scores, t_fit = choose_model(candidates, table, model_rng, pending, n_folds,
+                                                        fantasy_rng=rng)
     t_cv = time.perf_counter()
     score, acq_info = build_acquisition(model, own, objectives, constraints, rng, ref_point, scalarization)
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
@@ -117,10 +122,12 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
 
 
 def choose_model(candidates: Sequence[Surrogate], table: pd.DataFrame, rng: np.random.Generator,
-                 pending: Sequence[Mapping[str, Any]] = (), n_folds: int = 5
+                 pending: Sequence[Mapping[str, Any]] = (), n_folds: int = 5,
+                 fantasy_rng: np.random.Generator | None = None
                  ) -> tuple[Surrogate, Surrogate, str, dict[str, Any], float]:
     """Fit the ``candidates`` (a proposer's, :mod:`boanon.acquisition.proposers`) and keep the
-    best by cross-validation.
+    best by cross-validation (drawing from ``rng``; the pending configurations' fantasies from
+    ``fantasy_rng``, default ``rng``).
 
     Returns the chosen surrogate, the model to score with (the chosen one believing the
     ``pending`` configurations gave their predicted mean), why it was chosen, the
@@ -129,7 +136,7 @@ def choose_model(candidates: Sequence[Surrogate], table: pd.DataFrame, rng: np.r
         s.fit(table)
     t_fit = time.perf_counter()
     chosen, reason, scores = select_surrogate(candidates, table, rng, n_folds)
-    model = chosen.fantasize([dict(c) for c in pending], rng)
+    model = chosen.fantasize([dict(c) for c in pending], rng if fantasy_rng is None else fantasy_rng)
     return chosen, model, reason, scores, t_fit
 
 
@@ -140,12 +147,25 @@ def maximize_acquisition(space: Space, score: Acquisition, table: pd.DataFrame, 
     """The configuration not in ``seen`` that maximises ``score``, its value and how it was found.
 
     The search starts from the best trials in ``table``; while the run is ``early`` (and
-    ``settings`` set no trust region) it stays in a trust region around them."""
+    ``settings`` set no trust region) it stays in a trust region around them. When every
+    configuration there has been run, it searches the whole space, and when the whole (small,
+    discrete) space has been run, it repeats the best-scoring configuration (a repeat measures
+    the noise), rather than stopping the run."""
     if early and settings.trust_region is None:
         settings = replace(settings, trust_region=TRUST_REGION)
-    config, value, search = maximize(space, score, rng, starts=_best_observed(table, objectives, space),
-                                     groups=groups, exclude=seen, settings=settings)
-    search["trust_region"] = settings.trust_region
+    starts = _best_observed(table, objectives, space)
+    whole = replace(settings, trust_region=None)
+    attempts = [(settings, seen), (whole, seen), (whole, [])]
+    for i, (tried, exclude) in enumerate(attempts):
+        try:
+            config, value, search = maximize(space, score, rng, starts=starts, groups=groups, exclude=exclude,
+                                             settings=tried)
+            break
+        except SpaceExhausted:
+            if i == len(attempts) - 1:
+                raise
+    search["trust_region"] = tried.trust_region
+    search["repeat"] = not exclude and bool(seen)
     return config, value, search
 
 

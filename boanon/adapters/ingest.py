@@ -54,16 +54,37 @@ def trial_dirs(logdir: Path) -> list[Path]:
 
 
 def detect_adapter(dirs: list[Path]) -> Adapter:
-    """The registered adapter that recognises the most trial directories (sampled)."""
+    """The registered adapter that recognises the most trial directories (sampled). When none
+    does, the error says where trials are if the directory was one level too high."""
+    chosen = _vote(dirs)
+    if chosen is None:
+        below = trials_below(dirs)
+        hint = (f"found trial directories under {', '.join(map(str, below))}: run `boanon ingest "
+                f"{below[0]}`" if below else f"name one with --adapter ({', '.join(available_adapters())})")
+        raise LogParseError(dirs[0].parent, f"no adapter recognises these trials; {hint}")
+    return chosen
+
+
+def _vote(dirs: list[Path]) -> Adapter | None:
     sample = dirs[:: max(1, len(dirs) // 10)][:10]
     votes: Counter[str] = Counter()
     for name in available_adapters():
         adapter = get_adapter(name)
         votes[name] = sum(adapter.detect(d) for d in sample)
     if not votes or votes.most_common(1)[0][1] == 0:
-        raise LogParseError(dirs[0].parent, "no adapter recognises these trials; "
-                            f"name one with --adapter ({', '.join(available_adapters())})")
+        return None
     return get_adapter(votes.most_common(1)[0][0])
+
+
+def trials_below(dirs: list[Path]) -> list[Path]:
+    """Those of ``dirs`` whose own sub-directories an adapter recognises as trials (a dataset
+    directory named instead of the dataset)."""
+    found = []
+    for d in dirs:
+        subdirs = sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+        if subdirs and _vote(subdirs) is not None:
+            found.append(d)
+    return found
 
 
 def parse_trial_dir(adapter: Adapter, trial_dir: Path) -> TrialRecord:

@@ -8,6 +8,7 @@ from boanon.cli.dashboard import dashboard_command
 from boanon.cli.explain import explain_command
 from boanon.cli.export import export_command
 from boanon.cli.generate import generate_command
+from boanon.cli.import_study import import_command
 from boanon.cli.ingest import ingest_command
 from boanon.cli.learn import learn_command
 from boanon.cli.plan import plan_command
@@ -29,6 +30,7 @@ main.add_command(plan_command)
 main.add_command(tune_command)
 main.add_command(status_command)
 main.add_command(export_command)
+main.add_command(import_command)
 main.add_command(dashboard_command)
 main.add_command(plot_command)
 main.add_command(explain_command)

@@ -23,7 +23,9 @@ def ingest_command(logdir: str, adapter: str | None, output: str | None, skip_ba
     try:
         result = ingest(logdir, adapter=adapter, skip_bad=skip_bad)
     except LogParseError as exc:
-        several = Path(logdir).is_dir() and not skip_bad  # a single table file has no other trials
+        # a single table file has no other trials; nor helps skipping when the directory as a
+        # whole is the problem (no trials, none recognised)
+        several = Path(logdir).is_dir() and not skip_bad and exc.path != Path(logdir)
         hint = "\n(use --skip-bad to ingest the other trials)" if several else ""
         raise click.ClickException(f"{exc}{hint}") from exc
     except ValueError as exc:  # the table as a whole is malformed (a trial id twice, a wrong adapter)

@@ -21,7 +21,7 @@ from boanon.early_stopping import parse_stopper
 from boanon.errors import ConfigError, StoreError
 from boanon.failures import FailureStreak, TooManyFailures
 from boanon.multiobjective import OutputConstraint, format_front
-from boanon.multitask import load_related
+from boanon.multitask import RelatedTask, load_related
 from boanon.objectives import Objective
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import load_plan, run_plan
@@ -112,7 +112,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                       relearn_every=config.relearn_every, store=store,
                       output_constraints=config.outputs, warm_start=related,
                       related_outputs=config.related_outputs,
-                      propose_options=config.propose_options())
+                      propose_options=config.propose_options(), budget=budget)
         left_running = tuner.resume() if resume else []  # a fresh store has nothing to take over
     except (ConfigError, ValueError) as exc:
         if store is not None:
@@ -131,6 +131,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         click.echo(f"warm start: {len(related.table)} trials of {related.label!r} from {related.source}"
                    + (f" ({len(related.dropped)} outside this space left out)" if related.dropped else "")
                    + (", its graph as the starting structure" if related is starting else ""))
+        echo_alignment(related)
     click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
                f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
     for trial in left_running:
@@ -168,8 +169,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         except TooManyFailures as exc:
             progress.close()
             raise click.ClickException(
-                f"run stopped: {exc}\nfix the cause (the runner's options, the system), then continue "
-                f"with\n  {resume_command(store_file)}") from None
+                f"run stopped: {exc}\nfix the cause (the runner's options, the system, the YAML), then "
+                f"continue with\n  {resume_command(store_file)}") from None
         except StoreError as exc:  # a full disk: what is stored is intact
             progress.close()
             raise click.ClickException(f"run stopped: {exc}\nevery finished trial is kept; once the "
@@ -281,6 +282,16 @@ def _check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None
     if not resume and trials.is_dir() and any(trials.iterdir()):
         raise click.ClickException(f"{trials}: holds trials of another run; remove it or pass "
                                    "another --trials-dir")
+
+
+def echo_alignment(related: RelatedTask) -> None:
+    """Why each related trial was left out, and (once per task, as a warning on stderr) the
+    parameters its trials varied that the space cannot use."""
+    for reason in related.dropped:
+        click.echo(f"  left out: {reason}")
+    if related.unmapped:
+        click.echo(f"warning: {related.source}: parameters its trials varied that are not in the "
+                   f"search space (not used as causes): {', '.join(related.unmapped)}", err=True)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -23,6 +23,7 @@ from boanon.learners.base import LEARNERS, PartialGraph, get_learner, register_l
 from boanon.learners.bootstrap import edge_stability
 from boanon.learners.interventions import reselect_parameter_parents
 from boanon.learners.postprocess import finalize, orient
+from boanon.learners.predictive import predictive_parents
 from boanon.learners.preprocess import Prepared
 from boanon.learners.preprocess import preprocess as _preprocess
 from boanon.learners.relations import find_relations
@@ -55,7 +56,7 @@ def available_learners() -> list[str]:
 def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str = DEFAULT_LEARNER, *,
           max_parents: int | None = DEFAULT_MAX_PARENTS, max_metrics: int | None = None, bootstrap: int = 0,
           seed: int = 0, alpha: float = DEFAULT_ALPHA, prune: bool = True, relations: bool = True,
-          interventions: bool = False, **options: Any) -> LearnResult:
+          interventions: bool = False, predictive: bool = False, **options: Any) -> LearnResult:
     """Learn a DAG from ``table`` (the tidy trial table) under ``knowledge``.
 
     ``max_parents`` caps each node's parents (strongest kept), ``max_metrics`` keeps only the
@@ -64,7 +65,10 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     metrics that have no directed path to an objective, ``relations=False`` skips the search for
     deterministic relations, ``interventions=True`` re-selects every node's parameter parents by
     regression on the parameters (:mod:`.interventions`: better recall on a run's own trials,
-    no better tuning measured yet, so not the default); other
+    no better tuning measured yet, so not the default), ``predictive=True`` first finds the
+    objectives' metric parents (and theirs) by held-out GP prediction
+    (:mod:`.predictive`: relations that leave no correlation, as in function networks; tens of
+    GP fits per node, so not the default); other
     ``options`` go to the learner (e.g. ``max_depth`` for ``tiered-pc``).
     """
     start = perf_counter()
@@ -76,6 +80,10 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
                            allows=lambda source, target: knowledge.allows(source, target, roles)) \
         if relations else []
     knowledge = knowledge.with_node_models({r.target: r.node_model() for r in found})
+    if predictive:
+        knowledge = knowledge.with_required(predictive_parents(
+            table, skip=knowledge.node_models,
+            allows=lambda source, target: knowledge.allows(source, target, roles)))
     t_rel = perf_counter()
     linear = {r.target: f"a linear function of {', '.join(r.inputs)}" for r in found if r.is_linear()}
     prepared = _preprocess(table, max_metrics=max_metrics, protected=knowledge.mentioned(), set_aside=linear)

@@ -27,6 +27,9 @@ class Surrogate(ABC):
     """``fit(table)`` then ``sample(configs, n_samples, rng)``."""
 
     name: str = ""
+    reference: bool = False
+    """The model an alternative must clearly beat held out to be used (the plain GP):
+    :func:`boanon.acquisition.selection.select_surrogate`."""
     table_: pd.DataFrame  # the trials of the last fit (or refit)
 
     def __init__(self, space: Space, objectives: Sequence[Objective], outputs: Sequence[str] = ()):
@@ -105,13 +108,21 @@ def heldout_scores(y: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> dict[str, f
     standardised values (summed over outputs), mean Spearman rank correlation, standardised RMSE."""
     y, mu, sd = (np.asarray(a, dtype=float).reshape(len(y), -1) for a in (y, mu, sd))
     scale = np.where(y.std(axis=0) > 0, y.std(axis=0), 1.0)
-    z_sd = np.maximum(sd / scale, 1e-3)  # a floor keeps one overconfident miss finite, not decisive
-    lpd = -0.5 * ((y - mu) / scale / z_sd) ** 2 - np.log(z_sd) - 0.5 * np.log(2 * np.pi)
+    lpd = pointwise_log_density(y, mu, sd)
     rank = [float(spearmanr(mu[:, j], y[:, j]).statistic) if np.ptp(mu[:, j]) > 0 else 0.0
             for j in range(y.shape[1])]
-    return {"log_predictive_density": float(lpd.sum(axis=1).mean()),
+    return {"log_predictive_density": float(lpd.mean()),
             "rank_correlation": float(np.nanmean(rank)),
             "rmse_standardised": float(np.sqrt(np.mean(((y - mu) / scale) ** 2)))}
+
+
+def pointwise_log_density(y: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """Per row (trial), the log density of its held-out values (arrays (n, outputs)), each output
+    standardised by the spread of its observed values and the densities summed over outputs."""
+    y, mu, sd = (np.asarray(a, dtype=float).reshape(len(y), -1) for a in (y, mu, sd))
+    scale = np.where(y.std(axis=0) > 0, y.std(axis=0), 1.0)
+    z_sd = np.maximum(sd / scale, 1e-3)  # a floor keeps one overconfident miss finite, not decisive
+    return (-0.5 * ((y - mu) / scale / z_sd) ** 2 - np.log(z_sd) - 0.5 * np.log(2 * np.pi)).sum(axis=1)
 
 
 def param_configs(space: Space, table: pd.DataFrame, check: bool = True) -> list[dict[str, Any]]:

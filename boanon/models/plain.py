@@ -29,6 +29,7 @@ class PlainGPSurrogate(Surrogate):
     """
 
     name = "gp"
+    reference = True
 
     @single_blas_thread
     def fit(self, table: pd.DataFrame) -> PlainGPSurrogate:

@@ -22,7 +22,7 @@ from boanon.graph import CausalGraph
 from boanon.multiobjective.summary import PARETO
 from boanon.multitask.tasks import TARGET, TASK, combine_tasks, with_task, with_task_node
 from boanon.space import Space
-from boanon.table import TRIAL, column, read_table, with_objectives
+from boanon.table import TRIAL, column, names_of, read_table, with_objectives
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GRAPH_FILE = "graph.json"
@@ -37,6 +37,9 @@ class RelatedTask:
     table: pd.DataFrame
     graph: CausalGraph | None = None
     dropped: list[str] = field(default_factory=list)  # trials left out, with why
+    unmapped: list[str] = field(default_factory=list)
+    """Parameters the trials logged and varied that the search space does not have: what they
+    did is not seen as a cause (an option under a name no adapter maps to the space's)."""
 
 
 def _is_sqlite(path: Path) -> bool:
@@ -89,9 +92,11 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
                    keep: Sequence[str] = (), related_outputs: Sequence[str] = ()) -> RelatedTask:
     """Keep the related trials the new search space can describe.
 
-    Parameters the space does not have are dropped; a parameter the related run did not vary is
-    taken at the space's default (the related run presumably ran with it); a trial whose value
-    falls outside the space (or breaks its constraints) is left out and listed in ``dropped``.
+    Parameters the space does not have are dropped (those the trials varied are listed in
+    ``unmapped``: an option logged under a name the space does not use); a parameter the
+    related run did not vary is taken at the space's default (the related run presumably ran
+    with it); a trial whose value falls outside the space (or breaks its constraints) is left
+    out and listed in ``dropped``.
     A task that shares no parameter with the space, or measured none of ``objectives`` nor of
     the ``related_outputs`` modelled jointly with them, is refused: its trials would all sit at
     the default or teach the models nothing. With
@@ -125,7 +130,9 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     params = pd.DataFrame([c for _, c in keep], index=[i for i, _ in keep]).add_prefix("param:")
     aligned = pd.concat([table.loc[params.index, [TRIAL]], params, table.loc[params.index, rest]],
                         axis=1).reset_index(drop=True)
-    return RelatedTask(task.label, task.source, aligned, graph, dropped)
+    unmapped = [name for name in names_of(table, "param")
+                if name not in space.params and table[column("param", name)].nunique() > 1]
+    return RelatedTask(task.label, task.source, aligned, graph, dropped, unmapped)
 
 
 def _missing(value: object) -> bool:

@@ -68,6 +68,7 @@ WORKLOADS: dict[str, tuple[str, dict[str, Value]]] = {
     "readrandom": ("fillrandom,readrandom", {}),
     "readrandomwriterandom": ("fillrandom,readrandomwriterandom", {}),
     "mixgraph": ("fillrandom,mixgraph", MIXGRAPH_FAST20),
+    "readwhilewriting": ("fillrandom,readwhilewriting", {}),
 }
 """Workload name -> (db_bench ``--benchmarks``, extra flags). Each loads the DB first."""
 

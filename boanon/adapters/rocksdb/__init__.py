@@ -22,6 +22,9 @@ it with the repeats) adds ``reference_<objective>`` metrics and noise-normalised
 by the reference run made next to it, with ``<objective>_rel_cv``.
 The runner's ``rusage.json`` (the db_bench process's CPU time, :mod:`.rusage`) adds the
 ``cpu_micros_per_op`` objective.
+Options are named as db_bench's flags (a search space's names) through the one name map,
+:mod:`.option_names` (``compression=kZSTD`` -> ``compression_type=zstd``), so a user's runs
+without ``config.json`` read as the runner's do.
 A run the runner stopped early (``stopped.json`` names the
 benchmark it cut) takes that benchmark's objectives from db_bench's ``report.csv`` (see
 :mod:`.report`).
@@ -37,9 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boanon.adapters.base import Adapter, register_adapter
-from boanon.adapters.files import CONFIG_FILE, find_file, head, read_config, read_text, require_file
+from boanon.adapters.files import CONFIG_FILE, find_file, head, read_text, require_file
 from boanon.adapters.rocksdb.log import parse_log
 from boanon.adapters.rocksdb.objectives import OBJECTIVES_FILES, user_objectives
+from boanon.adapters.rocksdb.option_names import flag_params
 from boanon.adapters.rocksdb.options import options_in_force, parse_options
 from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report, report_objectives
 from boanon.adapters.rocksdb.rusage import RUSAGE_FILE, cpu_objectives
@@ -56,15 +60,6 @@ _DB_BENCH_STDOUT = re.compile(r"^(Initializing RocksDB Options from|RocksDB:\s+v
 STOPPED_FILE = "stopped.json"
 """Written by the runner in a run it stopped early: ``{"benchmark": <the one cut short>, ...}``."""
 
-CONFIG_ALIASES: dict[str, tuple[str, ...]] = {
-    "compression_type": ("compression",),
-    "bloom_bits": ("filter_policy",),
-    "cache_size": ("block_cache_capacity",),
-}
-"""db_bench flag (as a runner's ``config.json`` names it) -> the names under which the OPTIONS
-file or LOG restate it; those are dropped when ``config.json`` has the flag."""
-
-
 @register_adapter
 class RocksDBAdapter(Adapter):
     name = "rocksdb"
@@ -76,9 +71,6 @@ class RocksDBAdapter(Adapter):
     def parse_trial(self, trial_dir: Path) -> TrialRecord:
         runs = repeated_runs(trial_dir)
         params = runs[0].params
-        for flag in read_config(trial_dir):
-            for alias in CONFIG_ALIASES.get(flag, ()):
-                params.pop(alias, None)
         metrics, objectives = combine_runs([(r.metrics, r.objectives) for r in runs])
         reference = trial_dir / REFERENCE_DIR
         if reference.is_dir():
@@ -139,7 +131,7 @@ def parse_run(run_dir: Path) -> Run:
         cpu_metrics, cpu = cpu_objectives(run_dir / RUSAGE_FILE, operations)
         metrics.update(cpu_metrics)
         stdout.objectives.update(cpu)
-    return Run({**params, **log.params}, metrics, stdout.objectives)
+    return Run(flag_params({**params, **log.params}), metrics, stdout.objectives)
 
 
 def _ran_db_bench(run_dir: Path) -> bool:
@@ -168,7 +160,7 @@ def _application_run(run_dir: Path, params: dict[str, Value]) -> Run:
         raise LogParseError(run_dir / LOG_FILE, "no db_bench stdout, no objectives.json/.csv, and no "
                             "statistics dump in the LOG: nothing to tune towards (turn statistics on, "
                             "or measure the objectives)")
-    return Run({**params, **log.params}, log.metrics, objectives or {})
+    return Run(flag_params({**params, **log.params}), log.metrics, objectives or {})
 
 
 def _stopped_benchmark(path: Path) -> str:

@@ -1,0 +1,202 @@
+"""Metric parents found by prediction: which logged quantity makes a node predictable.
+
+Independence tests look for (partial) correlation. A function network composes nodes in ways
+that leave none: ``child = parent * g(x)`` with ``g`` changing sign has no correlation with its
+parent at all, yet given the parent and ``x`` the child is a smooth 2-D function where over the
+parameters alone it is a 6-D product of oscillations. So, before the tests, each objective (and
+then each metric parent found, down the chain) asks the question the surrogate will: does a GP
+over all parameters predict the node better held out when it also sees a metric? Candidates are
+kept only where the gain clears :data:`MARGIN` per trial and one standard error of the per-trial
+gains, over the parameters alone and over the metric's own shuffled copy (leave-one-out with the
+hyperparameters of the fit on all trials, the closed form of GP leave-one-out, flatters any
+extra input), so noise among a dozen correlated trials does not add edges. Accepted
+metric -> node edges are required for the learner, which then finds the rest; the DAG
+surrogate's node safety net gives each node its parameters back where they predict it better.
+
+Values enter as ranks (scaled to [0, 1]): log-scale ranges, counts spanning orders of magnitude
+and bounded parameters look alike to the GP; categoricals and booleans enter one-hot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+from scipy.linalg import cho_factor, cho_solve
+from scipy.stats import rankdata
+
+from boanon.models.gp import GP
+from boanon.models.kernels import matern52
+from boanon.table import columns_of, split_column
+
+MIN_ROWS = 10
+"""Fewer complete trials: no search (the gains of a handful of trials are noise)."""
+MARGIN = 0.1
+"""Held-out log density per trial (standardised ranks) an input set must add to be kept."""
+MAX_METRICS = 2
+"""Metric parents found per node."""
+MAX_PARAMS = 3
+"""Parameters chosen per node beside its metric parents."""
+MAX_CANDIDATES = 5
+"""Metrics tried per node: those whose ranks relate most to the node's."""
+
+
+def predictive_parents(table: pd.DataFrame, skip: Iterable[str] = (),
+                       allows: Callable[[str, str], bool] | None = None) -> list[tuple[str, str]]:
+    """Edges ``input -> node`` (see the module docstring), from the objectives down.
+
+    Nodes in ``skip`` (a relation's or an expert's function) are not searched;
+    ``allows(source, target)`` filters candidate edges (the expert's forbidden edges and tiers).
+    """
+    names, params = _encoded_params(table)
+    metrics = {split_column(c)[1]: _ranks(table[c]) for c in columns_of(table, "metric")
+               if pd.api.types.is_numeric_dtype(table[c]) and table[c].nunique() > 2}
+    objectives = {split_column(c)[1]: _ranks(table[c]) for c in columns_of(table, "objective")
+                  if pd.api.types.is_numeric_dtype(table[c])}
+    if params.shape[1] == 0:
+        return []
+    skip = set(skip)
+    edges: list[tuple[str, str]] = []
+    below: dict[str, set[str]] = {o: set() for o in objectives}  # node -> the nodes it feeds
+    todo = list(objectives)
+    while todo:
+        node = todo.pop(0)
+        y = objectives.get(node, metrics.get(node))
+        if node in skip or y is None:
+            continue
+        allowed = [m for m in metrics if m != node and m not in below[node]
+                   and (allows is None or allows(m, node))]
+        found_metrics, found_params = _search(params, {m: metrics[m] for m in allowed}, y)
+        edges += [(m, node) for m in found_metrics]
+        edges += [(p, node) for p in dict.fromkeys(names[j] for j in found_params)
+                  if allows is None or allows(p, node)]
+        for m in found_metrics:
+            if m not in below:
+                below[m] = set()
+                todo.append(m)
+            below[m] |= below[node] | {node}
+    return edges
+
+
+def _search(params: np.ndarray, metrics: dict[str, np.ndarray],
+            y: np.ndarray) -> tuple[list[str], list[int]]:
+    """The metrics and parameter columns that predict ``y`` clearly better held out than a GP over
+    all parameters, or nothing: each candidate metric (and none) with the up to
+    :data:`MAX_PARAMS` parameters most relevant beside it, the best of these, then a second
+    metric where one clearly helps."""
+    rows = np.isfinite(y) & np.all(np.isfinite(params), axis=1)
+    for v in metrics.values():
+        rows &= np.isfinite(v)
+    if rows.sum() < MIN_ROWS:
+        return [], []
+    P = params[rows]
+    M = {m: v[rows] for m, v in metrics.items() if np.ptp(v[rows]) > 0}
+    target = y[rows]
+    base = _loo_log_density(P, target)
+
+    def columns(ms: list[str], ps: list[int]) -> np.ndarray:
+        return np.column_stack([M[m] for m in ms] + [P[:, j] for j in ps])
+
+    def best_with(seed: list[str]) -> tuple[list[int], np.ndarray]:
+        """The best nested prefix (up to :data:`MAX_PARAMS`) of the parameters in the order a GP
+        over ``seed`` and all of them finds them relevant (shortest lengthscales first)."""
+        ranked = np.argsort(_loo_log_density(columns(seed, list(range(P.shape[1]))), target,
+                                             with_gp=True)[1].lengthscales[len(seed):], kind="stable")
+        prefixes = [[int(j) for j in ranked[:k]] for k in range(0 if seed else 1, MAX_PARAMS + 1)]
+        scored = [(ps, _loo_log_density(columns(seed, ps), target)) for ps in prefixes]
+        return max(scored, key=lambda t: float(t[1].mean()))
+
+    # parameters alone first: a metric must clearly beat them (and the GP over all parameters)
+    own, own_score = best_with([])
+    floor = own_score if own_score.mean() > base.mean() else base
+    best = None
+    shuffle = np.random.default_rng(0).permutation(len(target))
+    for m in _candidates(M, target):
+        ps, score = best_with([m])
+        # the metric's own shuffled copy beside the same parameters: what an extra input gains
+        # by chance (leave-one-out with hyperparameters fitted on every trial flatters inputs)
+        M["_shuffled"] = M[m][shuffle]
+        null = _loo_log_density(columns(["_shuffled"], ps), target)
+        if _clear(score - floor) and _clear(score - null) and (best is None or score.mean() > best[2].mean()):
+            best = ([m], ps, score)
+    M.pop("_shuffled", None)
+    if best is None:
+        return ([], own) if _clear(own_score - base) else ([], [])
+    ms, ps, score = best
+    if ms and len(ms) < MAX_METRICS:
+        tries = {m: _loo_log_density(columns([*ms, m], ps), target) for m in _candidates(M, target)
+                 if m not in ms}
+        good = {m: t for m, t in tries.items() if _clear(t - score)
+                and _clear(t - _loo_log_density(np.column_stack([columns(ms, ps), M[m][shuffle]]), target))}
+        if good:
+            ms = [*ms, max(good, key=lambda m: (float(good[m].mean()), m))]
+    return ms, ps
+
+
+def _candidates(metrics: dict[str, np.ndarray], target: np.ndarray) -> list[str]:
+    """The :data:`MAX_CANDIDATES` metrics most rank-correlated with the target, its distance from
+    the median, or (their own distance from the median) with that: a product with a
+    sign-changing factor correlates only in magnitude."""
+    spread = np.abs(target - np.median(target))
+
+    def strength(m: str) -> float:
+        v = metrics[m]
+        return float(np.nan_to_num(max(abs(np.corrcoef(v, target)[0, 1]), abs(np.corrcoef(v, spread)[0, 1]),
+                                       abs(np.corrcoef(np.abs(v - np.median(v)), spread)[0, 1])), nan=0.0))
+    return sorted(metrics, key=lambda m: (-strength(m), m))[:MAX_CANDIDATES]
+
+
+def _clear(gain: np.ndarray) -> bool:
+    """A mean gain above :data:`MARGIN` and above one standard error of the per-trial gains."""
+    if not np.all(np.isfinite(gain)):
+        return False
+    mean = float(gain.mean())
+    return mean > MARGIN and mean > float(gain.std(ddof=1) / np.sqrt(len(gain)))
+
+
+def _loo_log_density(X: np.ndarray, y: np.ndarray, with_gp: bool = False):
+    """Per trial, the leave-one-out log density of standardised ``y`` under a GP fitted on all
+    trials (closed form: mean ``y_i - a_i / Q_ii``, variance ``1 / Q_ii``, Q the inverse Gram);
+    with ``with_gp``, also the fitted GP."""
+    z = (y - y.mean()) / (y.std() or 1.0)
+    gp = GP.fit(X, z)
+    hp = gp.hyperparameters
+    K = matern52(X / hp.lengthscales, amplitude=hp.amplitude) + (hp.noise + 1e-8) * np.eye(len(z))
+    Q = cho_solve(cho_factor(K, lower=True), np.eye(len(z)))
+    q = np.maximum(np.diag(Q), 1e-12)
+    var = 1.0 / q
+    lpd = -0.5 * (Q @ z / q) ** 2 / var - 0.5 * np.log(2 * np.pi * var)
+    return (lpd, gp) if with_gp else lpd
+
+
+def _ranks(values: pd.Series) -> np.ndarray:
+    """Values as ranks in [0, 1] (missing ones NaN)."""
+    v = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    out = np.full(len(v), np.nan)
+    seen = np.isfinite(v)
+    if seen.sum() > 1:
+        out[seen] = (rankdata(v[seen]) - 1) / (seen.sum() - 1)
+    return out
+
+
+def _encoded_params(table: pd.DataFrame) -> tuple[list[str], np.ndarray]:
+    """The parameters as GP inputs (numbers and booleans as ranks, categoricals one-hot) and the
+    parameter each column encodes."""
+    names: list[str] = []
+    parts = []
+    for c in columns_of(table, "param"):
+        s = table[c]
+        name = split_column(c)[1]
+        if s.dtype == bool or s.dtype == object and s.dropna().map(type).eq(bool).all():
+            s = s.astype(float)
+        if pd.api.types.is_numeric_dtype(s):
+            if s.nunique() > 1:
+                parts.append(_ranks(s)[:, None])
+                names.append(name)
+        else:
+            levels = sorted(s.dropna().astype(str).unique())
+            if len(levels) > 1:
+                parts.append(np.column_stack([(s.astype(str) == lv).to_numpy(dtype=float) for lv in levels]))
+                names += [name] * len(levels)
+    return names, (np.hstack(parts) if parts else np.empty((len(table), 0)))

@@ -1,0 +1,348 @@
+"""BoAnon inside Optuna: :class:`BoAnonSampler`, and Optuna trials replayed into a BoAnon tuner.
+
+The sampler keeps no state of its own between calls: each relative sample rebuilds a
+:class:`~boanon.tuner.Tuner` (in memory) from the study's trials and asks it, so several worker
+processes sharing an Optuna storage (an RDB URL, a journal file) each propose from the whole
+study, and a trial another worker is running is pending, as a trial in flight is to the Tuner.
+Proposals are the Tuner's own (initial design, proposer, models, graph re-learn schedule);
+only the learned graphs are cached, per process, keyed by the trials they were learned from.
+
+What a trial logged reaches the graph as metrics: the user attribute ``metrics`` (a mapping of
+name -> number) and every user attribute named ``metric:<name>``. Optuna's ``constraints_func``
+values become outputs ``constraint_<i>`` bounded by ``max: 0`` (Optuna's feasibility). The
+study's objectives take its metric names (``study.set_metric_names``), else ``value`` (one
+objective) or ``value_<i>``: name them like an earlier BoAnon run's objectives to start warm
+from its store.
+
+Distributions map to BoAnon parameters one to one: float and int ranges keep their log scale,
+a step is searched as a range and rounded to the grid on the way out, categorical choices are
+searched by their labels (``str`` of each choice; prefixed with the index where two read the
+same), ``[False, True]`` is a boolean and a distribution with a single value is not searched.
+This module imports Optuna; ``import boanon`` does not import it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
+from optuna.samplers import BaseSampler, RandomSampler
+from optuna.samplers._base import _CONSTRAINTS_KEY, _process_constraints_after_trial
+from optuna.search_space import IntersectionSearchSpace
+from optuna.study import Study, StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+from boanon.multiobjective import OutputConstraint
+from boanon.multitask import RelatedTask, TaskColumn
+from boanon.multitask.warmstart import load_related
+from boanon.objectives import Objective
+from boanon.space import Bool, Categorical, Float, Int, Param, Space
+from boanon.tuner import Tuner
+
+METRICS_ATTR = "metrics"
+"""The user attribute holding a trial's logged metrics (``{name: number}``)."""
+METRIC_PREFIX = "metric:"
+"""User attributes named ``metric:<name>`` are logged metrics too."""
+CONSTRAINT_PREFIX = "constraint_"
+"""``constraints_func``'s i-th value is the output ``constraint_<i>`` (feasible at or below 0)."""
+SURROGATE_ATTR, REASON_ATTR = "boanon:surrogate", "boanon:reason"
+"""System attributes of a trial BoAnon proposed: the surrogate that chose it, and why."""
+
+
+# --- distributions <-> parameters ----------------------------------------------------------------
+def labels(distribution: CategoricalDistribution) -> list[str]:
+    """The labels BoAnon searches a categorical's choices by (readable and distinct)."""
+    plain = [str(c) for c in distribution.choices]
+    return plain if len(set(plain)) == len(plain) else [f"{i}:{c}" for i, c in enumerate(plain)]
+
+
+def is_boolean(distribution: BaseDistribution) -> bool:
+    choices = getattr(distribution, "choices", ())
+    return len(choices) == 2 and all(isinstance(c, bool) for c in choices) and set(choices) == {False, True}
+
+
+def param_of(name: str, distribution: BaseDistribution) -> Param | None:
+    """The BoAnon parameter searching ``distribution`` (None for a single value: nothing to search);
+    the inverse of :func:`boanon.optuna_export.distribution`."""
+    if distribution.single():
+        return None
+    if is_boolean(distribution):
+        return Bool(name)
+    if isinstance(distribution, CategoricalDistribution):
+        return Categorical(name, tuple(labels(distribution)))
+    if isinstance(distribution, IntDistribution):
+        return Int(name, distribution.low, distribution.high, distribution.log)
+    if isinstance(distribution, FloatDistribution):
+        return Float(name, distribution.low, distribution.high, distribution.log)
+    raise TypeError(f"parameter {name!r}: unsupported distribution {distribution!r}")
+
+
+def to_boanon(distribution: BaseDistribution, value: Any) -> Any:
+    """An Optuna parameter value as BoAnon's parameter holds it."""
+    if is_boolean(distribution):
+        return bool(value)
+    if isinstance(distribution, CategoricalDistribution):
+        return labels(distribution)[int(distribution.to_internal_repr(value))]
+    return int(value) if isinstance(distribution, IntDistribution) else float(value)
+
+
+def to_optuna(distribution: BaseDistribution, value: Any) -> Any:
+    """A BoAnon value (or None for a single-valued distribution) as Optuna's: on the step's grid,
+    within bounds, a plain Python int, float or choice."""
+    if isinstance(distribution, CategoricalDistribution):
+        if value is None:
+            return distribution.choices[0]
+        if is_boolean(distribution):
+            return bool(value)
+        return distribution.choices[labels(distribution).index(value)]
+    assert isinstance(distribution, (FloatDistribution, IntDistribution))
+    low, high, step = distribution.low, distribution.high, distribution.step
+    v = low if value is None else float(value)
+    if step is not None:
+        v = low + round((v - low) / step) * step
+    v = min(max(v, low), high)
+    return int(round(v)) if isinstance(distribution, IntDistribution) else float(v)
+
+
+def space_of(distributions: Mapping[str, BaseDistribution]) -> Space | None:
+    """The BoAnon space searching ``distributions`` (None when none of them has two values)."""
+    params = [p for p in (param_of(n, d) for n, d in distributions.items()) if p is not None]
+    return Space(params) if params else None
+
+
+# --- a study's trials as BoAnon's ----------------------------------------------------------------
+def objectives_of(study: Study) -> list[Objective]:
+    """The study's objectives, named by its metric names (else ``value`` / ``value_<i>``)."""
+    directions = ["maximize" if d == StudyDirection.MAXIMIZE else "minimize" for d in study.directions]
+    names = study.metric_names or (["value"] if len(directions) == 1 else
+                                   [f"value_{i}" for i in range(len(directions))])
+    return [Objective(n, d) for n, d in zip(names, directions, strict=True)]
+
+
+def logged_metrics(trial: FrozenTrial) -> dict[str, float]:
+    """What the trial logged (:data:`METRICS_ATTR` and :data:`METRIC_PREFIX` user attributes)."""
+    logged = trial.user_attrs.get(METRICS_ATTR, {})
+    if not isinstance(logged, Mapping):
+        raise ValueError(f"trial {trial.number}: user attribute {METRICS_ATTR!r} must map metric "
+                         f"names to numbers, got {type(logged).__name__}")
+    items = [*logged.items(), *((k[len(METRIC_PREFIX):], v) for k, v in trial.user_attrs.items()
+                                if k.startswith(METRIC_PREFIX))]
+    out: dict[str, float] = {}
+    for name, value in items:
+        try:
+            out[str(name)] = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"trial {trial.number}: metric {name!r} must be a number, "
+                             f"got {value!r}") from None
+    return out
+
+
+def constraint_values(trial: FrozenTrial) -> dict[str, float]:
+    """The trial's ``constraints_func`` values as outputs ``constraint_<i>``."""
+    values = trial.system_attrs.get(_CONSTRAINTS_KEY, ())
+    return {f"{CONSTRAINT_PREFIX}{i}": float(v) for i, v in enumerate(values)}
+
+
+def output_constraints(trials: Iterable[FrozenTrial]) -> list[OutputConstraint]:
+    """One ``constraint_<i> <= 0`` per value ``constraints_func`` gave (the most any trial has)."""
+    n = max((len(t.system_attrs.get(_CONSTRAINTS_KEY, ())) for t in trials), default=0)
+    return [OutputConstraint(f"{CONSTRAINT_PREFIX}{i}", max=0.0) for i in range(n)]
+
+
+def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[str, BaseDistribution],
+           reason: Callable[[FrozenTrial], str] = lambda t: f"Optuna trial {t.number}") -> int:
+    """Record ``trials`` in ``tuner`` as it would have recorded them, in order: a complete trial
+    with its values, logged metrics and constraint values, a running one as running (a pending
+    configuration), a failed one as failed and a pruned one as stopped at its last intermediate
+    value (single objective; failed otherwise). Trials that did not set every parameter of
+    ``distributions`` within it, and waiting ones, are left out. Returns how many were recorded."""
+    names = [o.name for o in tuner.objectives]
+    recorded = 0
+    for t in trials:
+        if t.state == TrialState.WAITING or not _within(t, distributions):
+            continue
+        config = {n: to_boanon(d, t.params[n]) for n, d in distributions.items() if not d.single()}
+        tuner.enqueue(config, reason(t))
+        asked = tuner.ask()
+        recorded += 1
+        outputs = {**logged_metrics(t), **constraint_values(t)}
+        if t.state == TrialState.RUNNING:
+            continue
+        if t.state == TrialState.COMPLETE and t.values is not None:
+            tuner.tell(asked.id, {**outputs, **dict(zip(names, map(float, t.values), strict=True))})
+        elif t.state == TrialState.PRUNED and len(names) == 1 and t.intermediate_values:
+            last = t.intermediate_values[max(t.intermediate_values)]
+            tuner.tell(asked.id, {**outputs, names[0]: float(last)}, stopped=True)
+        else:
+            tuner.tell(asked.id, failure=f"Optuna trial {t.number} ended {t.state.name}")
+    return recorded
+
+
+def search_space(study: Study,
+                 intersection: IntersectionSearchSpace | None = None) -> dict[str, BaseDistribution]:
+    """The study's intersection search space in the order the trials suggest its parameters (Optuna
+    sorts it by name): the Tuner's design and encoding follow the space's order, so a study
+    replays the Tuner's run only in its order."""
+    space = (intersection or IntersectionSearchSpace(include_pruned=True)).calculate(study)
+    first = next((t for t in study.get_trials(deepcopy=False) if set(space) <= set(t.distributions)), None)
+    order = list(first.distributions) if first is not None else []
+    position = {n: i for i, n in enumerate(order)}
+    return {n: space[n] for n in sorted(space, key=lambda n: (position.get(n, len(order)), n))}
+
+
+def _within(trial: FrozenTrial, distributions: Mapping[str, BaseDistribution]) -> bool:
+    for name, d in distributions.items():
+        if name not in trial.params or trial.distributions.get(name) != d:
+            return False
+    return True
+
+
+# --- the sampler ---------------------------------------------------------------------------------
+class BoAnonSampler(BaseSampler):
+    """BoAnon's :class:`~boanon.tuner.Tuner` as an Optuna sampler.
+
+    Parameters in every finished trial with the same distribution (Optuna's intersection search
+    space) are sampled together by the Tuner; any other is sampled independently by
+    ``independent_sampler`` (default: Optuna's :class:`~optuna.samplers.RandomSampler`, seeded),
+    except in the study's first trial, which runs each distribution's middle: the default
+    configuration the Tuner starts from. ``n_startup_trials`` is the Tuner's ``n_init`` (its
+    initial design: the default, then scrambled Sobol points); ``seed`` seeds proposals as the
+    Tuner's ``seed`` does (one generator per trial position). ``constraints_func`` is Optuna's
+    (values <= 0 are feasible); ``warm_start`` takes BoAnon stores, dataset directories or CSV
+    tables (or :class:`~boanon.multitask.RelatedTask` objects) as the Tuner's ``warm_start:``.
+    ``strategy``, ``graph``, ``knowledge``, ``relearn_every``, ``learn_options`` and
+    ``propose_options`` go to the Tuner.
+    """
+
+    def __init__(self, *, n_startup_trials: int | None = None, seed: int | None = None,
+                 constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+                 warm_start: str | Path | RelatedTask | Sequence[str | Path | RelatedTask] = (),
+                 strategy: str = "structured", graph: Any = None, knowledge: Any = None,
+                 relearn_every: int = 5, learn_options: Mapping[str, Any] | None = None,
+                 propose_options: Mapping[str, Any] | None = None,
+                 independent_sampler: BaseSampler | None = None):
+        self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % (2**31))
+        self.n_startup_trials = n_startup_trials
+        self.constraints_func = constraints_func
+        sources = [warm_start] if isinstance(warm_start, (str, Path, RelatedTask)) else list(warm_start)
+        self.related = [s if isinstance(s, RelatedTask) else load_related(s) for s in sources]
+        self.tuner_options = {"strategy": strategy, "graph": graph, "knowledge": knowledge,
+                              "relearn_every": relearn_every, "learn_options": learn_options,
+                              "propose_options": propose_options}
+        self.independent_sampler = independent_sampler or RandomSampler(seed=self.seed)
+        self._search_space = IntersectionSearchSpace(include_pruned=True)
+        self._graphs: dict[str, tuple[Any, str]] = {}  # learned graphs by what they were learned from
+        self._lock = threading.Lock()
+
+    def reseed_rng(self) -> None:
+        self.independent_sampler.reseed_rng()
+
+    def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+        return search_space(study, self._search_space)
+
+    def sample_relative(self, study: Study, trial: FrozenTrial,
+                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        if not search_space:
+            return {}
+        config: dict[str, Any] = {}
+        if space_of(search_space) is not None:
+            tuner = self.tuner(study, search_space, exclude=trial.number)
+            proposal = tuner.ask()
+            config = proposal.config
+            study._storage.set_trial_system_attr(trial._trial_id, SURROGATE_ATTR, proposal.surrogate)
+            study._storage.set_trial_system_attr(trial._trial_id, REASON_ATTR, proposal.reason)
+        return {n: to_optuna(d, config.get(n)) for n, d in search_space.items()}
+
+    def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
+        if trial.number == 0:  # the Tuner's first trial: the default configuration
+            return default_value(param_distribution)
+        return self.independent_sampler.sample_independent(study, trial, param_name, param_distribution)
+
+    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        self.independent_sampler.before_trial(study, trial)
+
+    def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState,
+                    values: Sequence[float] | None) -> None:
+        if self.constraints_func is not None:
+            _process_constraints_after_trial(self.constraints_func, study, trial, state)
+        self.independent_sampler.after_trial(study, trial, state, values)
+
+    # --- the tuner, rebuilt ----------------------------------------------------------------------
+    def tuner(self, study: Study, search_space: Mapping[str, BaseDistribution],
+              exclude: int | None = None) -> Tuner:
+        """A Tuner holding the study's trials over ``search_space`` (all but trial ``exclude``),
+        with the graph it would have learned by now: its :meth:`~boanon.tuner.Tuner.ask` is the
+        sampler's proposal."""
+        space = space_of(search_space)
+        if space is None:
+            raise ValueError("the search space has no parameter with two or more values")
+        trials = [t for t in study.get_trials(deepcopy=False) if t.number != exclude]
+        tuner = Tuner(space, objectives_of(study), seed=self.seed, n_init=self.n_startup_trials,
+                      output_constraints=output_constraints(trials) if self.constraints_func else (),
+                      warm_start=self.related, **self.tuner_options)
+        replay(tuner, trials, search_space)
+        if tuner.uses_graph and not tuner.fixed_graph and tuner.n_trials() >= tuner.n_init:
+            self._replay_learning(tuner)
+        return tuner
+
+    def _replay_learning(self, tuner: Tuner) -> None:
+        """Give ``tuner`` the graph a serial Tuner would hold now: learned from the first ``m``
+        finished trials, ``m`` the last point of its schedule (first at ``n_init``, then every
+        ``relearn_every``), counting the related tasks' trials as it does."""
+        own = tuner.table()
+        n_related = sum(len(t.table) for t in tuner.related)
+        n, first = len(own) + n_related, tuner.n_init + n_related
+        if n < 2:
+            return
+        m = n if n < first else first + (n - first) // tuner.relearn_every * tuner.relearn_every
+        table = TaskColumn(tuner.related).table(own.iloc[:m - n_related])
+        key = hashlib.sha1(table.to_csv(index=False).encode()).hexdigest()
+        with self._lock:
+            cached = self._graphs.get(key)
+        if cached is None:
+            tuner.learn_graph(table)
+            learned = tuner.graph if tuner.learn_attempted_at == m and not tuner.learn_note else None
+            with self._lock:
+                self._graphs[key] = (copy.deepcopy(learned), tuner.learn_note)
+        else:
+            graph, note = cached
+            tuner.adopt_graph(copy.deepcopy(graph), m, note)
+
+
+def default_value(distribution: BaseDistribution) -> Any:
+    """The distribution's middle, as BoAnon's default configuration takes it."""
+    param = param_of("x", distribution)
+    return to_optuna(distribution, None if param is None else param.from_unit(0.5))
+
+
+# --- a study into a store ------------------------------------------------------------------------
+def import_study(storage: str, study_name: str | None, store: str | Path, seed: int = 0) -> tuple[Tuner, int]:
+    """Copy the finished trials of Optuna study ``study_name`` (in ``storage``, e.g.
+    ``sqlite:///optuna.db``; None when it holds one study) into a new BoAnon store at ``store``,
+    as :func:`replay` records them, over the study's intersection search space; return the
+    tuner on that store (a ``boanon tune`` run can resume it, a later one start warm from it)
+    and the number of trials copied. The other direction is ``boanon export --optuna``."""
+    import optuna
+
+    if Path(store).exists():
+        raise ValueError(f"{store} exists already; import into a new store")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.load_study(study_name=study_name, storage=storage)
+    trials = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
+    distributions = search_space(study)
+    space = space_of(distributions)
+    if space is None:
+        raise ValueError(f"study {study.study_name!r} has no parameter that every finished trial set "
+                         "with the same distribution and two or more values")
+    tuner = Tuner(space, objectives_of(study), seed=seed, store=store,
+                  output_constraints=output_constraints(trials))
+    n = replay(tuner, trials, distributions,
+               reason=lambda t: f"imported from Optuna study {study.study_name!r}, trial {t.number}")
+    return tuner, n

@@ -1,0 +1,208 @@
+"""BoAnonSampler's own mechanisms: the mapping of distributions, the Tuner it rebuilds from a
+study (same proposals as the Tuner itself), metrics, pending trials, constraints, warm start,
+and ``boanon import`` of a study into a store."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+optuna = pytest.importorskip("optuna")
+
+from click.testing import CliRunner  # noqa: E402
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution  # noqa: E402
+
+from boanon.cli import main  # noqa: E402
+from boanon.optuna import (  # noqa: E402
+    REASON_ATTR,
+    SURROGATE_ATTR,
+    BoAnonSampler,
+    param_of,
+    to_boanon,
+    to_optuna,
+)
+from boanon.optuna_export import distribution  # noqa: E402
+from boanon.space import Bool, Categorical, Float, Int  # noqa: E402
+from boanon.store import Store  # noqa: E402
+from boanon.synthetic import SyntheticSystem  # noqa: E402
+from boanon.tuner import Tuner  # noqa: E402
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+SYSTEM = SyntheticSystem(n_params=4, n_groups=2, seed=0)
+
+
+def _objective(trial: optuna.Trial) -> float:
+    """The synthetic system through Optuna, logging its metrics as the docs say."""
+    config = {n: trial.suggest_float(n, 0.0, 1.0) for n in SYSTEM.space.names}
+    record = SYSTEM.record(f"t{trial.number}", config)
+    trial.set_user_attr("metrics", record.metrics)
+    return record.objectives["cost"]
+
+
+@pytest.mark.parametrize("param", [Float("x", 1e-3, 10.0, log=True), Float("x", -1.0, 2.0),
+                                   Int("x", 1, 64, log=True), Int("x", -3, 3),
+                                   Categorical("x", ("a", "b", "c")), Bool("x")])
+def test_export_s_distributions_map_back_to_the_same_parameters(param):
+    assert param_of("x", distribution(param)) == param
+
+
+def test_steps_round_to_the_grid_and_non_string_choices_come_back_as_themselves():
+    stepped = FloatDistribution(-10.2, 10.2, step=0.1)
+    v = to_optuna(stepped, 3.14159)
+    assert isinstance(v, float) and v == pytest.approx(3.1) and stepped._contains(stepped.to_internal_repr(v))
+    assert to_optuna(IntDistribution(3, 9, step=2), 7.9) == 7
+    mixed = CategoricalDistribution((1, "1", None))
+    assert param_of("c", mixed).choices == ("0:1", "1:1", "2:None")  # str() alike: indexed labels
+    for choice in mixed.choices:
+        assert to_optuna(mixed, to_boanon(mixed, choice)) == choice
+        assert type(to_optuna(mixed, to_boanon(mixed, choice))) is type(choice)
+    assert param_of("s", FloatDistribution(1.0, 1.0)) is None  # a single value: nothing to search
+
+
+def test_importing_boanon_does_not_import_optuna():
+    code = "import sys, boanon, boanon.tuner, boanon.cli; assert 'optuna' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_sampler_proposes_what_the_tuner_proposes():
+    # the same seed and trials, serially: the same configurations (design, proposals, graph schedule)
+    budget, n_init = 9, 4
+    tuner = Tuner(SYSTEM.space, ["cost"], seed=3, n_init=n_init)
+    for _ in range(budget):
+        t = tuner.ask()
+        tuner.tell(t.id, SYSTEM.record(t.name, t.config))
+    study = optuna.create_study(sampler=BoAnonSampler(seed=3, n_startup_trials=n_init))
+    study.set_metric_names(["cost"])
+    study.optimize(_objective, n_trials=budget)
+    ours = [t.config for t in tuner.store.trials()]
+    theirs = [t.params for t in study.trials]
+    np.testing.assert_allclose([[c[n] for n in SYSTEM.space.names] for c in theirs],
+                               [[c[n] for n in SYSTEM.space.names] for c in ours], atol=1e-9)
+    assert [t.system_attrs.get(SURROGATE_ATTR) for t in study.trials] == [None] + \
+        [t.surrogate for t in tuner.store.trials()[1:]]
+    # the same reasons, including why the structure was or was not learned at each step
+    assert [t.system_attrs.get(REASON_ATTR) for t in study.trials[n_init:]] == \
+        [t.reason for t in tuner.store.trials()[n_init:]]
+
+
+def test_metrics_running_trials_and_constraints_reach_the_tuner():
+    sampler = BoAnonSampler(seed=0, n_startup_trials=3, constraints_func=lambda t: [t.params["x0"] - 0.5])
+    study = optuna.create_study(sampler=sampler)
+
+    def objective(trial):
+        value = _objective(trial)
+        trial.set_user_attr("metric:extra", 2.0)
+        return value
+
+    study.optimize(objective, n_trials=4)
+    running = study.ask()
+    for n in SYSTEM.space.names:
+        running.suggest_float(n, 0.0, 1.0)
+    space = {n: FloatDistribution(0.0, 1.0) for n in SYSTEM.space.names}
+    tuner = sampler.tuner(study, space, exclude=None)
+    table = tuner.table()
+    assert {"metric:extra", "metric:g0_load"} <= set(table.columns)
+    assert [c.name for c in tuner.output_constraints] == ["constraint_0"]
+    expected = [t.params["x0"] - 0.5 for t in study.trials[:4]]
+    assert list(table["metric:constraint_0"]) == pytest.approx(expected)
+    pending = tuner.store.trials("running")
+    assert [t.config for t in pending] == [running.params]
+    best = tuner.best()
+    assert best is None or best.config["x0"] <= 0.5  # an infeasible trial is never the best
+
+    bad = study.ask()
+    bad.suggest_float("x0", 0.0, 1.0)
+    bad.set_user_attr("metrics", {"m": "high"})
+    study.tell(bad, 1.0)
+    with pytest.raises(ValueError, match=f"trial {bad.number}: metric 'm' must be a number"):
+        sampler.tuner(study, {"x0": FloatDistribution(0.0, 1.0)})
+
+
+def test_several_objectives_are_proposed_for_jointly():
+    system = SyntheticSystem(n_params=3, n_groups=1, n_objectives=2, seed=1)
+
+    def objective(trial):
+        config = {n: trial.suggest_float(n, 0.0, 1.0) for n in system.space.names}
+        record = system.record(f"t{trial.number}", config)
+        trial.set_user_attr("metrics", record.metrics)
+        return record.objectives["cost"], record.objectives["cost2"]
+
+    sampler = BoAnonSampler(seed=0, n_startup_trials=4)
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler)
+    study.optimize(objective, n_trials=6)
+    assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("structured", "gp")
+    assert "hypervolume" in study.trials[-1].system_attrs[REASON_ATTR].lower() or study.best_trials
+
+
+def test_warm_start_from_a_store_and_import_of_a_study(tmp_path):
+    store = tmp_path / "earlier.db"
+    tuner = Tuner(SYSTEM.space, ["cost"], seed=0, n_init=3, store=store)
+    for _ in range(4):
+        t = tuner.ask()
+        tuner.tell(t.id, SYSTEM.record(t.name, t.config))
+    tuner.store.close()
+    sampler = BoAnonSampler(seed=0, warm_start=store)
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    study = optuna.create_study(sampler=sampler, storage=url, study_name="s")
+    study.set_metric_names(["cost"])
+    study.optimize(_objective, n_trials=4)
+    rebuilt = sampler.tuner(study, {n: FloatDistribution(0.0, 1.0) for n in SYSTEM.space.names})
+    assert len(rebuilt.related) == 1 and len(rebuilt.related[0].table) == 4
+    assert rebuilt.n_init == 3  # a warm start's short design, as the Tuner's
+
+    out = tmp_path / "imported.db"
+    cli = ["import", url, "--study", "s", "-o", str(out)]
+    done = CliRunner().invoke(main, cli)
+    assert done.exit_code == 0, done.output
+    assert "wrote 4 trials (4 done" in done.output
+    with Store(out, read_only=True) as imported:
+        table = imported.to_table()
+        assert len(table) == 4 and "metric:g0_load" in table.columns
+        assert list(table["objective:cost"]) == pytest.approx([t.value for t in study.trials])
+    again = CliRunner().invoke(main, cli)
+    assert again.exit_code != 0 and "exists already" in again.output
+
+
+def test_the_search_space_follows_the_suggestion_order_not_the_names():
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0))
+    study.optimize(lambda t: sum(t.suggest_float(n, 0, 1) for n in ("x2", "x10", "a")), n_trials=1)
+    sampler = study.sampler
+    assert list(sampler.infer_relative_search_space(study, study.trials[0])) == ["x2", "x10", "a"]
+
+
+WORKER = """
+import sys, optuna
+from boanon.optuna import BoAnonSampler
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+sampler = BoAnonSampler(seed=0, n_startup_trials=2)
+study = optuna.load_study(study_name="p", storage=sys.argv[1], sampler=sampler)
+study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2 + t.suggest_int("k", 0, 4), n_trials=2)
+"""
+
+
+def test_workers_in_several_processes_share_a_study_through_its_storage(tmp_path):
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    optuna.create_study(study_name="p", storage=url)
+    workers = [subprocess.Popen([sys.executable, "-c", WORKER, url]) for _ in range(2)]
+    assert [w.wait(timeout=300) for w in workers] == [0, 0]
+    trials = optuna.load_study(study_name="p", storage=url).trials
+    assert len(trials) == 4 and all(t.state.name == "COMPLETE" for t in trials)
+    # each process rebuilt the Tuner from the shared storage: past the design, trials are proposals
+    assert {t.system_attrs.get(SURROGATE_ATTR) for t in trials[3:]} <= {"gp", "structured"}
+
+
+def test_the_complete_example_of_the_docs_runs(tmp_path, monkeypatch, capsys):
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "optuna.md").read_text()
+    example = text.split("## A complete example", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(example, "docs/optuna.md", "exec"), scope)
+    study = scope["study"]
+    assert len(study.trials) == 12 and all(t.state.name == "COMPLETE" for t in study.trials)
+    assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
+    assert "boanon:reason" not in capsys.readouterr().out  # it printed the reason's text, not its key

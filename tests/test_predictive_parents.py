@@ -1,0 +1,44 @@
+"""Metric parents found by held-out prediction (boanon.learners.predictive)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from boanon.learners import learn
+from boanon.learners.predictive import predictive_parents
+
+
+def _product_network(n: int = 30, seed: int = 0) -> pd.DataFrame:
+    """``f = a * cos(2 pi x2)`` with ``a = sin(2 pi (x1 + x3))``: f is uncorrelated with its
+    parent a (the second factor changes sign) but a function of 2 inputs given a where it is one
+    of 3 parameters without; a noise metric ``d`` feeds nothing."""
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, 3))
+    a = np.sin(2 * np.pi * (x[:, 0] + x[:, 2]))
+    f = a * np.cos(2 * np.pi * x[:, 1])
+    return pd.DataFrame({"trial": range(n), "param:x1": x[:, 0], "param:x2": x[:, 1], "param:x3": x[:, 2],
+                         "metric:a": a, "metric:d": rng.normal(size=n), "objective:f": f})
+
+
+def test_a_parent_without_correlation_is_found_by_prediction():
+    table = _product_network()
+    assert abs(np.corrcoef(table["metric:a"], table["objective:f"])[0, 1]) < 0.3
+    edges = predictive_parents(table)
+    assert ("a", "f") in edges and ("x2", "f") in edges
+    assert not any("d" in e for e in edges)
+
+
+def test_too_few_trials_or_a_skipped_node_find_nothing():
+    table = _product_network()
+    assert predictive_parents(table.iloc[:8]) == []
+    assert predictive_parents(table, skip=["f"]) == []
+    assert ("a", "f") not in predictive_parents(table, allows=lambda source, target: source != "a")
+
+
+def test_learn_requires_the_edges_prediction_found():
+    table = _product_network()
+    plain = learn(table, seed=0).graph
+    found = learn(table, seed=0, predictive=True).graph
+    assert ("a", "f") not in {(e.source, e.target) for e in plain.edges}  # the tests miss it
+    assert ("a", "f") in {(e.source, e.target) for e in found.edges}

@@ -1,0 +1,119 @@
+"""A user's own RocksDB runs (stdout, LOG, a bare OPTIONS, no config.json) read under the space's
+names with the values that ran; warm starts that say what they leave out and why."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from boanon.adapters import ingest
+from boanon.adapters.rocksdb.option_names import BY_FLAG, flag_params
+from boanon.cli import main
+from boanon.errors import LogParseError
+from boanon.multitask import align_to_space, load_related
+from boanon.space import Space
+from boanon.targets.rocksdb_export import options_sections
+
+USER_RUNS = Path(__file__).parent / "fixtures" / "rocksdb-user"
+EXAMPLE = Path(__file__).parent.parent / "examples" / "rocksdb.yaml"
+RAN = json.loads((USER_RUNS / "ran.json").read_text())
+needs_db_bench = pytest.mark.skipif(shutil.which("db_bench") is None,
+                                    reason="db_bench not installed (scripts/install-system-deps.sh)")
+
+
+def test_fixture_is_a_users_runs() -> None:
+    for name in RAN:
+        files = {p.name for p in (USER_RUNS / name).iterdir()}
+        assert files in ({"stdout.txt", "LOG", "OPTIONS"}, {"stdout.txt", "LOG.gz", "OPTIONS"}), files
+
+
+def test_values_read_are_the_values_run() -> None:
+    table = ingest(USER_RUNS).table.set_index("trial")
+    for trial, config in RAN.items():
+        for name, value in config.items():
+            got = table.loc[trial, f"param:{name}"]
+            assert got == value, (trial, name, got)
+    # the OPTIONS / LOG names are read under the flags' names, not kept beside them
+    assert not {"param:compression", "param:filter_policy", "param:block_cache_capacity"} & set(table.columns)
+    assert set(table["param:compression_type"]) == {"none", "lz4", "zstd", "zlib"}
+
+
+def test_a_value_the_map_cannot_convert_keeps_its_file_name() -> None:
+    read = flag_params({"filter_policy": "ribbonfilter:10", "compression": "kZSTD", "block_size": 4096})
+    assert read == {"filter_policy": "ribbonfilter:10", "compression_type": "zstd", "block_size": 4096}
+    assert flag_params({"compression": "kFancyCompression"}) == {"compression": "kFancyCompression"}
+    assert flag_params({"filter_policy": "bloomfilter:9.5:false"}) == {"bloom_bits": 9.5}
+    assert flag_params({"filter_policy": "nullptr", "block_cache_capacity": 8388608.0}) == \
+        {"bloom_bits": 0, "cache_size": 8388608}
+
+
+def test_the_map_goes_both_ways() -> None:
+    """What the exporter writes for a flag is what the adapter reads back as that flag."""
+    config = {"compression_type": "lz4", "bloom_bits": 12, "open_files": 500, "block_size": 8192}
+    sections, elsewhere = options_sections({**config, "cache_size": 1 << 20})
+    assert elsewhere == {"cache_size": 1 << 20}
+    written = {option: text for section in sections.values() for option, text in section.items()}
+    assert written == {"compression": "kLZ4Compression", "filter_policy": "bloomfilter:12:false",
+                       "max_open_files": "500", "block_size": "8192"}
+    from boanon.adapters.rocksdb.options import parse_value
+    assert flag_params({k: parse_value(v) for k, v in written.items()}) == config
+    assert BY_FLAG["cache_size"].option == "block_cache_capacity"
+
+
+def _example_space(**changes: dict) -> Space:
+    spec = yaml.safe_load(EXAMPLE.read_text())
+    for name, change in changes.items():
+        spec["space"][name].update(change)
+    return Space.from_dict(spec["space"], spec["constraints"] + ["bloom_bits <= 10"])
+
+
+def test_warm_start_values_and_what_it_leaves_out() -> None:
+    space = _example_space(write_buffer_size={"low": 300000})
+    task = align_to_space(load_related(USER_RUNS), space, ["readrandom_ops_per_sec"])
+    kept = task.table.set_index("trial")
+    assert sorted(kept.index) == ["run-b", "run-d"]
+    defaults = space.default()
+    for trial in kept.index:
+        for name in space.names:
+            assert kept.loc[trial, f"param:{name}"] == RAN[trial].get(name, defaults[name]), (trial, name)
+    reasons = sorted(task.dropped)
+    assert "trial run-a: write_buffer_size: expected an integer in [300000, 67108864], got 262144" \
+        in reasons[0]
+    assert "trial run-c: constraints: violates 'bloom_bits <= 10' (bloom_bits=15)" in reasons[1]
+    # options the runs varied that the space has no name for are named, not dropped silently
+    assert task.unmapped == ["arena_block_size", "max_compaction_bytes"]
+
+
+def test_ingest_one_level_too_high_says_where_the_trials_are(tmp_path: Path) -> None:
+    shutil.copytree(USER_RUNS, tmp_path / "dataset" / "rocksdb-user")
+    with pytest.raises(LogParseError, match="found trial directories under .*rocksdb-user: run "
+                                            "`boanon ingest .*dataset/rocksdb-user`"):
+        ingest(tmp_path / "dataset")
+    result = CliRunner().invoke(main, ["ingest", str(tmp_path / "dataset")])
+    assert result.exit_code != 0 and f"boanon ingest {tmp_path / 'dataset' / 'rocksdb-user'}" in result.output
+    assert "--skip-bad" not in result.output  # skipping trials would not help
+
+
+@needs_db_bench
+def test_tune_lists_every_trial_left_out_with_its_reason(tmp_path: Path) -> None:
+    spec = yaml.safe_load(EXAMPLE.read_text())
+    spec["space"]["write_buffer_size"]["low"] = 300000
+    spec["constraints"].append("bloom_bits <= 10")
+    spec.update(warm_start=str(USER_RUNS), budget=1,
+                runner={"name": "rocksdb", "options": {"workload": "readrandom", "num": 20000,
+                                                        "reads": 5000, "timeout": 120}})
+    config = tmp_path / "tune.yaml"
+    config.write_text(yaml.safe_dump(spec))
+    result = CliRunner().invoke(main, ["tune", str(config), "--store", str(tmp_path / "run.db")])
+    assert result.exit_code == 0, result.output
+    assert "warm start: 2 trials of 'rocksdb-user'" in result.output
+    assert "left out: " in result.output
+    assert "trial run-a: write_buffer_size: expected an integer" in result.output
+    assert "trial run-c: constraints: violates 'bloom_bits <= 10' (bloom_bits=15)" in result.output
+    assert result.output.count("not in the search space") == 1
+    assert "arena_block_size, max_compaction_bytes" in result.output
