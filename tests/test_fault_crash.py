@@ -53,5 +53,5 @@ def test_a_configuration_that_kills_the_loop_is_failed_after_one_rerun(tmp_path:
            "configuration ran (as t0001 and t0002)" in last.stdout
     with Store(tmp_path / "run.db") as store:
         trials = store.trials()
-    assert [t.status for t in trials] == ["done", "failed", "failed", "done", "done"]
+    assert [t.status for t in trials] == ["done", "interrupted", "failed", "done", "done"]
     assert trials[2].retry_of == 1 and trials[1].interrupted and not trials[2].interrupted
