@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +13,7 @@ import click
 from boanon.best import config_line
 from boanon.errors import ConfigError, StoreError
 from boanon.learners.relations import Relation
+from boanon.models.dag import node_label
 from boanon.multiobjective import (
     OutputConstraint,
     format_front,
@@ -19,9 +21,13 @@ from boanon.multiobjective import (
     table_hypervolume,
 )
 from boanon.objectives import Objective, parse_objectives
-from boanon.report import study_space
+from boanon.report import model_trial, study_space
 from boanon.store import Store, StoredTrial
 from boanon.tuner import best_trial
+
+WIDTH = 100
+"""Columns of ``boanon status``'s longer lines (relations, node models, configurations)."""
+MAX_PARENTS_SHOWN = 4
 
 
 @click.command("status")
@@ -75,21 +81,36 @@ def study_goals(store: Store) -> tuple[list[Objective], list[OutputConstraint]]:
 
 
 def model_lines(trials: list[StoredTrial], store: Store) -> list[str]:
-    """What the run's latest structured model was made of: the relations its graph found in the
-    logs and the form each learned node got, with its held-out fit."""
-    latest = next((t for t in reversed(trials) if t.graph_id is not None and t.info.get("structure")), None)
+    """What the run's latest structured model was made of, as its proposal recorded it: the
+    relations its graph found in the logs and each node's model (the dashboard's node-fit table
+    shows the same), wrapped to :data:`WIDTH` columns."""
+    latest = model_trial(trials)
     if latest is None:
         return []
-    lines = [f"model:      the structured surrogate of {latest.name}"]
+    structure = latest.info["structure"]
+    lines = [f"model:      the structured surrogate that proposed {latest.name}"]
     relations = store.graph(latest.graph_id).metadata.get("relations", [])
     if relations:
         lines.append(f"  relations found in the logs ({len(relations)}):")
-        lines += [f"    {Relation.from_dict(r).describe()}" for r in relations]
-    forms = latest.info["structure"].get("forms", {})
-    if forms:
-        lines.append("  node forms (held-out R^2 of the form alone): " + ", ".join(
-            f"{node}: {f['form']} ({f['heldout_r2']:.2f})" for node, f in forms.items()))
+        lines += [wrapped(Relation.from_dict(r).describe(), "    ") for r in relations]
+    lines.append(f"  node models ({len(structure['order'])}, in sampling order):")
+    for node in structure["order"]:
+        spec = structure["nodes"][node]
+        parents = spec["param_parents"] + spec["metric_parents"]
+        shown = ", ".join(parents[:MAX_PARENTS_SHOWN]) + (", ..." if len(parents) > MAX_PARENTS_SHOWN else "")
+        r2 = f"; held-out R^2 of the form {spec['heldout_r2']:.2f}" if "heldout_r2" in spec else ""
+        lines.append(wrapped(f"{node}: {node_label(spec)}, {len(parents)} parent{'' if len(parents) == 1 else 's'}"
+                             + (f" ({shown})" if parents else "") + r2, "    "))
+    if structure.get("unused"):
+        lines.append(wrapped("not read by the chosen models (not sampled): " + ", ".join(structure["unused"]),
+                             "  "))
     return lines
+
+
+def wrapped(text: str, indent: str) -> str:
+    """``text`` as lines of at most :data:`WIDTH` columns, continued two columns further in."""
+    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_on_hyphens=False)
 
 
 def summary(store: Store, n_failures: int = 10) -> str:
@@ -132,7 +153,7 @@ def summary(store: Store, n_failures: int = 10) -> str:
         if best is not None:
             lines.append(f"best {o.name}: {best.objectives[o.name]:.6g} in {best.name} "
                          f"[{best.surrogate}]")
-            lines.append("  " + config_line(space, best.config))
+            lines.append(wrapped(config_line(space, best.config), "  "))
     if done and (len(objectives) > 1 or constraints):
         table = store.to_table(("done",))  # as the best trials above: runs cut short are left out
         lines.append(format_front(table, objectives, constraints))

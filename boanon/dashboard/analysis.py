@@ -20,6 +20,7 @@ import pandas as pd
 from boanon.graph import CausalGraph
 from boanon.models import DAGSurrogate, Surrogate
 from boanon.models.base import heldout_scores
+from boanon.models.dag import node_label
 from boanon.multiobjective import OutputConstraint
 from boanon.objectives import Objective
 from boanon.report import fit_run_model, grid
@@ -67,14 +68,17 @@ class Background:
 
 
 def node_fits(model: DAGSurrogate, table: pd.DataFrame, seed: int = 0) -> dict[str, dict[str, Any]]:
-    """Per node model: its kind and parents, each trial's observed value against the value
-    predicted without that trial (observed parents), and the held-out scores."""
+    """Per node model: its kind, label (:func:`node_label`, as ``boanon status`` prints it) and
+    parents, each trial's observed value against the value predicted without that trial
+    (observed parents), and the held-out scores."""
+    recorded = model.structure_record()["nodes"]
     out = {}
     for node, fit in model.node_fits(np.random.default_rng(seed)).items():
         m = model.models_[node]
         y, mu, sd = fit["observed"], fit["predicted"], fit["sd"]
         scores = heldout_scores(y[:, None], mu[:, None], sd[:, None]) if len(y) > 1 else {}
-        out[node] = {"kind": m.kind, "parents": m.parents, "n": len(y),
+        out[node] = {"kind": m.kind, "label": node_label(recorded[node]), "source": recorded[node]["source"],
+                     "parents": m.parents, "n": len(y),
                      "trials": table[TRIAL].to_numpy()[fit["rows"]].tolist(),
                      "observed": y.tolist(), "predicted": mu.tolist(), "sd": sd.tolist(), **scores}
     return out
@@ -130,13 +134,17 @@ def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objective
 
 def analyse(space: Space, table: pd.DataFrame, objectives: Sequence[Objective],
             constraints: Sequence[OutputConstraint], graph: CausalGraph | None,
-            base: Mapping[str, Value]) -> dict[str, Any]:
-    """The model views of one state of the run (plain data for the page)."""
+            base: Mapping[str, Value], structure: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The model views of one state of the run (plain data for the page): the ``structure`` a
+    proposal recorded, refitted on ``table``."""
     if len(table) < 2:
         return {"error": f"{len(table)} measured trial(s): too few to fit a model"}
-    model = fit_run_model(space, table, objectives, constraints, graph)
+    model = fit_run_model(space, table, objectives, constraints, graph,
+                          None if structure is None else dict(structure))
+    dag = isinstance(model, DAGSurrogate)
     return {
         "surrogate": model.name, "n_trials": len(table), "base": dict(base),
-        "nodes": node_fits(model, table) if isinstance(model, DAGSurrogate) else {},
+        "nodes": node_fits(model, table) if dag else {},
+        "unused": list(model.structure_record().get("unused", [])) if dag else [],
         "effects": effects(model, space, base, objectives, table),
     }

@@ -23,7 +23,7 @@ from starlette.staticfiles import StaticFiles
 
 from boanon.cli.status import study_goals
 from boanon.dashboard import analysis, data
-from boanon.report import study_space
+from boanon.report import model_trial, study_space
 from boanon.store import MEASURED, Store, dump_json
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import records_to_table, with_objectives
@@ -60,11 +60,12 @@ class RunView:
         summary = data.run_summary(str(self.store.path), study, trials, objectives, constraints)
         if study is None:
             return {"summary": summary, "poll_s": self.poll_s}
+        space = study_space(study)
         return {
             "summary": summary, "poll_s": self.poll_s,
-            "convergence": data.convergence(trials, objectives, constraints, study_space(study)),
+            "convergence": data.convergence(trials, objectives, constraints, space),
             "trials": data.trial_rows(trials, self.trials_dir),
-            "pareto": data.pareto(trials, objectives, constraints),
+            "pareto": data.pareto(trials, objectives, constraints, space),
             "timeline": data.timeline(trials),
             "graph_id": self.store.last_graph_id(),
         }
@@ -77,22 +78,25 @@ class RunView:
         if study is None or graph_id is None:
             return {"graph": None}
         objectives, _ = study_goals(self.store)
-        kinds = next((t.info["structure"]["node_models"] for t in reversed(self.store.trials())
-                      if "node_models" in t.info.get("structure", {})), None)
+        latest = model_trial(self.store.trials())
         view = data.graph_view(self.store.graph(graph_id), study_space(study),
-                               [o.name for o in objectives], focus, kinds)
+                               [o.name for o in objectives], focus,
+                               None if latest is None else latest.info["structure"])
         return {"graph": view, "graph_id": graph_id}
 
     def model_views(self) -> dict[str, Any]:
         """Node fits and parameter effects (:mod:`boanon.dashboard.analysis`), computed in the
-        background for the run's current graph and measured trials."""
+        background for the measured trials with the model of the latest structured proposal
+        (the node models it recorded, over its graph), else the plain GP."""
         study = self.store.study()
         if study is None:
             return {"status": "ready", "error": "no run recorded yet"}
         trials = self.store.trials()
         measured = [t for t in trials if t.status in MEASURED]
         objectives, constraints = study_goals(self.store)
-        graph_id = self.store.last_graph_id() if study.get("strategy") == "structured" else None
+        latest = model_trial(trials)
+        graph_id = None if latest is None else latest.graph_id
+        structure = None if latest is None else latest.info["structure"]
         space = study_space(study)
         best = data.run_summary(str(self.store.path), study, trials, objectives, constraints)["best"]
         first = best.get(objectives[0].name) if objectives else None
@@ -102,8 +106,9 @@ class RunView:
             table = with_objectives(records_to_table(t.record() for t in measured),
                                     [o.name for o in objectives], [c.name for c in constraints])
             graph = None if graph_id is None else self.store.graph(graph_id)
-            return analysis.analyse(space, table, objectives, constraints, graph, base)
-        return self.models.get((graph_id, len(measured)), compute)
+            return {**analysis.analyse(space, table, objectives, constraints, graph, base, structure),
+                    "model_trial": None if latest is None else latest.name}
+        return self.models.get((None if latest is None else latest.id, len(measured)), compute)
 
 
 def create_app(view: RunView) -> Starlette:

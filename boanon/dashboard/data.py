@@ -18,12 +18,12 @@ import networkx as nx
 import numpy as np
 
 from boanon.graph import CausalGraph
-from boanon.models.dag import model_graph
+from boanon.models.dag import model_graph, node_label
 from boanon.multiobjective import OutputConstraint
-from boanon.multiobjective.pareto import objective_matrix, reference_point
 from boanon.multiobjective.summary import hypervolume_trace, pareto_flags
+from boanon.multitask.tasks import TASK as TASK_NODE
 from boanon.objectives import Objective
-from boanon.report import default_trial
+from boanon.report import default_trial, history_reference_point
 from boanon.space import Space
 from boanon.store import MEASURED, StoredTrial
 from boanon.table import records_to_table, with_objectives
@@ -113,31 +113,27 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None) -> list[d
 
 # --- Pareto front and workers ----------------------------------------------------------------------
 def pareto(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
-           constraints: Sequence[OutputConstraint]) -> dict[str, Any] | None:
+           constraints: Sequence[OutputConstraint], space: Space) -> dict[str, Any] | None:
     """For several objectives: each finished trial's values with its front and feasibility flags,
-    and the hypervolume after each trial against one reference point inferred from them all."""
+    and the hypervolume after each trial against the reference point ``boanon plot`` uses
+    (:func:`boanon.report.history_reference_point`), with what that point is."""
     if len(objectives) < 2:
         return None
     done = [t for t in trials if t.status == "done"]
-    table = with_objectives(records_to_table(t.record() for t in done), [o.name for o in objectives],
-                            [c.name for c in constraints])
-    if not len(table):
-        return {"objectives": [o.name for o in objectives], "points": [], "hypervolume": [], "ref": None}
+    names = [o.name for o in objectives]
+    ref, how = history_reference_point(list(trials), list(objectives), list(constraints), space)
+    if not done:
+        return {"objectives": names, "points": [], "hypervolume": [], "ref": None, "ref_how": how}
+    table = with_objectives(records_to_table(t.record() for t in done), names, [c.name for c in constraints])
     flags = pareto_flags(table, objectives, constraints).to_numpy()
-    points = objective_matrix(table, objectives)
     ok = np.array([is_feasible(t, constraints) for t in done])
-    try:
-        ref = reference_point(objectives, None, points, ok)
-    except ValueError:  # nothing feasible yet
-        ref = None
-    ref_units = None if ref is None else [o.from_minimize(v) for o, v in zip(objectives, ref, strict=True)]
-    trace = [] if ref is None else hypervolume_trace(table, objectives, ref_units, constraints).tolist()
+    trace = [] if ref is None else hypervolume_trace(table, objectives, ref, constraints).tolist()
     return {
-        "objectives": [o.name for o in objectives],
+        "objectives": names,
         "points": [{"trial": t.name, "id": t.id, "values": [t.objectives.get(o.name) for o in objectives],
                     "front": bool(f), "feasible": bool(k)} for t, f, k in zip(done, flags, ok, strict=True)],
         "hypervolume": [{"x": t.id, "y": v} for t, v in zip(done, trace, strict=False)],
-        "ref": ref_units,
+        "ref": ref, "ref_how": how,
     }
 
 
@@ -164,6 +160,20 @@ def timeline(trials: Sequence[StoredTrial]) -> dict[str, Any]:
 
 
 # --- the graph ---------------------------------------------------------------------------------
+HIDDEN = frozenset({TASK_NODE})
+"""Internal nodes not drawn: the task indicator of a warm-started run is no parameter a person set."""
+
+
+def node_model_view(spec: Mapping[str, Any] | None, unused: bool = False) -> dict[str, Any] | None:
+    """A node's recorded model for the node panel: its label and parents."""
+    if unused:
+        return {"label": "not sampled (no chosen model reads it)", "parents": []}
+    if spec is None:
+        return None
+    return {"label": node_label(spec), "kind": spec["kind"], "source": spec.get("source"),
+            "parents": spec["param_parents"] + spec["metric_parents"]}
+
+
 def name_groups(roles: Mapping[str, str]) -> dict[str, str]:
     """Node -> group: the nodes of one role sharing a name prefix (``m3_busy_s`` and ``m3_traffic_mb``
     -> ``m3 metrics``), when at least :data:`MIN_GROUP` do and the prefix is not every node's (then
@@ -177,20 +187,23 @@ def name_groups(roles: Mapping[str, str]) -> dict[str, str]:
     return {n: k for n, k in key.items() if sizes[k] >= MIN_GROUP}
 
 
-def node_form(spec: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """An annotated node model in short: a deterministic function or a formula with a residual."""
+def node_form(spec: Mapping[str, Any] | None, learned: bool = False) -> dict[str, Any] | None:
+    """A node's expression in short: a deterministic function or a formula with a residual,
+    ``learned`` from the logs (a relation the learner found) or an expert's annotation."""
     if not spec:
         return None
+    source = "learned from the logs" if learned else "annotated"
     if "function" in spec:
-        return {"kind": "function", "text": spec["function"]}
+        return {"kind": "function", "text": spec["function"], "source": source}
     return {"kind": "formula", "text": spec.get("formula"), "residual": spec.get("residual", "gp"),
-            "free": sorted(spec.get("free") or {})}
+            "free": sorted(spec.get("free") or {}), "source": source}
 
 
 def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], focus: bool = True,
-               model_kinds: Mapping[str, str] | None = None) -> dict[str, Any]:
+               structure: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The graph for drawing: with ``focus``, only the objectives and their ancestors; nodes with
-    role, name group, annotated form and the model kind the last structured proposal used;
+    role, name group, expression (annotated or learned) and the model the last structured
+    proposal recorded (``structure``: its label and parents, as ``boanon status`` prints them);
     edges with weight, stability, whether they are fallbacks (a parameter connected straight to
     an objective for want of a learned path) and whether only a node's expression implies them."""
     try:
@@ -201,16 +214,19 @@ def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], focu
     keep = set(targets).union(*(nx.ancestors(g, o) for o in targets)) if focus and targets else set(g)
     stored = {(e.source, e.target) for e in graph.edges}
     fallback = {tuple(s.split(" -> ")) for s in graph.metadata.get("params_connected", [])}
-    roles = {n: graph.roles.get(n, "param") for n in g if n in keep}
+    roles = {n: graph.roles.get(n, "param") for n in g if n in keep and n not in HIDDEN}
     groups = name_groups(roles)
-    kinds = model_kinds or {}
+    models = (structure or {}).get("nodes", {})
+    unused = set((structure or {}).get("unused", []))
+    relations = {r.get("target") for r in graph.metadata.get("relations", [])}
     return {
         "nodes": [{"id": n, "role": role, "group": groups.get(n),
-                   "form": node_form(graph.node_models.get(n)), "model": kinds.get(n),
-                   "parents": sum(1 for p in g.predecessors(n) if p in keep)} for n, role in roles.items()],
+                   "form": node_form(graph.node_models.get(n), n in relations),
+                   "model": node_model_view(models.get(n), n in unused),
+                   "parents": sum(1 for p in g.predecessors(n) if p in roles)} for n, role in roles.items()],
         "edges": [{"source": s, "target": t, "weight": d.get("weight"), "stability": d.get("stability"),
                    "fallback": (s, t) in fallback, "annotated": (s, t) not in stored}
-                  for s, t, d in g.edges(data=True) if s in keep and t in keep],
+                  for s, t, d in g.edges(data=True) if s in roles and t in roles],
         "groups": sorted(set(groups.values())),
         "objectives": targets, "focus": focus, "total_nodes": len(graph.roles),
         "total_edges": len(graph.edges), "learned_from_trials": graph.metadata.get("learned_from_trials"),

@@ -304,9 +304,11 @@ function drawNodeDetail(id) {
   const edgeLine = (e, other) => el("li", {}, other, e.weight !== null ? ` (weight ${fmt(e.weight)}${e.stability !== null ? `, stability ${fmt(e.stability)}` : ""})` : "",
     e.fallback ? " fallback" : "", e.annotated ? " (expression)" : "");
   const parts = [el("h3", {}, id), el("div", { class: "hint" }, `${n.role}${n.group ? `, group ${n.group}` : ""}`)];
-  if (n.form) parts.push(el("div", { class: "why" }, `annotated ${n.form.kind}: `, el("span", { class: "mono" }, n.form.text),
+  if (n.form) parts.push(el("div", { class: "why" }, `${n.form.kind} ${n.form.source}: `, el("span", { class: "mono" }, n.form.text),
     n.form.kind === "formula" ? ` (free: ${n.form.free.join(", ") || "none"}; residual ${n.form.residual})` : ""));
-  if (n.model || fit) parts.push(el("div", {}, "model in the last structured proposal: ", el("b", {}, (fit && fit.kind) || n.model)));
+  const model = fit ? { label: fit.label, parents: fit.parents } : n.model;
+  if (model) parts.push(el("div", { id: "node-model" }, `model in the structured proposal of ${(state.models && state.models.model_trial) || "the run"}: `,
+    el("b", {}, model.label), model.parents.length ? ` on ${model.parents.length} parents (${model.parents.join(", ")})` : ""));
   if (fit) {
     parts.push(el("div", {}, `held-out fit on ${fit.n} trials: rank correlation `, el("b", {}, fmt(fit.rank_correlation)),
       `, standardised RMSE ${fmt(fit.rmse_standardised)} `, el("a", { href: "#models", onclick: () => selectFitNode(id) }, "(plot)")));
@@ -320,7 +322,9 @@ function drawNodeDetail(id) {
 function modelStatus(m) {
   if (!m || m.status === "computing") return "fitting the run's model in the background…";
   if (m.error) return `not available: ${m.error}`;
-  return `${m.surrogate} surrogate on ${m.n_trials} measured trials (${fmt(m.seconds)} s to fit)` + (m.status === "stale" ? "; refitting on newer trials…" : "");
+  return `${m.surrogate} surrogate` + (m.model_trial ? ` as it proposed ${m.model_trial}` : "") +
+    `, refitted on ${m.n_trials} measured trials (${fmt(m.seconds)} s to fit)` +
+    (m.unused && m.unused.length ? `; not sampled (no chosen model reads them): ${m.unused.join(", ")}` : "") + (m.status === "stale" ? "; refitting on newer trials…" : "");
 }
 function drawModels() {
   const m = state.models;
@@ -332,7 +336,7 @@ function drawModels() {
     (x.rank_correlation ?? 2) - (y.rank_correlation ?? 2)).reverse();
   $("#fit-table thead").replaceChildren(el("tr", {}, ...["node", "model", "parents", "trials", "rank corr", "std. RMSE"].map((h) => el("th", {}, h))));
   $("#fit-table tbody").replaceChildren(...nodes.map(([id, f]) => el("tr", { class: id === state.fitNode ? "selected" : "",
-    "data-node": id, onclick: () => selectFitNode(id) }, el("td", {}, id), el("td", {}, f.kind), el("td", { class: "num" }, f.parents.length),
+    "data-node": id, onclick: () => selectFitNode(id) }, el("td", {}, id), el("td", {}, f.label), el("td", { class: "num" }, f.parents.length),
   el("td", { class: "num" }, f.n), el("td", { class: `num ${f.rank_correlation < 0.5 ? "bad" : f.rank_correlation > 0.8 ? "good" : ""}` }, fmt(f.rank_correlation)),
   el("td", { class: "num" }, fmt(f.rmse_standardised)))));
   drawEffects();
@@ -346,7 +350,7 @@ function drawFit() {
   const pts = f.observed.map((y, i) => ({ x: y, y: f.predicted[i], trial: f.trials[i], sd: f.sd[i] }));
   const all = [...f.observed, ...f.predicted].filter(Number.isFinite);
   const lo = Math.min(...all), hi = Math.max(...all);
-  $("#fit-caption").textContent = `${state.fitNode} (${f.kind} on ${f.parents.length} parents): each trial's value predicted by the model refitted without it, from its observed parents. On the line: perfect.`;
+  $("#fit-caption").textContent = `${state.fitNode} (${f.label} on ${f.parents.length} parents): each trial's value predicted by the model refitted without it, from its observed parents. On the line: perfect.`;
   chart("fit-chart", { data: { datasets: [
     { type: "scatter", label: "trials", data: pts, parsing: false, backgroundColor: "#2f6fd6", pointRadius: 4 },
     { type: "line", label: "predicted = observed", data: [{ x: lo, y: lo }, { x: hi, y: hi }], parsing: false,
