@@ -138,7 +138,7 @@ def hypervolume_history(run: RunView) -> pd.DataFrame:
     table = with_objectives(run.store.to_table(("done",)), [o.name for o in run.objectives],
                             [c.name for c in run.constraints])
     out = pd.DataFrame({TRIAL: table[TRIAL] if len(table) else [], "hypervolume": np.zeros(len(table))})
-    ref, how = history_reference_point(run.trials, run.objectives, run.constraints, run.space)
+    ref, how = history_reference_point(run.trials, run.objectives, run.constraints)
     if ref is None:
         return out
     out["hypervolume"] = hypervolume_trace(table, run.objectives, ref, run.constraints)
@@ -147,26 +147,22 @@ def hypervolume_history(run: RunView) -> pd.DataFrame:
     return out
 
 
-def history_reference_point(trials: list[StoredTrial] | tuple[StoredTrial, ...], objectives: list[Objective],
-                            constraints: list[OutputConstraint], space: Space,
+def history_reference_point(trials: list[StoredTrial] | tuple[StoredTrial, ...],
+                            objectives: list[Objective], constraints: list[OutputConstraint],
                             n_first: int = 5) -> tuple[list[float] | None, str]:
     """A hypervolume reference point for a run's history (objectives' units) and what it is.
 
     Fixed from what the run knew at its start, never from its final front (a point inferred
-    from the end's front leaves every early trial at zero): the default configuration's values
-    when the run measured it feasible (the hypervolume is then what the run gained over the
-    default), else the worst values of the initial design's feasible trials (the first
-    ``n_first`` finished ones when there is no initial design), pushed out by a tenth of their
-    range so that those trials count. None before any feasible trial has every objective."""
+    from the end's front leaves every early trial at zero): the worst values of the initial
+    design's feasible trials (the default among them; the first ``n_first`` finished ones when
+    there is no initial design), pushed out by a tenth of their range so that those trials
+    count. None before any feasible trial has every objective."""
     def values(t: StoredTrial) -> list[float] | None:
         v = [t.objectives.get(o.name) for o in objectives]
         ok = t.status == "done" and is_feasible(t, constraints) \
             and all(x is not None and np.isfinite(x) for x in v)
         return [float(x) for x in v] if ok else None
 
-    baseline = default_trial(list(trials), space)
-    if baseline is not None and values(baseline) is not None:
-        return values(baseline), f"the default configuration's values ({baseline.name})"
     usable = [t for t in trials if values(t) is not None]
     first = [t for t in usable if t.surrogate == INIT] or usable[:n_first]
     if not first:
@@ -175,8 +171,8 @@ def history_reference_point(trials: list[StoredTrial] | tuple[StoredTrial, ...],
     worst, spread = points.max(axis=0), np.ptp(points, axis=0)
     spread = np.where(spread > 0, spread, np.where(worst != 0, np.abs(worst), 1.0))
     ref = [float(o.from_minimize(v)) for o, v in zip(objectives, worst + 0.1 * spread, strict=True)]
-    return ref, (f"the worst values of the first {len(first)} feasible trials, "
-                 "pushed out by a tenth of their range")
+    what = f"the initial design's {len(first)}" if first[0].surrogate == INIT else f"the first {len(first)}"
+    return ref, f"the worst values of {what} feasible trials, pushed out by a tenth of their range"
 
 
 def duration_s(trial: StoredTrial) -> float:

@@ -99,8 +99,9 @@ def model_lines(trials: list[StoredTrial], store: Store) -> list[str]:
         parents = spec["param_parents"] + spec["metric_parents"]
         shown = ", ".join(parents[:MAX_PARENTS_SHOWN]) + (", ..." if len(parents) > MAX_PARENTS_SHOWN else "")
         r2 = f"; held-out R^2 of the form {spec['heldout_r2']:.2f}" if "heldout_r2" in spec else ""
-        lines.append(wrapped(f"{node}: {node_label(spec)}, {len(parents)} parent{'' if len(parents) == 1 else 's'}"
-                             + (f" ({shown})" if parents else "") + r2, "    "))
+        count = f"{len(parents)} parent" + ("" if len(parents) == 1 else "s")
+        lines.append(wrapped(f"{node}: {node_label(spec)}, {count}" + (f" ({shown})" if parents else "") + r2,
+                             "    "))
     if structure.get("unused"):
         lines.append(wrapped("not read by the chosen models (not sampled): " + ", ".join(structure["unused"]),
                              "  "))

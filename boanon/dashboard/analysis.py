@@ -98,9 +98,11 @@ def downstream(model: Surrogate, name: str) -> list[str]:
 def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objectives: Sequence[Objective],
             table: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
     """What the model says each parameter does, the others held at ``base``: the objectives'
-    predicted mean and 10-90 % band along the parameter's values and, for the DAG surrogate, the
-    metrics on its way to them (those it moves most relative to their spread across the trials).
-    Sorted by how much the first objective's mean moves."""
+    predicted mean and its ± 1 sd band (as ``boanon plot --kind effects``) along the parameter's
+    values and, for the DAG surrogate, the metrics on its way to them (those it moves most
+    relative to their spread across the trials), each as its change from its value at ``base``
+    in units of that spread, so metrics compare on one axis without being stretched to it.
+    ``ranges`` gives how far each objective's mean moves; sorted by the first objective's."""
     rng = np.random.default_rng(seed)
     sweeps = {n: [v for v in grid(space, n, GRID) if space.is_feasible({**base, n: v})]
               for n in space.names}
@@ -111,9 +113,12 @@ def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objective
         k = len(sweeps[name])
         part = {node: s[:, start:start + k] for node, s in samples.items()}
         start += k
-        curves = {o.name: {"mean": part[o.name].mean(axis=0).tolist(),
-                           "low": np.quantile(part[o.name], 0.1, axis=0).tolist(),
-                           "high": np.quantile(part[o.name], 0.9, axis=0).tolist()} for o in objectives}
+        curves = {}
+        for o in objectives:
+            mean, sd = part[o.name].mean(axis=0), part[o.name].std(axis=0)
+            curves[o.name] = {"mean": mean.tolist(), "low": (mean - sd).tolist(),
+                              "high": (mean + sd).tolist()}
+        at = sweeps[name].index(base[name]) if base[name] in sweeps[name] else 0
         metrics = []
         for node in downstream(model, name):
             if node == name or node in curves or node not in part:
@@ -122,11 +127,15 @@ def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objective
             col = model.node_column(node)
             spread = float(np.nanstd(table[col].to_numpy(dtype=float))) if col in table.columns else 0.0
             moved = float(np.ptp(mean)) / spread if spread > 0 else 0.0
-            metrics.append({"name": node, "mean": mean.tolist(), "moved_sd": moved})
+            change = (mean - mean[at]) / spread if spread > 0 else np.zeros_like(mean)
+            metrics.append({"name": node, "mean": mean.tolist(), "change_sd": change.tolist(),
+                            "moved_sd": moved})
         metrics.sort(key=lambda m: -m["moved_sd"])
         first = np.asarray(curves[objectives[0].name]["mean"])
+        ranges = {o: float(np.ptp(c["mean"])) if len(c["mean"]) else 0.0 for o, c in curves.items()}
         out.append({"param": name, "values": sweeps[name], "base": base[name], "objectives": curves,
-                    "range": float(np.ptp(first)) if len(first) else 0.0, "metrics": metrics[:MAX_METRICS],
+                    "range": float(np.ptp(first)) if len(first) else 0.0, "ranges": ranges,
+                    "metrics": metrics[:MAX_METRICS],
                     "n_metrics": len(metrics)})
     out.sort(key=lambda e: -e["range"])
     return out

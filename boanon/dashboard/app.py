@@ -65,7 +65,7 @@ class RunView:
             "summary": summary, "poll_s": self.poll_s,
             "convergence": data.convergence(trials, objectives, constraints, space),
             "trials": data.trial_rows(trials, self.trials_dir),
-            "pareto": data.pareto(trials, objectives, constraints, space),
+            "pareto": data.pareto(trials, objectives, constraints),
             "timeline": data.timeline(trials),
             "graph_id": self.store.last_graph_id(),
         }

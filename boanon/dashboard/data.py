@@ -88,6 +88,7 @@ def convergence(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
                 steps.append({"x": t.id, "y": best})
         out.append({"objective": o.name, "direction": o.direction, "points": points, "best": steps,
                     "default": None if baseline is None else baseline.objectives.get(o.name),
+                    "default_feasible": baseline is not None and is_feasible(baseline, constraints),
                     "default_trial": None if baseline is None else baseline.name})
     return out
 
@@ -113,7 +114,7 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None) -> list[d
 
 # --- Pareto front and workers ----------------------------------------------------------------------
 def pareto(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
-           constraints: Sequence[OutputConstraint], space: Space) -> dict[str, Any] | None:
+           constraints: Sequence[OutputConstraint]) -> dict[str, Any] | None:
     """For several objectives: each finished trial's values with its front and feasibility flags,
     and the hypervolume after each trial against the reference point ``boanon plot`` uses
     (:func:`boanon.report.history_reference_point`), with what that point is."""
@@ -121,7 +122,7 @@ def pareto(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
         return None
     done = [t for t in trials if t.status == "done"]
     names = [o.name for o in objectives]
-    ref, how = history_reference_point(list(trials), list(objectives), list(constraints), space)
+    ref, how = history_reference_point(list(trials), list(objectives), list(constraints))
     if not done:
         return {"objectives": names, "points": [], "hypervolume": [], "ref": None, "ref_how": how}
     table = with_objectives(records_to_table(t.record() for t in done), names, [c.name for c in constraints])
