@@ -58,6 +58,7 @@ class RunView:
         trials = self.store.trials()
         objectives, constraints = study_goals(self.store)
         summary = data.run_summary(str(self.store.path), study, trials, objectives, constraints)
+        summary["activity"] = self.store.activity()
         if study is None:
             return {"summary": summary, "poll_s": self.poll_s}
         space = study_space(study)

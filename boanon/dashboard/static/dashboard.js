@@ -70,6 +70,14 @@ function drawHeader(run) {
       el("b", {}, c.failed), " failed · ", el("b", {}, c.running), " running"),
     el("span", {}, "elapsed ", el("b", {}, fmtSeconds(s.elapsed_s))),
   ];
+  const a = s.activity;
+  if (a) {  // what the tuning process does now (it records it in the store)
+    const since = Math.max(0, (Date.now() - Date.parse(a.since)) / 1000);
+    const text = a.alive === false && !["finished", "interrupted"].includes(a.state) ? "the tuning process has ended (killed?)"
+      : a.state === "proposing" ? `computing a proposal… (${fmtSeconds(Math.round(since))})`
+      : a.state === "finished" ? "run finished" : a.state;
+    facts.push(el("span", { id: "activity", class: a.state === "proposing" ? "busy" : "" }, el("b", {}, text)));
+  }
   for (const o of s.objectives) {
     const b = s.best[o.name];
     facts.push(el("span", {}, `best ${o.name} (${o.direction === "minimize" ? "min" : "max"}) `,
@@ -83,8 +91,7 @@ function drawConvergence(run) {
   const conv = run.convergence;
   if (!conv.length) return;
   if (state.objective >= conv.length) state.objective = 0;
-  setTabs($("#objective-tabs"), conv.length > 1 ? conv.map((c, i) => [i, c.objective]) : [], state.objective,
-    (k) => { state.objective = k; drawConvergence(state.run); });
+  setTabs($("#objective-tabs"), conv.length > 1 ? conv.map((c, i) => [i, c.objective]) : [], state.objective, pickObjective);
   const c = conv[state.objective];
   const xs = c.points.map((p) => p.x);
   const [x0, x1] = [Math.min(0, ...xs), Math.max(1, ...xs)];
@@ -107,19 +114,26 @@ function drawConvergence(run) {
   chart("convergence", {
     data: { datasets },
     options: { maintainAspectRatio: false, scales: {
-      x: { type: "linear", title: { display: true, text: "trial" }, ticks: { precision: 0 } },
-      y: { title: { display: true, text: `${c.objective} (${c.direction})` } } },
+      x: { type: "linear", title: { display: true, text: "trial (t0000 = 0)" }, ticks: { precision: 0, stepSize: 1, autoSkip: true } },
+      y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${c.objective} (${c.direction})` } } },
       plugins: { tooltip: { callbacks: { label: (ctx) => ctx.raw.trial
         ? `${ctx.raw.trial}: ${fmt(ctx.raw.y)} [${ctx.raw.surrogate}]${ctx.raw.status === "stopped" ? " stopped early" : ""}${ctx.raw.feasible ? "" : " infeasible"}`
         : `${ctx.dataset.label}: ${fmt(ctx.raw.y)}` } } },
       onClick: (evt, items, c) => { const p = clicked(c, items); if (p && p.trial) selectTrial(p.trial, true); } },
   });
   const last = c.best.length ? c.best[c.best.length - 1].y : null;
-  const gain = (last !== null && c.default) ? (c.direction === "minimize" ? (c.default - last) / Math.abs(c.default)
-    : (last - c.default) / Math.abs(c.default)) : null;
-  $("#progress-caption").textContent = `${c.points.length} trials measured; best ${fmt(last)}` +
-    (c.default !== null ? ` against the default's ${fmt(c.default)}` + (gain !== null ? ` (${(100 * gain).toFixed(1)} % better)` : "") : "; the default configuration was not measured") +
+  // a gain over the default is only a gain over a configuration one could deploy
+  const gain = (last !== null && c.default && c.default_feasible) ? (c.direction === "minimize"
+    ? (c.default - last) / Math.abs(c.default) : (last - c.default) / Math.abs(c.default)) : null;
+  const against = c.default === null ? "; the default configuration was not measured"
+    : !c.default_feasible ? ` (the default's ${fmt(c.default)} is infeasible: no gain over it is claimed)`
+    : ` against the default's ${fmt(c.default)}` + (gain !== null ? ` (${(100 * Math.abs(gain)).toFixed(1)} % ${gain >= 0 ? "better" : "worse"})` : "");
+  $("#progress-caption").textContent = `${c.points.length} trials measured; best feasible ${c.objective} ${fmt(last)}` + against +
     ". Hollow points: stopped early; crosses: infeasible. Click a point to open its trial.";
+}
+function pickObjective(k) {  // every panel follows the objective tab
+  state.objective = Number(k);
+  drawConvergence(state.run); drawBest(state.run); drawEffects(); drawSlice(); drawParcoords();
 }
 
 function drawBest(run) {
@@ -127,6 +141,7 @@ function drawBest(run) {
   const b = o && s.best[o.name];
   if (!b) { $("#best-caption").textContent = "no finished trial yet"; $("#best-config").replaceChildren(); return; }
   const dflt = (run.trials.find((t) => t.name === (run.convergence[state.objective] || {}).default_trial) || {}).config || {};
+  $("#best-head").textContent = `Best configuration by ${o.name}`;
   $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmt(b.value)}, proposed by ${b.surrogate}. Bold: differs from the default.`;
   $("#best-config").replaceChildren(el("tr", {}, el("td", {}, "parameter"), el("td", {}, "best"), el("td", {}, "default")),
     ...Object.entries(b.config).map(([k, v]) => el("tr", { class: k in dflt && dflt[k] !== v ? "changed" : "" },
@@ -362,34 +377,41 @@ function drawFit() {
 }
 
 // --- parameter effects ----------------------------------------------------------------------------------
+const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#D55E00", "#0072B2"];  // Okabe-Ito: tell apart, also colour-blind
+const DASHES = [[], [6, 3], [2, 2], [8, 3, 2, 3], [4, 4], [1, 3]];
+function effectObjective() {
+  const m = state.models, names = Object.keys(m.effects[0].objectives);
+  return names[Math.min(state.objective, names.length - 1)];
+}
 function drawEffects() {
   const m = state.models;
   if (!m || !m.effects || !m.effects.length) return;
-  const names = Object.keys(m.effects[0].objectives);
-  const objName = names[Math.min(state.objective, names.length - 1)];
-  const top = m.effects.slice(0, 15);
-  chart("effect-ranking", { type: "bar", data: { labels: top.map((e) => e.param), datasets: [{ label: `range of predicted ${names[0]} mean`,
-    data: top.map((e) => e.range), backgroundColor: top.map((e) => e.param === state.effectParam ? "#f08c00" : "#2f6fd6") }] },
+  const objName = effectObjective();
+  const rangeOf = (e) => (e.ranges ? e.ranges[objName] : e.range);
+  const ranked = [...m.effects].sort((a, b) => rangeOf(b) - rangeOf(a));
+  const top = ranked.slice(0, 15);
+  $("#effects-head").textContent = `Parameter effects on ${objName}`;
+  chart("effect-ranking", { type: "bar", data: { labels: top.map((e) => e.param), datasets: [{ label: `range of predicted ${objName} mean`,
+    data: top.map(rangeOf), backgroundColor: top.map((e) => e.param === state.effectParam ? "#f08c00" : "#2f6fd6") }] },
   options: { indexAxis: "y", maintainAspectRatio: false, plugins: { legend: { display: false },
-    title: { display: true, text: `How far each parameter moves the predicted ${names[0]} (top ${top.length} of ${m.effects.length}; click one)` } },
+    title: { display: true, text: `How far each parameter moves the predicted ${objName} (top ${top.length} of ${m.effects.length}; click one)` } },
   onClick: (evt, items) => { if (items.length) { state.effectParam = top[items[0].index].param; drawEffects(); } } } });
   if (!state.effectParam || !m.effects.find((e) => e.param === state.effectParam)) state.effectParam = top[0].param;
   const e = m.effects.find((x) => x.param === state.effectParam);
   const curve = e.objectives[objName];
   const labels = e.values.map(fmt);
-  const scaled = (arr) => { const lo = Math.min(...arr), hi = Math.max(...arr); return arr.map((v) => hi > lo ? (v - lo) / (hi - lo) : 0.5); };
-  const palette = ["#ae3ec9", "#0ca678", "#f08c00", "#1098ad", "#d6336c", "#5c940d"];
   chart("effect-curve", { type: "line", data: { labels, datasets: [
-    { label: "10 %", data: curve.low, borderWidth: 0, pointRadius: 0, fill: false, yAxisID: "y" },
-    { label: "10-90 % band", data: curve.high, borderWidth: 0, pointRadius: 0, fill: "-1", backgroundColor: "rgba(47,111,214,0.15)", yAxisID: "y" },
+    { label: "- 1 sd", data: curve.low, borderWidth: 0, pointRadius: 0, fill: false, yAxisID: "y" },
+    { label: "± 1 sd band", data: curve.high, borderWidth: 0, pointRadius: 0, fill: "-1", backgroundColor: "rgba(47,111,214,0.15)", yAxisID: "y" },
     { label: `${objName} (mean)`, data: curve.mean, borderColor: "#2f6fd6", borderWidth: 2.5, pointRadius: 3, yAxisID: "y" },
-    ...e.metrics.map((x, i) => ({ label: `${x.name} (scaled)`, data: scaled(x.mean), borderColor: palette[i % palette.length],
-      borderDash: [5, 3], borderWidth: 1.5, pointRadius: 0, yAxisID: "y2" }))] },
+    ...e.metrics.map((x, i) => ({ label: `${x.name} (change, sds)`, data: x.change_sd || x.mean, borderColor: PALETTE[i % PALETTE.length],
+      borderDash: DASHES[i % DASHES.length], borderWidth: 2, pointRadius: 0, yAxisID: "y2" }))] },
   options: { maintainAspectRatio: false, scales: { x: { title: { display: true, text: `${e.param} (others at the best trial's values; there ${fmt(e.base)})` } },
     y: { title: { display: true, text: `predicted ${objName}` } },
-    y2: { display: e.metrics.length > 0, position: "right", min: -0.05, max: 1.05, grid: { drawOnChartArea: false }, title: { display: true, text: "metric, scaled 0–1" } } },
-  plugins: { legend: { labels: { filter: (item) => item.text !== "10 %" } } } } });
-  $("#effect-caption").textContent = `${e.param}: predicted ${objName} from ${fmt(Math.min(...curve.mean))} to ${fmt(Math.max(...curve.mean))} over its range.`;
+    y2: { display: e.metrics.length > 0, position: "right", grid: { drawOnChartArea: false },
+      title: { display: true, text: "metric's change from the base, in sds across the trials" } } },
+  plugins: { legend: { labels: { filter: (item) => item.text !== "- 1 sd" } } } } });
+  $("#effect-caption").textContent = `${e.param}: predicted ${objName} from ${fmt(Math.min(...curve.mean))} to ${fmt(Math.max(...curve.mean))} over its range (mean and ± 1 sd, as boanon plot --kind effects draws it).`;
   $("#effect-metrics").replaceChildren(...(e.metrics.length ? e.metrics.map((x) =>
     el("li", {}, `through ${x.name}: moves ${fmt(x.moved_sd)} × its spread across the trials`)) :
     [el("li", {}, m.surrogate === "structured" ? "reaches the objective directly (no modelled metric in between)" : "the plain GP has no metrics in between")]),
@@ -409,10 +431,14 @@ function drawPareto(run) {
   chart("pareto-chart", { data: { datasets: [
     { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, borderColor: "#d6336c" },
     { type: "scatter", label: "dominated", data: pts((q) => !q.front && q.feasible), parsing: false, backgroundColor: "#adb5bd", pointRadius: 4 },
-    { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 }] },
+    { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 },
+    ...(p.ref ? [{ type: "scatter", label: "hypervolume reference point", data: [{ x: p.ref[0], y: p.ref[1], trial: "reference point" }], parsing: false,
+      pointStyle: "rectRot", backgroundColor: "#f08c00", pointRadius: 6 }] : [])] },
   options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: a } }, y: { title: { display: true, text: b } } },
     plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${fmt(c.raw.x)}, ${fmt(c.raw.y)}` } } },
     onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
+  $("#hv-caption").textContent = "Hypervolume of the feasible finished trials after each trial, against one reference point fixed from the run's start: " +
+    (p.ref ? p.objectives.map((o, i) => `${o} = ${fmt(p.ref[i])}`).join(", ") + ` (${p.ref_how}).` : `none yet (${p.ref_how}).`);
   chart("hv-chart", { data: { datasets: [{ type: "line", label: "hypervolume", data: p.hypervolume, parsing: false, stepped: "after",
     borderColor: "#2f6fd6", pointRadius: 2 }] },
   options: { maintainAspectRatio: false, plugins: { legend: { display: false } },
@@ -466,12 +492,14 @@ async function poll() {
         await refreshGraph();
       }
     } else if (data.summary.recorded && data.summary.counts.running) drawTimeline(data, date);
+    if (data.summary.activity && data.summary.activity.state === "proposing") drawHeader(data);  // the clock
     if (data.summary.recorded) await refreshModels();
     $("#live").className = "ok";
     $("#updated").textContent = `live · updated ${new Date().toLocaleTimeString()}`;
   } catch (err) {
     $("#live").className = "err";
-    $("#updated").textContent = `cannot reach the dashboard (${err.message})`;
+    $("#updated").textContent = state.run ? `the dashboard's server stopped (the run that served it ended?): this is its last state; ` +
+      `boanon dashboard ${state.run.summary.store} serves it again (${err.message})` : `cannot reach the dashboard (${err.message})`;
   }
   setTimeout(poll, delay);
 }
