@@ -13,7 +13,7 @@ import click
 from boanon.best import config_line
 from boanon.errors import ConfigError, StoreError
 from boanon.learners.relations import Relation
-from boanon.models.dag import node_label
+from boanon.models.dag import node_label, node_parents
 from boanon.multiobjective import (
     OutputConstraint,
     format_front,
@@ -22,6 +22,7 @@ from boanon.multiobjective import (
 )
 from boanon.objectives import Objective, parse_objectives
 from boanon.report import model_trial, study_space
+from boanon.space import Space
 from boanon.store import Store, StoredTrial
 from boanon.tuner import best_trial
 
@@ -80,7 +81,7 @@ def study_goals(store: Store) -> tuple[list[Objective], list[OutputConstraint]]:
     return objectives, parse_output_constraints(study.get("outputs"), source=source)
 
 
-def model_lines(trials: list[StoredTrial], store: Store) -> list[str]:
+def model_lines(trials: list[StoredTrial], store: Store, space: Space) -> list[str]:
     """What the run's latest structured model was made of, as its proposal recorded it: the
     relations its graph found in the logs and each node's model (the dashboard's node-fit table
     shows the same), wrapped to :data:`WIDTH` columns."""
@@ -96,7 +97,7 @@ def model_lines(trials: list[StoredTrial], store: Store) -> list[str]:
     lines.append(f"  node models ({len(structure['order'])}, in sampling order):")
     for node in structure["order"]:
         spec = structure["nodes"][node]
-        parents = spec["param_parents"] + spec["metric_parents"]
+        parents = sum(node_parents(spec, space), [])
         shown = ", ".join(parents[:MAX_PARENTS_SHOWN]) + (", ..." if len(parents) > MAX_PARENTS_SHOWN else "")
         r2 = f"; held-out R^2 of the form {spec['heldout_r2']:.2f}" if "heldout_r2" in spec else ""
         count = f"{len(parents)} parent" + ("" if len(parents) == 1 else "s")
@@ -161,7 +162,7 @@ def summary(store: Store, n_failures: int = 10) -> str:
         if len(objectives) > 1:
             lines.append(f"hypervolume: {table_hypervolume(table, objectives, constraints):.6g} "
                          "(reference point inferred from the front)")
-    lines += model_lines(trials, store)
+    lines += model_lines(trials, store, space)
     failed = [t for t in trials if t.status == "failed"]
     if failed:
         lines.append(f"failures ({len(failed)}, last {min(n_failures, len(failed))} shown):")

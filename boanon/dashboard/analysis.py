@@ -20,7 +20,7 @@ import pandas as pd
 from boanon.graph import CausalGraph
 from boanon.models import DAGSurrogate, Surrogate
 from boanon.models.base import heldout_scores
-from boanon.models.dag import node_label
+from boanon.models.dag import node_label, node_parents
 from boanon.multiobjective import OutputConstraint
 from boanon.objectives import Objective
 from boanon.report import fit_run_model, grid
@@ -78,7 +78,7 @@ def node_fits(model: DAGSurrogate, table: pd.DataFrame, seed: int = 0) -> dict[s
         y, mu, sd = fit["observed"], fit["predicted"], fit["sd"]
         scores = heldout_scores(y[:, None], mu[:, None], sd[:, None]) if len(y) > 1 else {}
         out[node] = {"kind": m.kind, "label": node_label(recorded[node]), "source": recorded[node]["source"],
-                     "parents": m.parents, "n": len(y),
+                     "parents": sum(node_parents(recorded[node], model.space), []), "n": len(y),
                      "trials": table[TRIAL].to_numpy()[fit["rows"]].tolist(),
                      "observed": y.tolist(), "predicted": mu.tolist(), "sd": sd.tolist(), **scores}
     return out

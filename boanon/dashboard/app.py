@@ -71,9 +71,9 @@ class RunView:
             "graph_id": self.store.last_graph_id(),
         }
 
-    def graph(self, focus: bool) -> dict[str, Any]:
-        """The run's current graph (None before it has one), with the model kinds of the last
-        structured proposal."""
+    def graph(self, scope: str = "ancestors", node: str | None = None) -> dict[str, Any]:
+        """The run's current graph (None before it has one), the part ``scope`` names
+        (:data:`data.SCOPES`), with the node models of the last structured proposal."""
         study = self.store.study()
         graph_id = self.store.last_graph_id()
         if study is None or graph_id is None:
@@ -81,8 +81,8 @@ class RunView:
         objectives, _ = study_goals(self.store)
         latest = model_trial(self.store.trials())
         view = data.graph_view(self.store.graph(graph_id), study_space(study),
-                               [o.name for o in objectives], focus,
-                               None if latest is None else latest.info["structure"])
+                               [o.name for o in objectives], scope,
+                               None if latest is None else latest.info["structure"], node)
         return {"graph": view, "graph_id": graph_id}
 
     def model_views(self) -> dict[str, Any]:
@@ -121,7 +121,11 @@ def create_app(view: RunView) -> Starlette:
         return JSON(view.run())
 
     def graph(request: Request) -> JSON:
-        return JSON(view.graph(focus=request.query_params.get("focus", "1") != "0"))
+        try:
+            params = request.query_params
+            return JSON(view.graph(params.get("scope", "auto"), params.get("node")))
+        except ValueError as exc:  # an unknown scope or node: the page says what
+            return JSON({"error": str(exc)}, status_code=400)
 
     def models(request: Request) -> JSON:
         return JSON(view.model_views())

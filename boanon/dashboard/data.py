@@ -18,7 +18,8 @@ import networkx as nx
 import numpy as np
 
 from boanon.graph import CausalGraph
-from boanon.models.dag import model_graph, node_label
+from boanon.graph_render import neighbourhood
+from boanon.models.dag import model_graph, node_label, node_parents
 from boanon.multiobjective import OutputConstraint
 from boanon.multiobjective.summary import hypervolume_trace, pareto_flags
 from boanon.multitask.tasks import TASK as TASK_NODE
@@ -165,14 +166,15 @@ HIDDEN = frozenset({TASK_NODE})
 """Internal nodes not drawn: the task indicator of a warm-started run is no parameter a person set."""
 
 
-def node_model_view(spec: Mapping[str, Any] | None, unused: bool = False) -> dict[str, Any] | None:
-    """A node's recorded model for the node panel: its label and parents."""
+def node_model_view(spec: Mapping[str, Any] | None, space: Space,
+                    unused: bool = False) -> dict[str, Any] | None:
+    """A node's recorded model for the node panel: its label and parents (as ``boanon status``)."""
     if unused:
         return {"label": "not sampled (no chosen model reads it)", "parents": []}
     if spec is None:
         return None
     return {"label": node_label(spec), "kind": spec["kind"], "source": spec.get("source"),
-            "parents": spec["param_parents"] + spec["metric_parents"]}
+            "parents": sum(node_parents(spec, space), [])}
 
 
 def name_groups(roles: Mapping[str, str]) -> dict[str, str]:
@@ -200,35 +202,58 @@ def node_form(spec: Mapping[str, Any] | None, learned: bool = False) -> dict[str
             "free": sorted(spec.get("free") or {}), "source": source}
 
 
-def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], focus: bool = True,
-               structure: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The graph for drawing: with ``focus``, only the objectives and their ancestors; nodes with
-    role, name group, expression (annotated or learned) and the model the last structured
-    proposal recorded (``structure``: its label and parents, as ``boanon status`` prints them);
-    edges with weight, stability, whether they are fallbacks (a parameter connected straight to
-    an objective for want of a learned path) and whether only a node's expression implies them."""
+SCOPES = ("auto", "neighbourhood", "ancestors", "all", "node")
+"""What part of the graph the page draws: the objectives' strongest paths
+(:func:`boanon.graph_render.neighbourhood`, as ``boanon plot --kind graph``), the objectives and
+all their ancestors, everything, or one ``node`` with its ancestors and descendants; ``auto``:
+the ancestors, or the strongest paths when there are more than :data:`NEIGHBOURHOOD_NODES`."""
+NEIGHBOURHOOD_NODES = 30
+
+
+def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scope: str = "ancestors",
+               structure: Mapping[str, Any] | None = None, node: str | None = None) -> dict[str, Any]:
+    """The graph for drawing, the part ``scope`` names (:data:`SCOPES`); nodes with role, name
+    group, expression (annotated or learned) and the model the last structured proposal recorded
+    (``structure``: its label and parents, as ``boanon status`` prints them); edges with weight,
+    stability, whether they are fallbacks (a parameter connected straight to an objective for
+    want of a learned path) and whether only a node's expression implies them. ``names`` lists
+    every drawable node, for the page's search."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown graph scope {scope!r}; one of {SCOPES}")
     try:
         g = model_graph(graph, space)  # the names a node's expression reads are its parents
     except ValueError:  # drawn as stored; the model would have refused it
         g = graph.to_networkx()
+    g.remove_nodes_from(HIDDEN)
     targets = [o for o in objectives if o in g]
-    keep = set(targets).union(*(nx.ancestors(g, o) for o in targets)) if focus and targets else set(g)
+    ancestry = set(targets).union(*(nx.ancestors(g, o) for o in targets)) if targets else set(g)
+    if scope == "auto":
+        scope = "neighbourhood" if len(ancestry) > NEIGHBOURHOOD_NODES else "ancestors"
+    if scope == "node":
+        if node not in g:
+            raise ValueError(f"no node {node!r} in the run's graph")
+        keep = {node} | nx.ancestors(g, node) | nx.descendants(g, node)
+    elif scope == "neighbourhood":
+        keep = set(neighbourhood(g.subgraph(ancestry), targets, NEIGHBOURHOOD_NODES))
+    else:
+        keep = ancestry if scope == "ancestors" else set(g)
     stored = {(e.source, e.target) for e in graph.edges}
     fallback = {tuple(s.split(" -> ")) for s in graph.metadata.get("params_connected", [])}
-    roles = {n: graph.roles.get(n, "param") for n in g if n in keep and n not in HIDDEN}
-    groups = name_groups(roles)
+    roles = {n: graph.roles.get(n, "param") for n in g if n in keep}
+    groups = name_groups(roles) if scope != "neighbourhood" else {}
     models = (structure or {}).get("nodes", {})
     unused = set((structure or {}).get("unused", []))
     relations = {r.get("target") for r in graph.metadata.get("relations", [])}
     return {
         "nodes": [{"id": n, "role": role, "group": groups.get(n),
                    "form": node_form(graph.node_models.get(n), n in relations),
-                   "model": node_model_view(models.get(n), n in unused),
+                   "model": node_model_view(models.get(n), space, n in unused),
                    "parents": sum(1 for p in g.predecessors(n) if p in roles)} for n, role in roles.items()],
         "edges": [{"source": s, "target": t, "weight": d.get("weight"), "stability": d.get("stability"),
                    "fallback": (s, t) in fallback, "annotated": (s, t) not in stored}
                   for s, t, d in g.edges(data=True) if s in roles and t in roles],
         "groups": sorted(set(groups.values())),
-        "objectives": targets, "focus": focus, "total_nodes": len(graph.roles),
+        "objectives": targets, "scope": scope, "node": node, "total_nodes": g.number_of_nodes(),
+        "ancestry_nodes": len(ancestry), "names": sorted(g.nodes),
         "total_edges": len(graph.edges), "learned_from_trials": graph.metadata.get("learned_from_trials"),
     }

@@ -138,7 +138,9 @@ class DAGSurrogate(Surrogate):
         assert self.structure is not None
         nodes = self.structure["nodes"]
         self.order_ = list(self.structure["order"])
-        self.models_ = {n: node_model_from_spec(nodes[n]) for n in self.order_}
+        self.models_ = {n: node_model_from_spec(
+                            {**nodes[n], "param_parents": node_parents(nodes[n], self.space)[0]})
+                        for n in self.order_}
         missing = [n for n in self.order_ if self.node_column(n) not in table.columns]
         if missing:
             raise ValueError(f"table has no column for node(s) {missing}")
@@ -383,6 +385,13 @@ def model_graph(graph: CausalGraph, space: Space) -> nx.DiGraph:
     if not nx.is_directed_acyclic_graph(g):
         raise ValueError(f"the graph has a cycle: {nx.find_cycle(g)}")
     return g
+
+
+def node_parents(spec: Mapping[str, Any], space: Space) -> tuple[list[str], list[str]]:
+    """A recorded node model's parameter and metric parents within the run's ``space``: the task
+    indicator a warm start adds to the proposal's space is a constant on the run's own trials,
+    so it is neither shown nor refitted."""
+    return [p for p in spec["param_parents"] if p in space.params], list(spec["metric_parents"])
 
 
 def node_label(spec: Mapping[str, Any]) -> str:

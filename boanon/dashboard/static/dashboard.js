@@ -9,7 +9,7 @@ const STATUS_COLORS = { done: "#2f9e44", stopped: "#e8890c", failed: "#d6336c", 
 const ROLE_STYLE = { param: ["#cfe2ff", "#3d6bb3", "round-rectangle"], metric: ["#eeeeee", "#777777", "ellipse"],
   objective: ["#f8c4c0", "#b3403d", "octagon"] };
 const state = { run: null, runText: "", objective: 0, statusFilter: "all", search: "", sort: { key: "id", asc: true },
-  selectedTrial: null, focus: true, graphKey: null, graph: null, folded: new Set(), foldedInit: false,
+  selectedTrial: null, scope: "auto", scopeNode: null, graphKey: null, graph: null, folded: new Set(), foldedInit: false,
   models: null, modelsKey: null, fitNode: null, effectParam: null, charts: {}, cy: null };
 window.boanon = state;  // for the browser test and for poking at the data from the console
 
@@ -231,7 +231,7 @@ function graphElements(view) {
     const members = view.nodes.filter((n) => n.group === g);
     if (folded.has(g)) {
       const label = `▸ ${g} (${members.length})`;
-      nodes.push({ group: "nodes", data: { id: `group:${g}`, label, kind: "folded", groupName: g, w: 8 * label.length + 16 } });
+      nodes.push({ group: "nodes", data: { id: `group:${g}`, label, kind: "folded", groupName: g, w: 8.5 * label.length + 16 } });
     } else nodes.push({ group: "nodes", data: { id: `group:${g}`, label: `▾ ${g}`, kind: "group", groupName: g } });
   }
   for (const n of view.nodes) {
@@ -240,7 +240,7 @@ function graphElements(view) {
     const [fill, border, shape] = ROLE_STYLE[n.role] || ROLE_STYLE.metric;
     nodes.push({ group: "nodes", data: { id: n.id, label: n.id, kind: "node", role: n.role, fill, border, shape,
       form: n.form ? n.form.kind : "", parent: n.group ? `group:${n.group}` : undefined,
-      w: Math.max(40, 7.5 * n.id.length + 14) } });
+      w: Math.max(40, 7.8 * n.id.length + 14) } });
   }
   const edges = {};
   for (const e of view.edges) {
@@ -256,16 +256,17 @@ function graphElements(view) {
   for (const e of Object.values(edges)) e.data.label = e.data.count > 1 ? `×${e.data.count}` : "";
   return [...nodes, ...Object.values(edges)];
 }
+const LABEL_PX = 12, MIN_LABEL_PX = 9;  // node labels' font size, and the smallest it is ever drawn at
 const GRAPH_STYLE = [
   { selector: "node[kind = 'node']", style: { label: "data(label)", "background-color": "data(fill)", "border-color": "data(border)",
-    "border-width": 1.2, shape: "data(shape)", width: "data(w)", height: 26, "font-size": 11, "text-valign": "center", "text-halign": "center" } },
+    "border-width": 1.2, shape: "data(shape)", width: "data(w)", height: 26, "font-size": LABEL_PX, "text-valign": "center", "text-halign": "center" } },
   { selector: "node[form = 'function'], node[form = 'formula']", style: { "border-color": "#6a3d9a", "border-width": 3 } },
-  { selector: "node[kind = 'group']", style: { label: "data(label)", "text-valign": "top", "text-halign": "center", "font-size": 11,
+  { selector: "node[kind = 'group']", style: { label: "data(label)", "text-valign": "top", "text-halign": "center", "font-size": LABEL_PX,
     "font-weight": "bold", color: "#8a6d00", "background-color": "#fffbeb", "background-opacity": 0.6, "border-color": "#e2c76a",
     "border-width": 1, shape: "round-rectangle", padding: 20, "text-margin-y": 18 } },
   { selector: "node[kind = 'folded']", style: { label: "data(label)", "background-color": "#fff7e0", "border-color": "#c9a227",
     "border-style": "dashed", "border-width": 1.5, shape: "round-rectangle", width: "data(w)", height: 26,
-    "font-size": 13, "text-valign": "center", "text-halign": "center" } },
+    "font-size": LABEL_PX + 1, "text-valign": "center", "text-halign": "center" } },
   { selector: "edge", style: { width: (e) => e.data("w") === null ? 1.5 : 0.8 + 5 * e.data("w"), "curve-style": "bezier",
     "target-arrow-shape": "triangle", "arrow-scale": 0.8, "line-color": "#555", "target-arrow-color": "#555",
     "line-style": "data(style)", opacity: (e) => (e.data("count") > 1 ? 0.25 : 0.3) + 0.6 * e.data("stability") * (e.data("count") > 1 ? 0.5 : 1),
@@ -278,25 +279,36 @@ const GRAPH_STYLE = [
 function drawGraph() {
   const view = state.graph;
   if (!view) { $("#graph-caption").textContent = "no graph yet: the run has not learned or been given one"; return; }
-  if (!state.foldedInit) {  // large graphs open folded: one box per machine or subsystem
+  if (state.foldedInit !== `${view.scope}:${view.node}`) {  // large views open folded: one box per machine or subsystem
+    state.folded.clear();
     if (view.nodes.length > 40) view.groups.forEach((g) => state.folded.add(g));
-    state.foldedInit = true;
+    state.foldedInit = `${view.scope}:${view.node}`;
   }
   const roles = {};
   for (const n of view.nodes) roles[n.role] = (roles[n.role] || 0) + 1;
-  $("#graph-caption").textContent = `${view.focus ? "The objectives and their ancestors" : "The whole graph"}: ` +
+  const what = { neighbourhood: "The objectives' strongest paths (the parameters that reach them most strongly, each by its strongest way)",
+    ancestors: "The objectives and their ancestors", all: "The whole graph", node: `${view.node}, its ancestors and descendants` }[view.scope];
+  for (const b of document.querySelectorAll("#graph-scope button")) b.classList.toggle("on", b.dataset.scope === view.scope);
+  $("#graph-caption").textContent = `${what}: ` +
     `${view.nodes.length} of ${view.total_nodes} nodes (${Object.entries(roles).map(([r, k]) => `${k} ${r}s`).join(", ")}), ` +
     `${view.edges.length} edges` + (view.learned_from_trials ? `, learned from ${view.learned_from_trials} trials` : "") +
     (view.groups.length ? `; ${view.groups.length} name groups (${view.groups.slice(0, 8).join(", ")}${view.groups.length > 8 ? "…" : ""})` : "") + ".";
   const elements = graphElements(view);
   if (!state.cy) {
-    state.cy = cytoscape({ container: $("#cy"), elements, style: GRAPH_STYLE, minZoom: 0.05, maxZoom: 3 });
+    // labels never drawn below MIN_LABEL_PX: a graph too large for the box is panned, not shrunk
+    state.cy = cytoscape({ container: $("#cy"), elements, style: GRAPH_STYLE, minZoom: MIN_LABEL_PX / LABEL_PX, maxZoom: 3 });
     state.cy.on("tap", "node", (evt) => onNodeTap(evt.target));
     state.cy.on("tap", (evt) => { if (evt.target === state.cy) state.cy.elements().removeClass("faded"); });
   } else { state.cy.elements().remove(); state.cy.add(elements); }
   // left to right: parameters, then metrics, then objectives; node labels are wider than tall
   state.cy.layout({ name: "dagre", rankDir: "LR", nodeSep: 8, rankSep: 70, edgeSep: 4, animate: false, fit: true, padding: 12 }).run();
   if (state.cy.zoom() > 1.1) { state.cy.zoom(1.1); state.cy.center(); }  // a small graph is not blown up
+  const focus = view.scope === "node" ? state.cy.getElementById(view.node) : state.cy.nodes("[role = 'objective']");
+  if (state.cy.zoom() <= state.cy.minZoom() + 1e-6 && focus.length) {  // too large to fit: start at what matters
+    state.cy.center(focus);  // the objectives at the right edge, what feeds them to their left (drag to pan)
+    if (view.scope !== "node") state.cy.panBy({ x: state.cy.width() / 2 - focus.renderedBoundingBox().w / 2 - 30, y: 0 });
+  }
+  if (view.scope === "node") state.cy.getElementById(view.node).select();
 }
 function onNodeTap(node) {
   const kind = node.data("kind");
@@ -328,6 +340,7 @@ function drawNodeDetail(id) {
     parts.push(el("div", {}, `held-out fit on ${fit.n} trials: rank correlation `, el("b", {}, fmt(fit.rank_correlation)),
       `, standardised RMSE ${fmt(fit.rmse_standardised)} `, el("a", { href: "#models", onclick: () => selectFitNode(id) }, "(plot)")));
   }
+  parts.push(el("div", { class: "tabs" }, el("button", { id: "focus-node", onclick: () => focusNode(id) }, "show its ancestors and descendants")));
   parts.push(el("h3", {}, `parents (${parents.length})`), el("ul", {}, ...parents.map((e) => edgeLine(e, e.source))));
   parts.push(el("h3", {}, `children (${children.length})`), el("ul", {}, ...children.map((e) => edgeLine(e, e.target))));
   $("#node-detail").replaceChildren(...parts);
@@ -464,13 +477,15 @@ function drawTimeline(run, serverDate) {
 
 // --- polling ----------------------------------------------------------------------------------------------
 async function refreshGraph(force = false) {
-  const key = `${state.run.graph_id}:${state.focus}`;
+  const key = `${state.run.graph_id}:${state.scope}:${state.scopeNode}`;
   if (!force && key === state.graphKey) return;
-  const { data } = await getJSON(`/api/graph?focus=${state.focus ? 1 : 0}`);
+  const { data } = await getJSON(`/api/graph?scope=${state.scope}` + (state.scopeNode ? `&node=${encodeURIComponent(state.scopeNode)}` : ""));
   state.graphKey = key;
   state.graph = data.graph;
+  if (data.graph) $("#node-names").replaceChildren(...data.graph.names.map((n) => el("option", { value: n })));
   drawGraph();
 }
+function focusNode(id) { state.scope = "node"; state.scopeNode = id; refreshGraph(true).then(() => drawNodeDetail(id)); }
 async function refreshModels() {
   const key = `${state.run.graph_id}:${state.run.trials.filter((t) => t.status === "done" || t.status === "stopped").length}`;
   if (key === state.modelsKey && state.models && state.models.status === "ready") return;
@@ -506,12 +521,13 @@ async function poll() {
 
 $("#trial-search").addEventListener("input", (e) => { state.search = e.target.value; if (state.run) drawTrials(state.run); });
 for (const b of document.querySelectorAll("#graph-scope button")) {
-  b.addEventListener("click", () => {
-    state.focus = b.dataset.focus === "1";
-    for (const x of document.querySelectorAll("#graph-scope button")) x.classList.toggle("on", x === b);
-    refreshGraph(true);
-  });
+  b.addEventListener("click", () => { state.scope = b.dataset.scope; state.scopeNode = null; refreshGraph(true); });
 }
+$("#node-search").addEventListener("change", (e) => {  // a name picked or typed: that node and what it touches
+  const name = e.target.value.trim();
+  if (state.graph && state.graph.names.includes(name)) focusNode(name);
+  else if (name) $("#graph-caption").textContent = `no node named ${name} (the list offers the names)`;
+});
 $("#fold-all").addEventListener("click", () => { if (state.graph) { state.graph.groups.forEach((g) => state.folded.add(g)); drawGraph(); } });
 $("#unfold-all").addEventListener("click", () => { state.folded.clear(); drawGraph(); });
 $("#fit-graph").addEventListener("click", () => state.cy && state.cy.fit(undefined, 12));
