@@ -105,7 +105,8 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None) -> list[d
         rows.append({
             "id": t.id, "name": t.name, "status": t.status, "started": t.started, "finished": t.finished,
             "duration_s": seconds(t.started, t.finished), "surrogate": t.surrogate, "reason": t.reason,
-            "objectives": t.objectives, "config": t.config, "error": t.error, "retry_of": t.retry_of,
+            "objectives": t.objectives, "metrics": t.metrics, "config": t.config, "error": t.error,
+            "retry_of": t.retry_of,
             "predicted": t.info.get("predicted", {}), "cv": t.info.get("cv", {}),
             "timings_s": t.info.get("timings_s", {}), "graph_id": t.graph_id,
             "logs": None if folder is None else str(folder), "log_files": files,

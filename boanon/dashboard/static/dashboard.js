@@ -9,7 +9,7 @@ const STATUS_COLORS = { done: "#2f9e44", stopped: "#e8890c", failed: "#d6336c", 
 const ROLE_STYLE = { param: ["#cfe2ff", "#3d6bb3", "round-rectangle"], metric: ["#eeeeee", "#777777", "ellipse"],
   objective: ["#f8c4c0", "#b3403d", "octagon"] };
 const state = { run: null, runText: "", objective: 0, statusFilter: "all", search: "", sort: { key: "id", asc: true },
-  selectedTrial: null, scope: "auto", scopeNode: null, graphKey: null, graph: null, folded: new Set(), foldedInit: false,
+  selectedTrial: null, extraColumns: [], brush: {}, logScale: false, sliceParam: null, scope: "auto", scopeNode: null, graphKey: null, graph: null, folded: new Set(), foldedInit: false,
   models: null, modelsKey: null, fitNode: null, effectParam: null, charts: {}, cy: null };
 window.boanon = state;  // for the browser test and for poking at the data from the console
 
@@ -154,9 +154,33 @@ function trialColumns(run) {
   return [
     ["id", "#", (t) => t.id, true], ["name", "trial", (t) => t.name], ["status", "status", (t) => t.status],
     ...objs.map((o) => [`obj:${o}`, o, (t) => t.objectives[o] ?? null, true]),
+    ...state.extraColumns.map((c) => [`col:${c}`, c, (t) => trialValue(t, c) ?? null, true]),
     ["duration_s", "duration", (t) => t.duration_s, true], ["surrogate", "surrogate", (t) => t.surrogate],
     ["reason", "why", (t) => t.error ? `error: ${t.error}` : t.reason], ["started", "started", (t) => t.started],
   ];
+}
+// The text filter: space-separated terms, all must hold. A plain word is a trial's name, status or
+// surrogate (whole word: "structured" is not "chose structured over gp" in a gp trial's reason) or
+// part of its error; "why:word" searches the reasons; "x3>0.5", "cost<=10", "m0_worker=true" compare
+// a parameter, objective or metric.
+function trialValue(t, name) {
+  return name in t.config ? t.config[name] : name in t.objectives ? t.objectives[name] : (t.metrics || {})[name];
+}
+function trialFilter(text) {
+  const terms = text.trim().toLowerCase().split(/\s+/).filter(Boolean).map((term) => {
+    const cmp = term.match(/^([^<>=!]+)(<=|>=|!=|<|>|=)(.+)$/);
+    if (cmp) {
+      const [, name, op, raw] = cmp, num = Number(raw);
+      return (t) => { const key = Object.keys({ ...t.config, ...t.objectives, ...(t.metrics || {}) }).find((k) => k.toLowerCase() === name);
+        if (key === undefined) return false;
+        const v = trialValue(t, key), x = typeof v === "number" && !Number.isNaN(num) ? num : raw;
+        const a = typeof v === "boolean" ? String(v) : v;
+        return op === "<" ? a < x : op === ">" ? a > x : op === "<=" ? a <= x : op === ">=" ? a >= x : op === "!=" ? a != x : a == x; };  // eslint-disable-line eqeqeq
+    }
+    if (term.startsWith("why:")) return (t) => (t.reason || "").toLowerCase().includes(term.slice(4));
+    return (t) => [t.name, t.status, t.surrogate].some((v) => v && v.toLowerCase() === term) || (t.error || "").toLowerCase().includes(term);
+  });
+  return (t) => terms.every((f) => f(t));
 }
 function drawTrials(run) {
   const counts = { all: run.trials.length };
@@ -167,11 +191,19 @@ function drawTrials(run) {
   $("#trial-table thead").replaceChildren(el("tr", {}, ...cols.map(([key, label]) => el("th", {
     class: state.sort.key === key ? `sorted ${state.sort.asc ? "asc" : ""}` : "", "data-key": key,
     onclick: () => { state.sort = { key, asc: state.sort.key === key ? !state.sort.asc : true }; drawTrials(state.run); },
-  }, label))));
+  }, label, key.startsWith("col:") ? el("span", { class: "drop", title: "remove this column", onclick: (e) => {
+    e.stopPropagation(); state.extraColumns = state.extraColumns.filter((c) => `col:${c}` !== key); drawTrials(state.run); } }, " ×") : ""))));
+  const params = Object.keys((run.trials[0] || {}).config || {});
+  const metrics = [...new Set(run.trials.flatMap((t) => Object.keys(t.metrics || {})))].sort();
+  if ($("#add-column").options.length !== 1 + params.length + metrics.length) {
+    $("#add-column").replaceChildren(el("option", { value: "" }, "+ column…"),
+      el("optgroup", { label: "parameters" }, ...params.map((n) => el("option", { value: n }, n))),
+      el("optgroup", { label: "metrics" }, ...metrics.map((n) => el("option", { value: n }, n))));
+  }
   const get = Object.fromEntries(cols.map(([k, , f]) => [k, f]));
-  const q = state.search.toLowerCase();
-  const rows = run.trials.filter((t) => (state.statusFilter === "all" || t.status === state.statusFilter) &&
-    (!q || [t.name, t.surrogate, t.reason, t.error].some((v) => v && v.toLowerCase().includes(q))));
+  const match = trialFilter(state.search);
+  const rows = run.trials.filter((t) => (state.statusFilter === "all" || t.status === state.statusFilter) && match(t) &&
+    inBrush(t));
   const f = get[state.sort.key] || get.id;
   rows.sort((a, b) => { const x = f(a), y = f(b);
     const r = x === y ? 0 : x === null ? 1 : y === null ? -1 : x < y ? -1 : 1;
@@ -210,8 +242,22 @@ function drawTrialDetail() {
       ...objs.map((o) => el("tr", {}, el("td", {}, o), el("td", {}, fmt(t.objectives[o])),
         el("td", {}, t.predicted[o] ? `${fmt(t.predicted[o].mean)} ± ${fmt(t.predicted[o].sd)}` : "–")))));
   }
+  const dflt = state.run.trials.find((x) => x.name === (state.run.convergence[0] || {}).default_trial);
+  const other = dflt && dflt.name !== t.name ? dflt : null;
+  const change = (a, b) => typeof a === "number" && typeof b === "number" && b !== 0 ? ` (${a >= b ? "+" : ""}${fmt(100 * (a - b) / Math.abs(b))} %)` : "";
+  if (other) {
+    parts.push(el("div", { class: "hint", id: "vs-default" }, `against the default configuration (${other.name}): ` +
+      Object.keys(t.objectives).map((o) => `${o} ${fmt(t.objectives[o])} vs ${fmt(other.objectives[o])}${change(t.objectives[o], other.objectives[o])}`).join("; ")));
+  }
   parts.push(el("h3", {}, "configuration"), el("table", { class: "kv", id: "trial-config" },
-    ...Object.entries(t.config).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, fmt(v))))));
+    ...Object.entries(t.config).map(([k, v]) => el("tr", { class: other && other.config[k] !== v ? "changed" : "" },
+      el("td", {}, k), el("td", {}, fmt(v)), other ? el("td", {}, fmt(other.config[k])) : ""))));
+  const logged = Object.entries(t.metrics || {});
+  if (logged.length) {
+    parts.push(el("h3", {}, `logged metrics (${logged.length})` + (other ? `, against ${other.name}` : "")),
+      el("table", { class: "kv", id: "trial-metrics" }, ...logged.map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, fmt(v)),
+        other ? el("td", {}, fmt((other.metrics || {})[k]) + change(v, (other.metrics || {})[k])) : ""))));
+  }
   const cv = Object.entries(t.cv || {});
   if (cv.length) parts.push(el("h3", {}, "surrogates compared (held-out)"), el("table", { class: "kv" },
     el("tr", {}, el("td", {}, "model"), el("td", {}, "log density"), el("td", {}, "rank corr")),
@@ -221,6 +267,102 @@ function drawTrialDetail() {
     el("li", {}, el("a", { href: `/logs/${encodeURIComponent(t.name)}/${encodeURIComponent(f)}`, target: "_blank" }, f)))));
   else parts.push(el("div", { class: "hint" }, "no files there (yet)"));
   box.replaceChildren(...parts);
+}
+
+// --- trials in parameter space: parallel coordinates (brushable) and slices ------------------------------
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attrs = {}, text = null) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== null) e.textContent = text;
+  return e;
+}
+const numeric = (v) => typeof v === "boolean" ? Number(v) : typeof v === "number" ? v : null;
+function parcoordAxes() {
+  // the selected objective, then the parameters the model says matter most (else the space's first),
+  // then the columns added to the table
+  const run = state.run, obj = run.summary.objectives[state.objective] || run.summary.objectives[0];
+  const params = Object.keys((run.trials[0] || {}).config || {});
+  const ranked = state.models && state.models.effects ? [...state.models.effects]
+    .sort((a, b) => ((b.ranges || {})[obj.name] ?? b.range) - ((a.ranges || {})[obj.name] ?? a.range)).map((e) => e.param) : params;
+  return [...new Set([...ranked.slice(0, 8), ...state.extraColumns, obj.name])];
+}
+function inBrush(t) {
+  return Object.entries(state.brush).every(([axis, [lo, hi]]) => { const v = numeric(trialValue(t, axis)); return v !== null && v >= lo && v <= hi; });
+}
+function drawParcoords() {
+  const run = state.run;
+  if (!run || !run.trials.length) return;
+  const box = $("#parcoords"), W = box.clientWidth || 600, H = 330, top = 46, bottom = H - 24;
+  const axes = parcoordAxes(), obj = axes[axes.length - 1];
+  const trials = run.trials.filter((t) => t.status === "done" || t.status === "stopped");
+  const ranges = Object.fromEntries(axes.map((a) => {
+    const vs = trials.map((t) => numeric(trialValue(t, a))).filter((v) => v !== null && Number.isFinite(v));
+    const lo = Math.min(...vs), hi = Math.max(...vs);
+    return [a, vs.length ? (hi > lo ? [lo, hi] : [lo - 0.5, hi + 0.5]) : [0, 1]];
+  }));
+  const x = (i) => 40 + i * (W - 80) / Math.max(1, axes.length - 1);
+  const y = (a, v) => bottom - (v - ranges[a][0]) / (ranges[a][1] - ranges[a][0]) * (bottom - top);
+  const [olo, ohi] = ranges[obj], dir = (run.summary.objectives.find((o) => o.name === obj) || {}).direction;
+  const colour = (v) => { let f = (v - olo) / (ohi - olo || 1); if (dir === "maximize") f = 1 - f;  // blue: good, red: bad
+    return `hsl(${Math.round(220 - 220 * f)}, 70%, 45%)`; };
+  const kids = [];
+  for (const t of trials) {
+    const pts = axes.map((a, i) => { const v = numeric(trialValue(t, a)); return v === null ? null : `${x(i)},${y(a, v)}`; });
+    if (pts.includes(null)) continue;
+    const on = inBrush(t), ov = numeric(t.objectives[obj]);
+    kids.push(svg("polyline", { points: pts.join(" "), fill: "none", "data-trial": t.name, class: on ? "kept" : "out",
+      stroke: on && ov !== null ? colour(ov) : "#d0d4da", "stroke-width": on ? 1.6 : 1, opacity: on ? 0.85 : 0.5 }));
+  }
+  axes.forEach((a, i) => {
+    kids.push(svg("line", { x1: x(i), x2: x(i), y1: top, y2: bottom, stroke: "#8a94a0" }));
+    kids.push(svg("text", { x: x(i), y: top - 18 - (i % 2) * 13, "text-anchor": "middle", class: "axis-label" }, a));
+    kids.push(svg("text", { x: x(i) + 4, y: top - 4, class: "tick" }, fmt(ranges[a][1])));
+    kids.push(svg("text", { x: x(i) + 4, y: bottom + 14, class: "tick" }, fmt(ranges[a][0])));
+    if (state.brush[a]) { const [lo, hi] = state.brush[a];
+      kids.push(svg("rect", { x: x(i) - 7, width: 14, y: y(a, hi), height: Math.max(2, y(a, lo) - y(a, hi)), class: "brush" })); }
+    const hit = svg("rect", { x: x(i) - 12, width: 24, y: top, height: bottom - top, class: "hit", "data-axis": a });
+    hit.addEventListener("mousedown", (e) => startBrush(e, a, y, ranges[a], top, bottom));
+    hit.addEventListener("dblclick", () => { delete state.brush[a]; brushed(); });
+    kids.push(hit);
+  });
+  box.replaceChildren(...kids);
+  const kept = trials.filter(inBrush).length;
+  $("#parcoords-caption").textContent = `${trials.length} measured trials over ${axes.length - 1} parameters and ${obj} ` +
+    `(colour: ${obj}, blue better); axes: the parameters that move ${obj} most in the model, and the table's added columns.` +
+    (Object.keys(state.brush).length ? ` ${kept} in the brushed ranges.` : "");
+}
+function startBrush(e, axis, y, [lo, hi], top, bottom) {
+  const rect = $("#parcoords").getBoundingClientRect(), y0 = e.clientY - rect.top;
+  const value = (py) => lo + (bottom - Math.min(bottom, Math.max(top, py))) / (bottom - top) * (hi - lo);
+  const move = (ev) => { const y1 = ev.clientY - rect.top; const a = value(y0), b = value(y1);
+    state.brush[axis] = [Math.min(a, b), Math.max(a, b)]; brushed(); };
+  const up = () => { window.removeEventListener("mousemove", move); window.removeEventListener("mouseup", up); };
+  window.addEventListener("mousemove", move); window.addEventListener("mouseup", up);
+}
+function brushed() {
+  const n = Object.keys(state.brush).length;
+  $("#brush-note").textContent = n ? `brushed on ${Object.keys(state.brush).join(", ")} (double-click an axis to clear)` : "";
+  drawParcoords(); drawTrials(state.run);
+}
+function drawSlice() {
+  const run = state.run;
+  if (!run || !run.trials.length) return;
+  const params = Object.keys(run.trials[0].config || {});
+  const axes = parcoordAxes();
+  if (!state.slicePicked || !params.includes(state.sliceParam)) state.sliceParam = axes.find((a) => params.includes(a)) || params[0];
+  if ($("#slice-param").options.length !== params.length) $("#slice-param").replaceChildren(...params.map((n) => el("option", { value: n }, n)));
+  $("#slice-param").value = state.sliceParam;
+  const obj = run.summary.objectives[state.objective] || run.summary.objectives[0];
+  const pts = run.trials.filter((t) => t.status === "done" && numeric(t.objectives[obj.name]) !== null)
+    .map((t) => ({ x: numeric(t.config[state.sliceParam]), y: t.objectives[obj.name], trial: t.name, surrogate: t.surrogate }));
+  chart("slice-chart", { data: { datasets: [{ type: "scatter", label: `${obj.name} against ${state.sliceParam}`, data: pts, parsing: false,
+    backgroundColor: pts.map((p) => COLORS[p.surrogate] || "#495057"), pointRadius: 4.5 }] },
+  options: { maintainAspectRatio: false, plugins: { legend: { display: false },
+    tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${state.sliceParam} ${fmt(c.raw.x)}, ${obj.name} ${fmt(c.raw.y)}` } } },
+  scales: { x: { type: "linear", title: { display: true, text: state.sliceParam } },
+    y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${obj.name} (measured)` } } },
+  onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
 }
 
 // --- graph --------------------------------------------------------------------------------------------
@@ -367,7 +509,7 @@ function drawModels() {
     "data-node": id, onclick: () => selectFitNode(id) }, el("td", {}, id), el("td", {}, f.label), el("td", { class: "num" }, f.parents.length),
   el("td", { class: "num" }, f.n), el("td", { class: `num ${f.rank_correlation < 0.5 ? "bad" : f.rank_correlation > 0.8 ? "good" : ""}` }, fmt(f.rank_correlation)),
   el("td", { class: "num" }, fmt(f.rmse_standardised)))));
-  drawEffects();
+  drawEffects(); drawParcoords();
   if (!nodes.length) { $("#fit-caption").textContent = `no per-node models: the ${m.surrogate} surrogate models the objectives directly`; return; }
   if (!state.fitNode || !m.nodes[state.fitNode]) state.fitNode = nodes[0][0];
   drawFit();
@@ -504,6 +646,7 @@ async function poll() {
       drawHeader(data);
       if (data.summary.recorded) {
         drawConvergence(data); drawBest(data); drawTrials(data); drawPareto(data); drawTimeline(data, date);
+        drawParcoords(); drawSlice();
         await refreshGraph();
       }
     } else if (data.summary.recorded && data.summary.counts.running) drawTimeline(data, date);
@@ -520,6 +663,12 @@ async function poll() {
 }
 
 $("#trial-search").addEventListener("input", (e) => { state.search = e.target.value; if (state.run) drawTrials(state.run); });
+$("#add-column").addEventListener("change", (e) => {
+  const c = e.target.value; e.target.value = "";
+  if (c && !state.extraColumns.includes(c)) { state.extraColumns.push(c); drawTrials(state.run); }
+});
+$("#log-scale").addEventListener("change", (e) => { state.logScale = e.target.checked; if (state.run) { drawConvergence(state.run); drawSlice(); } });
+$("#slice-param").addEventListener("change", (e) => { state.sliceParam = e.target.value; state.slicePicked = true; drawSlice(); });
 for (const b of document.querySelectorAll("#graph-scope button")) {
   b.addEventListener("click", () => { state.scope = b.dataset.scope; state.scopeNode = null; refreshGraph(true); });
 }
