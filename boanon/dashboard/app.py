@@ -88,7 +88,8 @@ class RunView:
     def model_views(self) -> dict[str, Any]:
         """Node fits and parameter effects (:mod:`boanon.dashboard.analysis`), computed in the
         background for the measured trials with the model of the latest structured proposal
-        (the node models it recorded, over its graph), else the plain GP."""
+        (the node models it recorded, over its graph); before one, the structured surrogate
+        fitted afresh on the run's current graph; else the plain GP."""
         study = self.store.study()
         if study is None:
             return {"status": "ready", "error": "no run recorded yet"}
@@ -96,7 +97,9 @@ class RunView:
         measured = [t for t in trials if t.status in MEASURED]
         objectives, constraints = study_goals(self.store)
         latest = model_trial(trials)
-        graph_id = None if latest is None else latest.graph_id
+        # before any structured proposal, the structured surrogate fitted afresh on the current graph
+        graph_id = latest.graph_id if latest is not None else \
+            self.store.last_graph_id() if study.get("strategy") == "structured" else None
         structure = None if latest is None else latest.info["structure"]
         space = study_space(study)
         best = data.run_summary(str(self.store.path), study, trials, objectives, constraints)["best"]
@@ -109,7 +112,7 @@ class RunView:
             graph = None if graph_id is None else self.store.graph(graph_id)
             return {**analysis.analyse(space, table, objectives, constraints, graph, base, structure),
                     "model_trial": None if latest is None else latest.name}
-        return self.models.get((None if latest is None else latest.id, len(measured)), compute)
+        return self.models.get((None if latest is None else latest.id, graph_id, len(measured)), compute)
 
 
 def create_app(view: RunView) -> Starlette:

@@ -492,7 +492,8 @@ function drawNodeDetail(id) {
 function modelStatus(m) {
   if (!m || m.status === "computing") return "fitting the run's model in the background…";
   if (m.error) return `not available: ${m.error}`;
-  return `${m.surrogate} surrogate` + (m.model_trial ? ` as it proposed ${m.model_trial}` : "") +
+  return `${m.surrogate} surrogate` + (m.model_trial ? ` as it proposed ${m.model_trial}`
+    : m.surrogate === "structured" ? " fitted afresh on the run's current graph (no structured proposal yet)" : "") +
     `, refitted on ${m.n_trials} measured trials (${fmt(m.seconds)} s to fit)` +
     (m.unused && m.unused.length ? `; not sampled (no chosen model reads them): ${m.unused.join(", ")}` : "") + (m.status === "stale" ? "; refitting on newer trials…" : "");
 }
@@ -608,7 +609,9 @@ function drawTimeline(run, serverDate) {
   if ($("#timeline").hidden) return;
   const lanes = Array.from({ length: tl.lanes }, (_, i) => `lane ${i + 1}`);
   const datasets = ["done", "stopped", "failed", "running"].map((s) => ({ label: s, grouped: false, barThickness: 16,
-    backgroundColor: STATUS_COLORS[s], borderColor: s === "stopped" ? "#7f4a00" : STATUS_COLORS[s], borderWidth: s === "stopped" ? 2 : 0,
+    // a white edge keeps back-to-back trials of one lane two bars, not one
+    backgroundColor: STATUS_COLORS[s], borderColor: s === "stopped" ? "#7f4a00" : "#ffffff", borderWidth: s === "stopped" ? 2 : 1.5,
+    borderSkipped: false,
     data: tl.bars.filter((b) => b.status === s).map((b) => ({ x: [b.start, Math.max(b.end ?? now, b.start)], y: lanes[b.lane], trial: b.trial })) }));
   $("#timeline-caption").textContent = `${tl.bars.length} trials on ${tl.lanes} lanes (a trial takes the first lane free when it starts: as many lanes as trials ran at once); ${stopped} stopped early.`;
   chart("timeline-chart", { type: "bar", data: { labels: lanes, datasets },
