@@ -40,10 +40,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return store
 
 
-@pytest.fixture(scope="module")
-def server(run: Path):
-    """``boanon dashboard RUN.db --port 0`` in its own process; yields the page's URL."""
-    proc = subprocess.Popen([*BOANON, "dashboard", str(run), "--port", "0", "--poll", "0.5"], cwd=ROOT,
+@contextmanager
+def serving(store: Path):
+    """``boanon dashboard STORE --port 0`` in its own process; yields the page's URL."""
+    proc = subprocess.Popen([*BOANON, "dashboard", str(store), "--port", "0", "--poll", "0.5"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
@@ -53,6 +53,13 @@ def server(run: Path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(run: Path):
+    """``boanon dashboard RUN.db --port 0`` in its own process; yields the page's URL."""
+    with serving(run) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -223,21 +230,6 @@ def test_a_plain_gp_run_shows_effects_without_node_models(tmp_path: Path, browse
 
 
 # --- an SGD-size run (35 parameters, ~105 nodes): what a user sees -----------------------------------
-@contextmanager
-def serving(store: Path):
-    """``boanon dashboard STORE --port 0`` in its own process; yields the page's URL."""
-    proc = subprocess.Popen([*BOANON, "dashboard", str(store), "--port", "0", "--poll", "0.5"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
-        assert found, f"no URL in {line!r} ({proc.stderr.read() if proc.poll() is not None else ''})"
-        yield found.group(0)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def sgd_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The simulated SGD cluster tuned from its logs (examples/sgd-from-logs.yaml): 3 initial trials
