@@ -154,9 +154,9 @@ def history_reference_point(trials: list[StoredTrial] | tuple[StoredTrial, ...],
 
     Fixed from what the run knew at its start, never from its final front (a point inferred
     from the end's front leaves every early trial at zero): the worst values of the initial
-    design's feasible trials (the default among them; the first ``n_first`` finished ones when
-    there is no initial design), pushed out by a tenth of their range so that those trials
-    count. None before any feasible trial has every objective."""
+    design's feasible trials (the default among them; the first ``n_first`` feasible finished
+    ones when the initial design has fewer than two), pushed out by a tenth of their range so
+    that those trials count. None before any feasible trial has every objective."""
     def values(t: StoredTrial) -> list[float] | None:
         v = [t.objectives.get(o.name) for o in objectives]
         ok = t.status == "done" and is_feasible(t, constraints) \
@@ -164,15 +164,18 @@ def history_reference_point(trials: list[StoredTrial] | tuple[StoredTrial, ...],
         return [float(x) for x in v] if ok else None
 
     usable = [t for t in trials if values(t) is not None]
-    first = [t for t in usable if t.surrogate == INIT] or usable[:n_first]
+    first = [t for t in usable if t.surrogate == INIT]
+    if len(first) < 2:  # one point makes a poor nadir: the first few feasible trials instead
+        first = usable[:n_first]
     if not first:
         return None, "no feasible finished trial yet"
     points = np.array([[o.to_minimize(x) for o, x in zip(objectives, values(t), strict=True)] for t in first])
     worst, spread = points.max(axis=0), np.ptp(points, axis=0)
     spread = np.where(spread > 0, spread, np.where(worst != 0, np.abs(worst), 1.0))
     ref = [float(o.from_minimize(v)) for o, v in zip(objectives, worst + 0.1 * spread, strict=True)]
-    what = f"the initial design's {len(first)}" if first[0].surrogate == INIT else f"the first {len(first)}"
-    return ref, f"the worst values of {what} feasible trials, pushed out by a tenth of their range"
+    what = f"the initial design's {len(first)}" if all(t.surrogate == INIT for t in first) \
+        else f"the first {len(first)}"
+    return ref, f"the worst values of {what} feasible trial(s), pushed out by a tenth of their range"
 
 
 def duration_s(trial: StoredTrial) -> float:

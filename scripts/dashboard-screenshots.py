@@ -61,8 +61,10 @@ def main(sgd: Path, mo: Path, out: Path) -> None:
         time.sleep(0.5)
         b.save_screenshot(str(out / "dashboard-run.png"))
         print(f"wrote {out / 'dashboard-run.png'}")
-        node = b.execute_script("return Object.keys(window.boanon.models.nodes).find(n => "
-                                "window.boanon.cy.getElementById(n).length && n !== 'iteration_time')")
+        node = b.execute_script(  # a node drawn in the first view whose model is a learned relation
+            "const m = window.boanon.models.nodes; return Object.keys(m).find(n => "
+            "window.boanon.cy.getElementById(n).length && m[n].label.startsWith('relation') && "
+            "window.boanon.graph.objectives.indexOf(n) < 0)")
         b.execute_script(f"window.boanon.cy.getElementById('{node}').emit('tap')")
         shoot(b, "#graph", out / "dashboard-graph.png")
         shoot(b, "#space", out / "dashboard-space.png")
