@@ -20,9 +20,9 @@ from typing import Any
 
 from boanon.multiobjective import OutputConstraint
 from boanon.report import RunView
+from boanon.results import is_feasible
 from boanon.space import Bool, Categorical, Float, Int, Param
 from boanon.store import StoredTrial
-from boanon.tuner import is_feasible
 
 STORE_ATTR = "boanon_store"
 """The study user attribute naming the store it was exported from (a later export replaces it)."""

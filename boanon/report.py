@@ -27,10 +27,10 @@ from boanon.multiobjective import (
     parse_output_constraints,
 )
 from boanon.objectives import Objective, parse_objectives
+from boanon.results import INIT, best_trial, is_feasible
 from boanon.space import Categorical, Space
 from boanon.store import Store, StoredTrial
 from boanon.table import TRIAL, Value, with_objectives
-from boanon.tuner import INIT, best_trial, is_feasible
 
 DEFAULT_REASON = "initial design: the default configuration"
 """The reason the tuner records with the trial of the default configuration."""

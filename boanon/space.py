@@ -33,9 +33,16 @@ class Float:
         _check_range(self)
 
     def from_unit(self, u: float) -> float:
+        """The value at ``u`` of [0, 1], clamped to the range: ``exp``/``log`` and ``low + u * width``
+        can land a last bit outside it at the ends (8.0 came back as 7.999999999999998), and
+        ``check`` would then refuse the proposal; the ends themselves give the bounds exactly."""
+        if u <= 0.0 or u >= 1.0:
+            return float(self.low if u <= 0.0 else self.high)
         if self.log:
-            return float(math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low))))
-        return float(self.low + u * (self.high - self.low))
+            x = math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
+        else:
+            x = self.low + u * (self.high - self.low)
+        return float(min(self.high, max(self.low, x)))
 
     def to_unit(self, v: Any) -> Any:
         """``v`` on [0, 1] (log-scaled with ``log``); an array of values gives an array."""
@@ -103,7 +110,7 @@ class Categorical:
             raise ValueError(f"default {self.default!r} is not one of {list(self.choices)}")
 
     def from_unit(self, u: float) -> Value:
-        return self.choices[min(int(u * len(self.choices)), len(self.choices) - 1)]
+        return self.choices[min(max(int(u * len(self.choices)), 0), len(self.choices) - 1)]
 
     def check(self, v: Any) -> Value:
         if v not in self.choices:

@@ -32,15 +32,13 @@ from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
 from boanon.objectives import Objective, parse_objectives
+from boanon.results import INIT, best_trial
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
 from boanon.space import Space
 from boanon.store import INTERRUPTED, MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import TrialRecord, Value, with_objectives
-
-INIT = "init"
-"""The ``surrogate`` recorded for trials of the initial design."""
 
 
 def default_n_init(space: Space) -> int:
@@ -370,25 +368,6 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
     else:
         store.finish_trial(trial.id, TrialRecord(trial.name, params, metrics, values), stopped=stopped)
     return store.trial(trial.id)
-
-
-def is_feasible(trial: StoredTrial, constraints: Sequence[OutputConstraint]) -> bool:
-    """Every output constraint holds on what the trial measured (an unmeasured output fails)."""
-    return all(c.holds(trial.objectives.get(c.name, trial.metrics.get(c.name))) for c in constraints)
-
-
-def best_trial(trials: Sequence[StoredTrial], objective: Objective,
-               constraints: Sequence[OutputConstraint] = ()) -> StoredTrial | None:
-    """The trial with the best value of ``objective`` among those that have one and meet every
-    output constraint (an infeasible trial is no recommendation, however good its value)."""
-    best: StoredTrial | None = None
-    for t in trials:
-        value = t.objectives.get(objective.name)
-        if value is None or not is_feasible(t, constraints):
-            continue
-        if best is None or objective.better(value, best.objectives[objective.name]):
-            best = t
-    return best
 
 
 def _reason(failure: BaseException | str) -> str:

@@ -61,10 +61,12 @@ def main(sgd: Path, mo: Path, out: Path) -> None:
         time.sleep(0.5)
         b.save_screenshot(str(out / "dashboard-run.png"))
         print(f"wrote {out / 'dashboard-run.png'}")
-        node = b.execute_script(  # a node drawn in the first view whose model is a learned relation
-            "const m = window.boanon.models.nodes; return Object.keys(m).find(n => "
-            "window.boanon.cy.getElementById(n).length && m[n].label.startsWith('relation') && "
-            "window.boanon.graph.objectives.indexOf(n) < 0)")
+        node = b.execute_script(  # a learned relation drawn in the first view, nearest the middle
+            "const m = window.boanon.models.nodes, cy = window.boanon.cy;"
+            "const away = (n) => Math.abs(cy.getElementById(n).renderedPosition().x - cy.width() / 2);"
+            "return Object.keys(m).filter(n => cy.getElementById(n).length"
+            " && m[n].label.startsWith('relation') && window.boanon.graph.objectives.indexOf(n) < 0)"
+            ".sort((a, b) => away(a) - away(b))[0]")
         b.execute_script(f"window.boanon.cy.getElementById('{node}').emit('tap')")
         shoot(b, "#graph", out / "dashboard-graph.png")
         shoot(b, "#space", out / "dashboard-space.png")

@@ -1,10 +1,15 @@
-"""The benchmark harness end to end on the synthetic problem: results, resume and plots."""
+"""The benchmark harness end to end on the synthetic problem: results, resume and plots.
+
+The harness's commands run in this process (``main(argv)``, what ``python -m benchmarks.run`` calls):
+a subprocess per run spent nearly all its time importing what this process already has.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -14,11 +19,24 @@ ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("optuna")
 
 
-def run_bench(out: Path, *extra: str, tuners: tuple[str, ...] = ("random", "tpe"),
-              budget: int = 4) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "benchmarks.run", "--problems", "synthetic", "--tuners", *tuners,
-           "--seeds", "2", "--budget", str(budget), "--out", str(out), *extra]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=True)
+@pytest.fixture(autouse=True)
+def _benchmarks_importable(monkeypatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))  # benchmarks/ is not an installed package
+
+
+def _printed(main: Callable[[list[str]], None], argv: list[str]) -> str:
+    """What a benchmark command prints, run as ``python -m`` would run it."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(argv)
+    return out.getvalue()
+
+
+def run_bench(out: Path, *extra: str, tuners: tuple[str, ...] = ("random", "tpe"), budget: int = 4) -> str:
+    from benchmarks.run import main
+
+    return _printed(main, ["--problems", "synthetic", "--tuners", *tuners, "--seeds", "2",
+                           "--budget", str(budget), "--out", str(out), *extra])
 
 
 def test_tiny_run_writes_monotone_results_and_a_plot(tmp_path: Path) -> None:
@@ -37,7 +55,6 @@ def test_tiny_run_writes_monotone_results_and_a_plot(tmp_path: Path) -> None:
     runs = pd.read_csv(tmp_path / "runs.csv")
     assert len(runs) == 4 and (runs["status"] == "ok").all() and (runs["budget"] == 4).all()
     # each run's best configuration is kept for a re-measurement; here it gives the best again
-    sys.path.insert(0, str(ROOT))
     from benchmarks.problems import make_problem
 
     problem = make_problem("synthetic")
@@ -65,8 +82,8 @@ def test_rerun_skips_finished_runs_and_redoes_partial_ones(tmp_path: Path) -> No
     partial.to_csv(tmp_path / "synthetic.csv", index=False)
     runs[~((runs["tuner"] == "tpe") & (runs["seed"] == 1))].to_csv(tmp_path / "runs.csv", index=False)
 
-    result = run_bench(tmp_path, "--no-plots")
-    assert result.stdout.count(" ok ") == 1  # only the interrupted run ran again
+    printed = run_bench(tmp_path, "--no-plots")
+    assert printed.count(" ok ") == 1  # only the interrupted run ran again
     again = pd.read_csv(tmp_path / "synthetic.csv").sort_values(["tuner", "seed", "evaluation"])
     assert len(again) == len(full)
     # Seeded tuners on a configuration-seeded problem: the redone run matches the original.
@@ -80,8 +97,9 @@ def test_runs_with_different_budgets_share_a_results_file(tmp_path: Path) -> Non
     table = pd.read_csv(tmp_path / "synthetic.csv")
     assert table.groupby("tuner")["evaluation"].max().to_dict() == {"random": 3, "tpe": 5}
     assert len(table) == 2 * 3 + 2 * 5
-    summary = subprocess.run([sys.executable, "-m", "benchmarks.summary", str(tmp_path)], cwd=ROOT,
-                             capture_output=True, text=True, timeout=120, check=True).stdout
+    from benchmarks.summary import main
+
+    summary = _printed(main, [str(tmp_path)])
     rows = [line for line in summary.splitlines() if line.startswith("| synthetic |")]
     assert len(rows) == 2
     assert f"--tuners tpe --seeds 2 --budget 5 --out {tmp_path}`" in rows[1]
@@ -89,8 +107,7 @@ def test_runs_with_different_budgets_share_a_results_file(tmp_path: Path) -> Non
     assert f"| {final_tpe:.3g} [" in rows[1]
 
 
-def test_expert_tuners_get_the_problems_knowledge_or_refuse_to_run(monkeypatch) -> None:
-    monkeypatch.syspath_prepend(str(ROOT))  # benchmarks/ is not an installed package
+def test_expert_tuners_get_the_problems_knowledge_or_refuse_to_run() -> None:
     from benchmarks.problems import make_problem
     from benchmarks.tuners import make_tuner
 

@@ -151,9 +151,12 @@ def _start_and_signal(tmp_path: Path, budget: int, sig: int) -> tuple[list[str],
     args = [BOANON, "tune", str(config), "--budget", str(budget), "--store", str(store)]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300  # generous: on a loaded machine the start alone took a minute
     while not _three_done_one_running(store) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
+    if not _three_done_one_running(store):
+        proc.kill()
+        pytest.fail(f"the run never had 3 trials done and a fourth running (exit {proc.wait(30)})")
     proc.send_signal(sig)
     return args, store, proc.wait(30)
 

@@ -14,8 +14,7 @@ from boanon.acquisition import SearchSettings
 from boanon.cli import main
 from boanon.config import parse_config
 from boanon.errors import ConfigError
-from boanon.multiobjective import PARETO, Scalarization, hypervolume, objective_matrix
-from boanon.multitask import RelatedTask
+from boanon.multiobjective import PARETO, Scalarization
 from boanon.objectives import Objective
 from boanon.synthetic import SyntheticSystem
 from boanon.table import read_table
@@ -99,55 +98,10 @@ def test_cli_status_front_export_flag_and_warm_start(tmp_path: Path):
     assert f"related:    2 task(s): {out}, {plain}; related outputs: g0_load\n" in status
 
 
-def _run(system: SyntheticSystem, objectives, budget: int, total: bool = False, seed: int = 0,
-         **options) -> pd.DataFrame:
-    tuner = Tuner(system.space, objectives, seed=seed, **options)
-    while tuner.n_trials() < budget:
-        trial = tuner.ask()
-        values = system.evaluate(trial.config)
-        tuner.tell(trial.id, {**values, "total": values["cost"] + values["cost2"]} if total else values)
-    return tuner.table()
-
-
-@pytest.mark.slow
-def test_ehvi_beats_random_search_and_a_scalarised_run_on_a_known_front():
-    """Medians of three seeds: one seed is a coin toss between EHVI and the scalarised run (seed 0
-    gave 0.806 against 0.807; seeds 1-4 went to EHVI by 0.01-0.06)."""
-    system = SyntheticSystem(n_params=6, n_groups=2, n_distractors=1, n_duplicates=0, n_objectives=2, seed=1)
-    objectives = [Objective("cost"), Objective("cost2")]
-    front = np.array([[system.evaluate(c, noise=False)[o.name] for o in objectives]
-                      for c in system.pareto_configs(2000, np.random.default_rng(0))])
-    ref = front.max(axis=0) + 0.5 * (front.max(axis=0) - front.min(axis=0))
-    common = {"strategy": "gp", "n_init": 6, "propose_options": FAST}
-    hv: dict[str, list[float]] = {"ehvi": [], "scalarised": [], "random": []}
-    for seed in range(3):
-        runs = {"ehvi": _run(system, objectives, 20, seed=seed, **common),
-                # what a user without several objectives would do: tune the sum as one objective
-                "scalarised": _run(system, [Objective("total")], 20, total=True, seed=seed, **common),
-                "random": _run(system, objectives, 20, seed=seed, strategy="random", n_init=6)}
-        for name, table in runs.items():
-            configs = [{n: row[f"param:{n}"] for n in system.space.names} for _, row in table.iterrows()]
-            truth = [system.evaluate(c, noise=False) for c in configs]
-            table = table.assign(**{f"objective:{o.name}": [t[o.name] for t in truth] for o in objectives})
-            hv[name].append(hypervolume(objective_matrix(table, objectives), ref) / hypervolume(front, ref))
-    median = {name: float(np.median(values)) for name, values in hv.items()}
-    assert median["ehvi"] > median["random"] and median["ehvi"] > median["scalarised"], hv
-
-
-@pytest.mark.slow
-def test_warm_start_beats_cold_start_on_a_related_task():
-    shape = {"n_params": 6, "n_groups": 2, "n_distractors": 1, "n_duplicates": 0, "seed": 2}
-    source, target = SyntheticSystem(**shape), SyntheticSystem(**shape, target_shift=0.1)
-    related = RelatedTask("source", "synthetic", source.sample_table(30, seed=5), source.true_graph())
-    objectives = [Objective("cost")]
-    regret = {}
-    for name, warm in (("warm", related), ("cold", None)):
-        table = _run(target, objectives, 9, n_init=3, warm_start=warm, propose_options=FAST,
-                     graph=None if warm else target.true_graph())
-        configs = [{n: row[f"param:{n}"] for n in target.space.names} for _, row in table.iterrows()]
-        best = min(target.evaluate(c, noise=False)["cost"] for c in configs)
-        regret[name] = best - target.optimum()["cost"]
-    assert regret["warm"] < regret["cold"], regret
+# Which acquisition is ahead on a known front (EHVI, a scalarised run, random search) and how much
+# a related task's trials help (warm against cold start) are outcomes over many seeds, measured by
+# ``python -m benchmarks.multiobjective`` (benchmarks/README.md), not decided here by one seeded
+# race; the mechanisms are tested in test_ehvi.py and test_multitask.py.
 
 
 def test_a_product_objective_as_a_deterministic_node_of_the_graph():
@@ -177,7 +131,6 @@ def test_a_product_objective_as_a_deterministic_node_of_the_graph():
 
 def test_a_trial_stopped_early_is_never_on_the_front_nor_the_best(tmp_path):
     """Its objectives are what it measured before it was cut short: not a finished result."""
-    import pandas as pd
 
     from boanon.space import Space
     from boanon.table import TrialRecord

@@ -28,6 +28,7 @@ from boanon.models import Surrogate
 from boanon.models.base import param_configs
 from boanon.multiobjective import OutputConstraint, Scalarization
 from boanon.objectives import Objective
+from boanon.ties import stable_order
 
 Acquisition = Callable[[list[dict[str, Any]], int], np.ndarray]
 """``(configs, n_samples) -> values`` to maximise."""
@@ -59,7 +60,7 @@ def _expected_improvement(model: Surrogate, table: pd.DataFrame, o: Objective,
     # Screen with few samples, then re-estimate the five best: the minimum of noisy Monte-Carlo
     # means is biased low.
     means = o.to_minimize(np.nanmean(model.sample(observed, 16, rng)[o.name], axis=0))
-    top = [observed[i] for i in np.argsort(means)[:5]]
+    top = [observed[i] for i in stable_order(means)[:5]]
     best = float(np.nanmin(o.to_minimize(np.nanmean(model.sample(top, 128, rng)[o.name], axis=0))))
     draws = _fixed_draws(rng)
 

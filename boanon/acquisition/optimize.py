@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from boanon.space import Float, Space
+from boanon.ties import better, first_best, stable_order
 
 Score = Callable[[list[dict[str, Any]], int], np.ndarray]
 
@@ -85,8 +86,9 @@ class _Pool:
         return np.array([self.values.get(config_key(c), -np.inf) for c in candidates])
 
     def best(self, k: int) -> list[dict[str, Any]]:
-        keys = sorted(self.values, key=self.values.__getitem__, reverse=True)[:k]
-        return [self.configs[key] for key in keys]
+        keys = list(self.values)
+        order = stable_order(-np.array([self.values[key] for key in keys]))[:k]  # ties: the first scored
+        return [self.configs[keys[i]] for i in order]
 
 
 def _ascend(pool: _Pool, start: dict[str, Any], steps: int, max_step: float, h: float = 1e-3) -> None:
@@ -115,8 +117,8 @@ def _ascend(pool: _Pool, start: dict[str, Any], steps: int, max_step: float, h: 
         moves = [np.clip(u + step * gradient / np.max(np.abs(gradient)), 0.0, 1.0)
                  for step in max_step * 0.5 ** np.arange(6)]
         values = pool.scores([at(m) for m in moves])
-        best = int(np.argmax(values))
-        if not values[best] > here:
+        best = first_best(values)
+        if not better(values[best], here):
             return
         u, here = moves[best], values[best]
 
@@ -159,7 +161,7 @@ def maximize(space: Space, score: Score, rng: np.random.Generator, starts: Seque
         raise ValueError("no feasible configuration left to propose: every candidate was excluded")
     finalists = pool.best(s.n_final)
     final = np.asarray(score(finalists, s.final_samples), dtype=float)
-    i = int(np.argmax(final))
+    i = first_best(final)
     info = {"n_scored": len(pool.values), "n_groups": len(groups) if len(groups) > 1 else 1,
             "screen_best": max(pool.values.values())}
     return finalists[i], float(final[i]), info

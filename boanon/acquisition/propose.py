@@ -31,6 +31,7 @@ from boanon.multiobjective import OutputConstraint, Scalarization
 from boanon.multitask import target_trials
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
+from boanon.ties import stable_order
 
 EARLY_TRIALS = 20
 TRUST_REGION = 0.2
@@ -157,7 +158,7 @@ def _best_observed(table: pd.DataFrame, objectives: list[Objective], space: Spac
     out: list[dict[str, Any]] = []
     for o in objectives:
         values = o.to_minimize(table[f"objective:{o.name}"].to_numpy(dtype=float))
-        order = np.argsort(np.where(np.isfinite(values), values, np.inf))[:k]
+        order = stable_order(np.where(np.isfinite(values), values, np.inf))[:k]
         out += _configs(space, table.iloc[order])
     return out
 

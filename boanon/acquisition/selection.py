@@ -18,6 +18,7 @@ import pandas as pd
 
 from boanon.models.base import Surrogate, heldout_scores, param_configs
 from boanon.models.threads import single_blas_thread
+from boanon.ties import first_best
 
 MIN_TRIALS = 5
 
@@ -46,7 +47,8 @@ def cross_validate(surrogate: Surrogate, table: pd.DataFrame, rng: np.random.Gen
 
 def select_surrogate(surrogates: Sequence[Surrogate], table: pd.DataFrame, rng: np.random.Generator,
                      n_folds: int = 5) -> tuple[Surrogate, str, dict[str, Any]]:
-    """The surrogate with the best held-out log predictive density (ties: the first), why, and all scores.
+    """The surrogate with the best held-out log predictive density (ties, to the last bits: the
+    first), why, and all scores.
 
     With fewer than :data:`MIN_TRIALS` complete trials no score is trustworthy: the first
     surrogate (the structured one, whose per-node models need fewer trials) is kept.
@@ -64,7 +66,7 @@ def select_surrogate(surrogates: Sequence[Surrogate], table: pd.DataFrame, rng: 
             scores[s.name] = cross_validate(s, table, rng, n_folds)
         except (ValueError, np.linalg.LinAlgError) as exc:  # e.g. a fold leaves a node without data
             scores[s.name] = {"log_predictive_density": -np.inf, "error": f"{type(exc).__name__}: {exc}"}
-    best = max(surrogates, key=lambda s: scores[s.name]["log_predictive_density"])
+    best = surrogates[first_best([scores[s.name]["log_predictive_density"] for s in surrogates])]
     detail = ", ".join(f"{name} failed ({sc['error']})" if "error" in sc else
                        f"{name} {sc['log_predictive_density']:.3f} (rank corr {sc['rank_correlation']:.2f})"
                        for name, sc in scores.items())

@@ -7,7 +7,7 @@ import click
 import pandas as pd
 
 from boanon.best import plain_config
-from boanon.cli.status import reading_store, writing_store
+from boanon.cli.stores import reading_store, writing_store
 from boanon.cli.tune import CONFIG_NOTE, TRIALS_NOTE
 from boanon.errors import ConfigError
 from boanon.explain import START, ablation_path, metric_moves

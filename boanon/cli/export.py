@@ -9,10 +9,11 @@ import click
 import numpy as np
 
 from boanon.best import FORMATS, format_for, plain_config, render_config
-from boanon.cli.status import reading_store, study_goals
+from boanon.cli.stores import reading_store
 from boanon.multiobjective import PARETO, pareto_flags
 from boanon.objectives import Objective
 from boanon.report import read_run
+from boanon.results import study_goals
 from boanon.store import StoredTrial
 from boanon.table import TRIAL, write_table
 

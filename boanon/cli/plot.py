@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from boanon.cli.status import reading_store
+from boanon.cli.stores import reading_store
 from boanon.report import (
     RunView,
     effect_sizes,

@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 
 import click
 
 from boanon.best import config_line
-from boanon.errors import ConfigError, StoreError
+from boanon.cli.stores import reading_store
+from boanon.errors import StoreError
 from boanon.learners.relations import Relation
 from boanon.models.dag import node_label, node_parents
 from boanon.multiobjective import (
-    OutputConstraint,
     format_front,
-    parse_output_constraints,
     table_hypervolume,
 )
-from boanon.objectives import Objective, parse_objectives
 from boanon.report import model_trial, study_space
+from boanon.results import best_trial, study_goals
 from boanon.space import Space
 from boanon.store import Store, StoredTrial
-from boanon.tuner import best_trial
 
 WIDTH = 100
 """Columns of ``boanon status``'s longer lines (relations, node models, configurations)."""
@@ -48,37 +44,6 @@ def status_command(store_file: str, n_failures: int, plot_file: str | None) -> N
 
         kind = "pareto" if len(objectives) > 1 else "convergence"
         click.get_current_context().invoke(plot_command, store_file=store_file, kind=kind, output=plot_file)
-
-
-@contextmanager
-def reading_store(store_file: str) -> Iterator[Store]:
-    """The run's store, opened read-only (nothing is created or changed, whatever the file);
-    a file that is not a store, or is damaged anywhere the command reads, is a one-line error
-    naming the store (and the row), not a traceback."""
-    try:
-        with Store(store_file, read_only=True) as store:
-            yield store
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-@contextmanager
-def writing_store(store_file: str) -> Iterator[Store]:
-    """An existing run's store opened for writing (``explain --measure`` records trials): never
-    created, and a file that is not a store is a one-line error naming it."""
-    try:
-        with Store(store_file, create=False) as store:
-            yield store
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-def study_goals(store: Store) -> tuple[list[Objective], list[OutputConstraint]]:
-    """The run's objectives and output constraints, as its store recorded them (none before a run)."""
-    study = store.study() or {}
-    source = str(store.path)
-    objectives = parse_objectives(study["objectives"], source=source) if study.get("objectives") else []
-    return objectives, parse_output_constraints(study.get("outputs"), source=source)
 
 
 def model_lines(trials: list[StoredTrial], store: Store, space: Space) -> list[str]:

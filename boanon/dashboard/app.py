@@ -21,9 +21,9 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from boanon.cli.status import study_goals
 from boanon.dashboard import analysis, data
 from boanon.report import model_trial, study_space
+from boanon.results import study_goals
 from boanon.store import MEASURED, Store, dump_json
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import records_to_table, with_objectives

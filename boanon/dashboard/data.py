@@ -25,10 +25,10 @@ from boanon.multiobjective.summary import hypervolume_trace, pareto_flags
 from boanon.multitask.tasks import TASK as TASK_NODE
 from boanon.objectives import Objective
 from boanon.report import default_trial, history_reference_point
+from boanon.results import best_trial, is_feasible
 from boanon.space import Space
 from boanon.store import MEASURED, StoredTrial
 from boanon.table import records_to_table, with_objectives
-from boanon.tuner import best_trial, is_feasible
 
 GROUP_PREFIX = re.compile(r"([A-Za-z0-9]+)[_.:/-]")  # m3_busy_s, rocksdb.block.cache.miss
 MIN_GROUP = 2  # a name prefix shared by fewer nodes is no group

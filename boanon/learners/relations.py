@@ -47,6 +47,7 @@ import pandas as pd
 
 from boanon.leave_one_out import loo_fit
 from boanon.table import Role, columns_of, split_column
+from boanon.ties import better, first_best, rounded, stable_order
 
 DEFAULT_TOLERANCE = 0.01
 """Largest held-out RMSE of an exact relation, as a fraction of the target's standard deviation."""
@@ -283,7 +284,7 @@ def _linear(sub: _Columns, y: np.ndarray, max_terms: int, params: set[str]) -> _
     for _ in range(min(max_terms, n - 4, X.shape[1])):
         corr = np.abs(z.T @ residual)
         corr[chosen] = -np.inf
-        chosen.append(int(np.argmax(corr)))
+        chosen.append(first_best(corr))
         design = np.column_stack([X[:, chosen], np.ones(n)])
         heldout, coef, fitted = _loo_rmse(design, y)
         residual = y - fitted
@@ -309,7 +310,8 @@ def _fewest(fits: list[_Fit]) -> _Fit | None:
     if not fits:
         return None
     bar = 2 * min(f.heldout for f in fits) + 1e-12
-    return min((f for f in fits if f.heldout <= bar), key=lambda f: (len(f.inputs), f.heldout))
+    near = [f for f in fits if f.heldout <= bar]
+    return min(near, key=lambda f: (len(f.inputs), float(rounded(f.heldout))))  # a tie: the first
 
 
 def aggregate_groups(values: _Columns, groups: dict[str, list[str]]) -> dict[str, np.ndarray]:
@@ -341,7 +343,7 @@ def _group(sub: _Columns, y: np.ndarray, groups: dict[str, list[str]],
         h = 1.0 / len(y) + zc**2 / np.where(ok, sxx, 1.0)
         loo = (y[:, None] - fitted) / (1.0 - np.minimum(h, 0.999))
         heldout = np.where(ok & (h.max(axis=0) <= MAX_LEVERAGE), np.sqrt(np.mean(loo**2, axis=0)), np.inf)
-        i = int(np.argmin(heldout))
+        i = first_best(-heldout)
         if np.isfinite(heldout[i]) and (best is None or heldout[i] < best.heldout - 1e-9 * sd):
             agg, z = AGGREGATES[i], Z[:, i]
             call = f"{agg}({', '.join(members)})"
@@ -362,7 +364,7 @@ def _product(sub: _Columns, y: np.ndarray) -> _Fit | None:
     logs = np.log(positive.matrix)
     ly = np.log(y)
     corr = np.abs([np.corrcoef(ly, c)[0, 1] if np.std(c) > 0 else 0.0 for c in logs.T])
-    top = np.argsort(-np.nan_to_num(corr))[:PRODUCT_CANDIDATES]
+    top = stable_order(-np.nan_to_num(corr))[:PRODUCT_CANDIDATES]
     names = positive.names
     best: _Fit | None = None
     for i, j in combinations(top, 2):
@@ -372,7 +374,7 @@ def _product(sub: _Columns, y: np.ndarray) -> _Fit | None:
             fitted = np.exp(log_c) * base
             n = len(y)
             heldout = float(np.sqrt(np.mean((y - fitted) ** 2))) * n / (n - 1)  # one fitted constant
-            if best is None or heldout < best.heldout:
+            if best is None or better(best.heldout, heldout):
                 op = "*" if sign > 0 else "/"
                 c = np.exp(log_c)
                 text = f"{names[i]} {op} {names[j]}"
@@ -407,7 +409,7 @@ def _share(target: str, sub: _Columns, y: np.ndarray, groups: dict[str, list[str
         c = float(z @ y / (z @ z))
         fitted = c * z
         heldout = _rmse(fitted, y) * len(y) / (len(y) - 1)
-        if best is None or heldout < best.heldout:
+        if best is None or better(best.heldout, heldout):
             written = [f"(1 - {f})" if flip else f for f, flip in terms]
             total = " + ".join(" * ".join(row) for row in zip(*shared, strict=True))
             best = _Fit(f"{_num(c)} * {' * '.join(written)} / ({total})", "share",

@@ -47,6 +47,7 @@ from boanon.nodespec import FreeParameter, NodeSpec
 from boanon.objectives import Objective
 from boanon.space import Categorical, Space
 from boanon.table import Role
+from boanon.ties import first_best
 
 MIN_SAFETY_NET_TRIALS = 10  # fewer trials: the graph's parents are kept without cross-validation
 SAFETY_NET_FOLDS = 5
@@ -256,7 +257,7 @@ class DAGSurrogate(Surrogate):
                 candidates += self._alternatives(table, batch, node, graph_model, with_own=learned)
             scored = [self._chain_cv(table, batch, node, m, folds, held, rng) for m in candidates]
             score = [np.nan_to_num(s[0], nan=-np.inf) for s in scored]  # non-finite samples never win
-            best = max(range(len(scored)), key=lambda i: score[i] - (SAFETY_NET_MARGIN if i else 0.0))
+            best = first_best([s - (SAFETY_NET_MARGIN if i else 0.0) for i, s in enumerate(score)])
             if scored[best][1] is None:  # no candidate can be cross-validated: keep the graph's
                 break
             self.models_[node], held[node] = candidates[best], scored[best][1]

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from boanon.leave_one_out import loo_fit
+from boanon.ties import better
 
 MIN_HELDOUT_R2 = 0.5
 """A form is used only when it explains at least this share of the node's held-out variance."""
@@ -96,7 +97,7 @@ def choose_form(raw: Mapping[str, np.ndarray], y: np.ndarray, parents: Sequence[
             continue
         r2, coef = _heldout_r2(np.column_stack([t.values for t in terms] + [np.ones(n)]), y, logged)
         score = r2 - PENALTY * k
-        if np.isfinite(r2) and (best is None or score > best[0]):
+        if np.isfinite(r2) and (best is None or better(score, best[0])):  # a tie: the simpler, listed first
             best = (score, _form(name, terms, coef, logged, r2, numeric))
     if best is None or best[1].heldout_r2 < MIN_HELDOUT_R2:
         return None

@@ -483,8 +483,9 @@ function drawNodeDetail(id) {
       `, standardised RMSE ${fmt(fit.rmse_standardised)} `, el("a", { href: "#models", onclick: () => selectFitNode(id) }, "(plot)")));
   }
   parts.push(el("div", { class: "tabs" }, el("button", { id: "focus-node", onclick: () => focusNode(id) }, "show its ancestors and descendants")));
-  parts.push(el("h3", {}, `parents (${parents.length})`), el("ul", {}, ...parents.map((e) => edgeLine(e, e.source))));
-  parts.push(el("h3", {}, `children (${children.length})`), el("ul", {}, ...children.map((e) => edgeLine(e, e.target))));
+  const inView = view.scope === "all" ? "" : " in this view";
+  parts.push(el("h3", {}, `graph parents${inView} (${parents.length})`), el("ul", {}, ...parents.map((e) => edgeLine(e, e.source))));
+  parts.push(el("h3", {}, `graph children${inView} (${children.length})`), el("ul", {}, ...children.map((e) => edgeLine(e, e.target))));
   $("#node-detail").replaceChildren(...parts);
 }
 
