@@ -27,10 +27,10 @@ from boanon.multitask import load_related
 from boanon.objectives import Objective
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import load_plan, run_plan
-from boanon.results import best_trial, is_feasible
+from boanon.results import INIT, best_trial, is_feasible
 from boanon.store import Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
-from boanon.tuner import INIT, STRATEGIES, Tuner
+from boanon.tuner import STRATEGIES, Tuner
 
 CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
 """Store notes: where the run's YAML and trial directories are (``boanon explain --measure``)."""
