@@ -248,9 +248,9 @@ def _dashboard(store_file: Path, trials: Path, port: int) -> Iterator[str]:
 
 def _keep_serving(url: str, keep: float | None) -> None:
     """After the run, the dashboard stays up (it is a view of the store): ``keep`` seconds, or
-    until Ctrl-C (None: on a terminal until Ctrl-C, else not at all, so scripts end)."""
+    until Ctrl-C (None: on a terminal until Ctrl-C, else not at all, so scripts and pipes end)."""
     if keep is None:
-        keep = float("inf") if sys.stdin.isatty() else 0.0
+        keep = float("inf") if sys.stdin.isatty() and sys.stdout.isatty() else 0.0
     if keep <= 0:
         return
     click.echo(f"the run is over; the dashboard stays up at {url} "
