@@ -28,7 +28,7 @@ from boanon.multitask.tasks import TASK
 
 STYLE = {
     "param": 'shape=box, style="rounded,filled", fillcolor="#cfe2ff", color="#3d6bb3"',
-    "metric": 'shape=box, style="rounded,filled", fillcolor="#eeeeee", color="#777777", margin="0.06,0.03"',
+    "metric": 'shape=ellipse, style=filled, fillcolor="#eeeeee", color="#777777", margin="0.02,0.02"',
     "objective": 'shape=doubleoctagon, style=filled, fillcolor="#f8c4c0", color="#b3403d"',
 }
 FORMATS = ("svg", "png")
