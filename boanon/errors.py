@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+MAX_MESSAGE = 600
+"""The longest an error message gets: a value quoted in it (a user's, a runner's) is cut."""
+
+
+def bounded(message: str, limit: int = MAX_MESSAGE) -> str:
+    """``message`` cut to ``limit`` characters, saying how much was left out."""
+    if len(message) <= limit:
+        return message
+    return f"{message[:limit]}... ({len(message) - limit} more characters)"
+
 
 class LogParseError(ValueError):
     """A log file could not be read: names the file and, where known, the line."""
@@ -11,7 +21,7 @@ class LogParseError(ValueError):
     def __init__(self, path: str | Path, message: str, line: int | None = None):
         self.path = Path(path)
         self.line = line
-        self.reason = message
+        self.reason = message = bounded(message)
         where = f"{self.path}:{line}" if line is not None else str(self.path)
         super().__init__(f"{where}: {message}")
 
@@ -22,7 +32,8 @@ class ConfigError(ValueError):
     def __init__(self, source: str | Path, field: str, message: str):
         self.source = str(source)
         self.field = field
-        super().__init__(f"{source}: {field}: {message}")
+        self.reason = message
+        super().__init__(f"{source}: {field}: {bounded(message)}")
 
 
 class StoreError(ConfigError):

@@ -17,6 +17,7 @@ from its workers and a plain pool lacks:
 from __future__ import annotations
 
 import contextlib
+import dis
 import itertools
 import multiprocessing
 import os
@@ -35,6 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any
 
 from boanon.runners.base import TrialFailed
@@ -177,6 +179,10 @@ def _child_main(conn: Connection, lifeline: Connection, grace: float, fn: Callab
     threading.Thread(target=_die_with_loop, args=(lifeline, grace), name="boanon-lifeline",
                      daemon=True).start()
     try:
+        conn.send(("started",))  # the trial's timeout counts from here: start-up is not its work
+    except OSError:  # the loop is gone
+        return
+    try:
         message: tuple = ("ok", fn(*args, **kwargs))
     except BaseException as exc:  # noqa: BLE001  (every failure goes back to the loop)
         message = ("error", _portable(exc), traceback.format_exc())
@@ -224,8 +230,9 @@ class _Task:
     timeout: float | None
     process: Any = None
     conn: Connection | None = None
-    deadline: float = float("inf")  # when it is terminated (SIGTERM)
+    deadline: float = float("inf")  # when it is terminated (SIGTERM): its timeout once started
     kill_due: float = float("inf")  # when a terminated process is killed (SIGKILL)
+    started: bool = False  # the process said it is about to run the function
     outcome: tuple | None = field(default=None, repr=False)
 
 
@@ -238,19 +245,27 @@ class LocalExecutor(Executor):
     trial is terminated (SIGTERM, so a command runner kills its program; SIGKILL after ``grace``
     seconds) and a crashing one takes only itself down. Trial processes die with the loop: each
     watches a pipe only the loop writes to and stops when it closes, so a killed run (even by
-    SIGKILL) leaves nothing running.
+    SIGKILL) leaves nothing running, and the fork server dies with the loop
+    (:mod:`boanon.forkserver_guard`). A trial's ``timeout`` counts from when its process is ready
+    to run it; a process that takes over ``start_timeout`` seconds to get there is killed too.
     """
 
     def __init__(self, max_workers: int | None = None, grace: float = 2.0,
-                 preload: tuple[str, ...] | None = None):
+                 preload: tuple[str, ...] | None = None, start_timeout: float = 60.0):
         self.max_workers = int(max_workers or os.cpu_count() or 1)
         if self.max_workers < 1:
             raise ValueError("max_workers must be >= 1")
         self.grace = float(grace)
+        self.start_timeout = float(start_timeout)
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         self._context = multiprocessing.get_context(method)
         if method == "forkserver":
-            self._context.set_forkserver_preload(list(preload or _default_preload()))
+            self._context.set_forkserver_preload(["boanon.forkserver_guard",
+                                                  *(preload or _default_preload())])
+            # started from this thread, not the monitor's: the server dies with the thread that
+            # started it (forkserver_guard), and the caller's thread is the one that lives as long
+            from multiprocessing import forkserver
+            forkserver.ensure_running()
         self._queue: deque[_Task] = deque()
         self._active: list[_Task] = []
         self._lock = threading.Lock()
@@ -332,15 +347,21 @@ class LocalExecutor(Executor):
             finally:
                 sender.close()
             task.conn = receiver
-            if task.timeout is not None:
-                task.deadline = time.monotonic() + task.timeout
+            if task.timeout is not None:  # until it says it started (see _collect)
+                task.deadline = time.monotonic() + self.start_timeout + task.timeout
             self._active.append(task)
 
     def _collect(self, ready: set[Any]) -> None:
         for task in list(self._active):
             exited = task.process.sentinel in ready
-            if task.outcome is None and (exited or task.conn in ready) and task.conn.poll():
-                task.outcome = _receive(task.conn)
+            while task.outcome is None and (exited or task.conn in ready) and task.conn.poll():
+                message = _receive(task.conn)
+                if message[0] != "started":
+                    task.outcome = message
+                    continue
+                task.started = True
+                if task.timeout is not None and task.deadline != float("inf"):  # not terminated
+                    task.deadline = time.monotonic() + task.timeout
             if task.outcome is None and not exited:
                 continue
             task.process.join(timeout=self.grace)  # a child that sent its result exits at once
@@ -367,7 +388,9 @@ class LocalExecutor(Executor):
         for task in self._active:
             if now >= task.deadline:
                 _settle(task.future, exception=TrialTimeout(
-                    f"trial timed out after {task.timeout:g} s and was killed"))
+                    f"trial timed out after {task.timeout:g} s and was killed"
+                    if task.started else f"trial process did not start within "
+                    f"{self.start_timeout:g} s and was killed"))
                 self._terminate(task, f"timed out after {task.timeout:g} s")
             elif now >= task.kill_due:
                 task.kill_due = float("inf")
@@ -392,10 +415,31 @@ def _receive(conn: Connection) -> tuple:
 
 
 def _default_preload() -> list[str]:
-    """The main module (by path, and by name when run with ``python -m``) and the runners."""
+    """The main module (by path, and by name when run with ``python -m``), the modules it
+    imports, and the runners.
+
+    A trial process re-runs the main module. The fork server is meant to import it once, but
+    Python (3.11 here) passes the server no main path, so it never does: each trial re-ran a
+    console script's ``from boanon.cli import main`` in full, seconds per trial. With the main
+    module's own imports in the server, that re-run is a lookup in ``sys.modules``."""
     main = sys.modules.get("__main__")
     name = getattr(getattr(main, "__spec__", None), "name", None)
-    return ["__main__", *([name] if name else []), "boanon.parallel", "boanon.targets"]
+    return ["__main__", *([name] if name else []), *_imports_of(main), "boanon.parallel",
+            "boanon.targets"]
+
+
+def _imports_of(module: Any) -> list[str]:
+    """The modules ``module``'s top-level code imports (read from its compiled source) that
+    this process has loaded."""
+    path = getattr(module, "__file__", None)
+    if not path:
+        return []
+    try:
+        code = compile(Path(path).read_bytes(), path, "exec")
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = {i.argval for i in dis.get_instructions(code) if i.opname == "IMPORT_NAME"}
+    return sorted(n for n in names if isinstance(n, str) and n in sys.modules)
 
 
 def _exit_reason(exitcode: int | None) -> str:

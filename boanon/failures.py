@@ -28,6 +28,12 @@ class TooManyFailures(RuntimeError):
     """``limit`` trials in a row failed with the same cause; the message quotes the last one."""
 
 
+class ObjectiveNotLogged(TooManyFailures):
+    """One failure is enough: the first trial to end logged values, none of them named as an
+    objective is (``costs`` for ``cost``). Every later trial would fail the same way, so the run
+    stops after one, saying what the trial does log."""
+
+
 class FailureStreak:
     """Counts the trials that end failed with the same cause, one after the other; ``limit`` of
     them raise :class:`TooManyFailures` (``limit=0``: never)."""

@@ -153,12 +153,37 @@ Param = Float | Int | Categorical | Bool
 
 
 def _check_range(p: Float) -> None:
+    """Bounds a search can use: finite, ordered, and a width that is a finite float (``-1e308 ..
+    1e308`` overflows to inf when a point is sampled), positive on a log scale."""
+    for name in ("low", "high"):
+        value = getattr(p, name)
+        if not _finite(value):
+            shown = f"an integer of {value.bit_length()} bits" if isinstance(value, int) else value
+            raise ValueError(f"{name} ({shown}) must be a finite number")
     if not p.low < p.high:
         raise ValueError(f"low ({p.low}) must be below high ({p.high})")
+    if not _finite(p.high - p.low):
+        raise ValueError(f"the range [{p.low}, {p.high}] is too wide: its width overflows a float")
     if p.log and p.low <= 0:
         raise ValueError("a log-scale range needs low > 0")
     if p.default is not None and not p.low <= p.default <= p.high:
         raise ValueError(f"default {p.default} is outside [{p.low}, {p.high}]")
+
+
+def _finite(x: float) -> bool:
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an int beyond any float
+        return False
+
+
+def _bound(spec: Mapping[str, Any], key: str, kind: type) -> Any:
+    """``spec[key]`` as an int or a float; a bound that is not finite is named, not converted
+    (``int(.inf)`` would be an OverflowError)."""
+    value = spec[key]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{key} ({value}) must be a finite number")
+    return kind(value)
 
 
 @dataclass(frozen=True)
@@ -214,10 +239,10 @@ class Space:
                 raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
             try:
                 if kind in ("int", "integer"):
-                    params.append(Int(name, int(p["low"]), int(p["high"]), bool(p.get("log", False)),
-                                      p.get("default")))
+                    params.append(Int(name, _bound(p, "low", int), _bound(p, "high", int),
+                                      bool(p.get("log", False)), p.get("default")))
                 elif kind == "float":
-                    params.append(Float(name, float(p["low"]), float(p["high"]),
+                    params.append(Float(name, _bound(p, "low", float), _bound(p, "high", float),
                                         bool(p.get("log", False)), p.get("default")))
                 elif kind in ("categorical", "cat", "choice"):
                     params.append(Categorical(name, tuple(p["choices"]), p.get("default")))

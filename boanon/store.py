@@ -108,6 +108,8 @@ CREATE INDEX IF NOT EXISTS trials_status ON trials(status);
 """
 
 T = TypeVar("T")
+_SQLITE_FULL = 13
+"""SQLite's result code for a full disk (``sqlite3.SQLITE_FULL`` from Python 3.11)."""
 
 
 def trials_dir(store: Store | str | Path, given: str | Path | None = None) -> Path:
@@ -293,8 +295,18 @@ class Store:
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and _is_lock(exc):
                 raise
+            if _is_full(exc):  # SQLite rolled the write back: what was committed is intact
+                raise StoreError(self.path, "store", f"disk full: cannot write to it (SQLite: {exc}); "
+                                "nothing stored before was lost: free space, then resume") from None
             raise StoreError(self.path, "store", f"not a BoAnon run store, or damaged "
                              f"(SQLite: {exc})") from None
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever anything is committed to the store, by this connection or another
+        (SQLite's ``data_version`` and this connection's change count): a reader's cache of
+        what it read stays valid while the version does."""
+        with self._read() as conn:
+            return int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
@@ -366,7 +378,9 @@ class Store:
         """Record ``spec`` for a new run, or check that a resumed run has the same ``spec``.
 
         A mismatch is a :class:`ConfigError` naming the fields that differ, so a run is never
-        resumed with another search space, objective, seed or strategy by mistake.
+        resumed with another search space, objective, seed or strategy by mistake. The one
+        exception: the objectives may change while no trial has been measured (a misnamed
+        objective stops a run after its first trial; the run resumes with the name fixed).
         """
         spec = json.loads(dump_json(spec))
 
@@ -377,7 +391,11 @@ class Store:
                 return
             stored = self._spec(row)
             differ = sorted(k for k in set(stored) | set(spec) if stored.get(k) != spec.get(k))
-            if differ:
+            measured = conn.execute("SELECT COUNT(*) FROM trials WHERE status IN (?, ?)",
+                                    MEASURED).fetchone()[0]
+            if differ == ["objectives"] and not measured:
+                conn.execute("UPDATE studies SET spec = ? WHERE id = ?", (dump_json(spec), row["id"]))
+            elif differ:
                 raise ConfigError(self.path, ", ".join(differ),
                                   "differs from the run recorded in this store; resume with the "
                                   "same configuration or use another store")
@@ -429,6 +447,7 @@ class Store:
                 " info, retry_of) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
                 (trial_id, trial_name(trial_id), dump_json(dict(config)), started, graph_id, surrogate,
                  reason, dump_json(dict(info or {})), retry_of))
+            self._check_readable(conn, trial_id)
             return trial_id
         return self.trial(self._write(start))
 
@@ -455,7 +474,18 @@ class Store:
             conn.execute("UPDATE trials SET status = ?, params = ?, metrics = ?, objectives = ?,"
                          " error = ?, finished = ? WHERE id = ?",
                          (status, *values, _now(), trial_id))
+            self._check_readable(conn, trial_id)
         self._write(end)
+
+    def _check_readable(self, conn: sqlite3.Connection, trial_id: int) -> None:
+        """A store never holds a row its own reader refuses (a NaN parameter stored as null would
+        make every later ``status`` and ``--resume`` refuse the store): decode the row just
+        written, inside its transaction, whose rollback a refusal causes."""
+        try:
+            self._decode(conn.execute("SELECT * FROM trials WHERE id = ?", (trial_id,)).fetchone())
+        except StoreError as exc:
+            raise StoreError(self.path, f"trial {trial_name(trial_id)}",
+                             f"not recorded: it would not read back ({exc.reason})") from None
 
     def trial(self, trial_id: int) -> StoredTrial:
         with self._read() as conn:
@@ -548,6 +578,12 @@ def _connect_read_only(path: Path, timeout: float, follow: bool = False) -> sqli
     uri = path.resolve().as_uri() + ("?mode=ro&immutable=1" if idle else "?mode=ro")
     return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
                            check_same_thread=False)
+
+
+def _is_full(exc: sqlite3.DatabaseError) -> bool:
+    """SQLITE_FULL: the disk (or the file system's quota) is full."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    return code == _SQLITE_FULL if code is not None else "database or disk is full" in str(exc)
 
 
 def _is_lock(exc: sqlite3.OperationalError) -> bool:

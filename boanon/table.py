@@ -8,6 +8,7 @@ nowhere else: a ``trial`` column, then ``param:<name>``, ``metric:<name>`` and
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +37,44 @@ def value_problem(value: Any) -> str | None:
         return "is out of range (beyond what 64 bits hold)"
     if isinstance(value, str) and value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
         return "is not a finite number"
+    return None
+
+
+def measurement_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a metric or objective value, or None when it can: the one rule
+    every runner and adapter applies. It must be a real number (a boolean or a number written
+    as text is not one), finite (NaN and infinities are "not finite", not missing) and within
+    64 bits."""
+    if isinstance(value, bool):
+        return f"is not a number (a boolean, {value!r})"
+    if isinstance(value, str):
+        return f"is not a number (text, {value[:40]!r})"
+    if not isinstance(value, numbers.Real):
+        return f"is not a number (a {type(value).__name__})"
+    number = float(value) if not isinstance(value, int) or abs(value) < LIMIT else math.inf
+    if math.isnan(number):
+        return "is not finite (NaN)"
+    if math.isinf(number) and not (isinstance(value, int)):
+        return f"is not finite ({number})"
+    if abs(number) >= LIMIT:
+        return "is out of range (beyond what 64 bits hold)"
+    return None
+
+
+def record_problem(record: TrialRecord) -> str | None:
+    """The first value of ``record`` that cannot enter the table, named with its role, or
+    None: a parameter must pass :func:`value_problem`, a metric or objective
+    :func:`measurement_problem`."""
+    for name, value in record.params.items():
+        problem = value_problem(value) if isinstance(value, (int, float, str)) else \
+            f"is not a number, text or boolean (a {type(value).__name__})"
+        if problem:
+            return f"parameter {name!r} {problem}"
+    for role, values in (("metric", record.metrics), ("objective", record.objectives)):
+        for name, value in values.items():
+            problem = measurement_problem(value)
+            if problem:
+                return f"{role} {name!r} {problem}"
     return None
 
 

@@ -16,9 +16,10 @@ reproducible, resumed or not.
 from __future__ import annotations
 
 import copy
+import difflib
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from boanon.acquisition.propose import STRATEGIES, Proposal, propose
-from boanon.errors import LogParseError
+from boanon.errors import LogParseError, StoreError
+from boanon.failures import ObjectiveNotLogged
 from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
@@ -335,13 +337,16 @@ class Tuner:
     def storing_interrupted(self) -> Iterator[None]:
         """Around a loop of asks and tells: when Ctrl-C (or an error) escapes it, the trials
         asked for inside and not told about are stored as interrupted, wherever it fell (also
-        between storing a trial and starting it), so a resumed run runs them again."""
+        between storing a trial and starting it), so a resumed run runs them again. When the
+        store refuses that too (a full disk), they stay ``running``, which a resume also takes
+        for interrupted, and the error that stopped the loop is the one raised."""
         asked_before = set(self._running)
         try:
             yield
         except BaseException:
             for trial_id in set(self._running) - asked_before:
-                self.tell(trial_id, INTERRUPTED)
+                with suppress(StoreError):
+                    self.tell(trial_id, INTERRUPTED)
             raise
 
 
@@ -362,12 +367,27 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
     params = {**result.params, **trial.config}
     space.validate({n: params[n] for n in space.names}, source=f"trial {trial.name}")
     missing = [o.name for o in objectives if not np.isfinite(values.get(o.name, np.nan))]
+    unlogged = [name for name in missing if name not in values and name not in metrics]
+    if unlogged and (values or metrics) and not any(store.counts()[s] for s in MEASURED):
+        store.fail_trial(trial.id, _not_logged(unlogged[0], [*values, *metrics]))
+        raise ObjectiveNotLogged(f"{trial.name}: {store.trial(trial.id).error}; fix the objective's "
+                                 "name (a resume may change it while no trial has been measured)")
     if missing:
         store.fail_trial(trial.id, f"objective {missing[0]!r} missing from the trial's output "
                          f"(it gave objectives {sorted(values)})")
     else:
         store.finish_trial(trial.id, TrialRecord(trial.name, params, metrics, values), stopped=stopped)
     return store.trial(trial.id)
+
+
+def _not_logged(name: str, logged: Sequence[str], shown: int = 12) -> str:
+    """``objective 'costs' is not among the values the trial logged (cost, m0, ...); did you mean
+    'cost'?``"""
+    names = sorted(logged)
+    listed = ", ".join(names[:shown]) + (f", ... ({len(names) - shown} more)" if len(names) > shown else "")
+    close = difflib.get_close_matches(name, names, n=1)
+    return (f"objective {name!r} is not among the values the trial logged ({listed})"
+            + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
 def _reason(failure: BaseException | str) -> str:

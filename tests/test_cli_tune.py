@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from boanon.adapters.ingest import ingest
 from boanon.cli import main
 from boanon.store import Store
+from boanon.store_lock import lock_path
 from boanon.table import read_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,6 +175,7 @@ def test_sigterm_stops_cleanly(tmp_path: Path) -> None:
 def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
     budget = 10
     args, store, _ = _start_and_signal(tmp_path, budget, signal.SIGKILL)
+    assert lock_path(store).exists()  # the killed run's lock file stays; its lock died with it
     with Store(store) as s:
         before = {t.id: t for t in s.trials("done")}
         assert 3 <= len(before) < budget
@@ -191,3 +193,43 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
         for t in interrupted:  # the trial the kill interrupted ran again
             assert any(d.retry_of == t.id and d.config == t.config for d in done)
         assert s.counts()["running"] == 0
+
+
+def test_misnamed_objective_stops_after_one_trial_and_resumes_once_fixed(tmp_path: Path) -> None:
+    config = _yaml(tmp_path, n_init=4, objectives=[{"name": "costs", "direction": "minimize"}])
+    store = tmp_path / "run.db"
+    args = ["tune", str(config), "--budget", "4", "--store", str(store)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert "t0000: objective 'costs' is not among the values the trial logged (cost, " in result.output
+    assert "did you mean 'cost'?" in result.output and "--resume" in result.output, result.output
+    with Store(store) as s:
+        assert (s.counts()["failed"], s.counts()["done"]) == (1, 0)  # stopped after the first trial
+    _yaml(tmp_path, n_init=4)  # the name fixed
+    result = CliRunner().invoke(main, [*args, "--resume"])
+    assert result.exit_code == 0, result.output
+    with Store(store) as s:
+        assert (s.counts()["failed"], s.counts()["done"]) == (1, 3)
+        assert s.study()["objectives"][0]["name"] == "cost"
+
+
+def test_objectives_stay_fixed_once_a_trial_is_measured(tmp_path: Path) -> None:
+    config = _yaml(tmp_path, n_init=2)
+    store = tmp_path / "run.db"
+    args = ["tune", str(config), "--budget", "2", "--store", str(store)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    _yaml(tmp_path, n_init=2, objectives=[{"name": "cost", "direction": "maximize"}])
+    result = CliRunner().invoke(main, [*args, "--budget", "3", "--resume"])
+    assert result.exit_code == 1 and "objectives: differs from the run recorded" in result.output
+
+
+def test_an_infinite_bound_is_refused_before_any_trial(tmp_path: Path) -> None:
+    data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
+    data["space"]["x3"]["high"] = float("inf")
+    config = tmp_path / "tune.yaml"
+    config.write_text(yaml.safe_dump(data))
+    store = tmp_path / "run.db"
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(store)])
+    assert result.exit_code == 1, result.output
+    assert f"{config}: space.x3: high (inf) must be a finite number" in result.output
+    assert not store.exists()

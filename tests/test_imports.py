@@ -4,6 +4,7 @@ no two modules import each other (read from the source with ``ast``, imports ins
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import networkx as nx
@@ -41,6 +42,7 @@ def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return {m for m in out if m in modules and m != module}
 
 
+@functools.cache  # read once for the three tests (the tests do not change it)
 def _graph(with_packages: bool) -> nx.DiGraph:
     """Module -> the modules it imports; ``with_packages`` adds what Python runs first: importing
     ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__``."""

@@ -60,7 +60,7 @@ def test_callable_failures(tmp_path: Path) -> None:
         run_trial(runner, SYSTEM.space.default(), tmp_path / "a")
     assert "Traceback" in (tmp_path / "a" / "traceback.txt").read_text()
     bad = make_runner("callable", function=lambda c: {"y": "fast"}, objectives=["y"])
-    with pytest.raises(TrialFailed, match="non-numeric value for 'y'"):
+    with pytest.raises(TrialFailed, match="value for 'y' that is not a number"):
         run_trial(bad, {"x": 1}, tmp_path / "b")
     with pytest.raises(TrialFailed, match="returned list"):
         run_trial(make_runner("callable", function=lambda c: [1]), {"x": 1}, tmp_path / "c")

@@ -120,3 +120,20 @@ def test_a_constraint_cannot_make_the_search_run_for_hours():
     space = Space.from_dict({"a": {"type": "int", "low": 0, "high": 2}}, ["a < 2 ** 10 ** 10"])
     with pytest.raises(ValueError, match="exponent 10000000000 is larger than 1000"):
         space.is_feasible({"a": 1})
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"type": "float", "low": 0.0, "high": float("inf")}, "space.x: high (inf) must be a finite number"),
+    ({"type": "float", "low": -float("inf"), "high": float("inf")}, "space.x: low (-inf) must be"),
+    ({"type": "float", "low": -1e308, "high": 1e308}, "space.x: the range [-1e+308, 1e+308] is too wide"),
+    ({"type": "float", "low": 0.0, "high": float("nan")}, "space.x: high (nan) must be a finite number"),
+    ({"type": "int", "low": 0, "high": float("inf")}, "space.x: high (inf) must be a finite number"),
+    ({"type": "int", "low": -10**400, "high": 0}, "space.x: low (an integer of 1329 bits) must be"),
+    ({"type": "int", "low": -10**308, "high": 10**308}, "space.x: the range"),
+    ({"type": "float", "low": 2.0, "high": 2.0}, "space.x: low (2.0) must be below high (2.0)"),
+    ({"type": "float", "low": 0.0, "high": 1.0, "log": True}, "space.x: a log-scale range needs low > 0"),
+])
+def test_absurd_bounds_are_refused_at_load(spec, message):
+    with pytest.raises(ConfigError) as caught:
+        Space.from_dict({"x": spec}, source="tune.yaml")
+    assert str(caught.value).startswith(f"tune.yaml: {message}")

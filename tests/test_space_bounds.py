@@ -8,11 +8,16 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import example, given
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from boanon.errors import ConfigError
 from boanon.space import Bool, Categorical, Float, Int, Space
+
+# The same examples on every run and machine, no example database written into the checkout, and no
+# per-example deadline (a loaded CI machine stalls a microsecond call now and then).
+SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=200,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 # Bounds of every scale: powers of two, decimals, tiny and huge, negative for linear ranges.
 positive = st.one_of(st.sampled_from([1e-9, 1e-3, 0.1, 0.3, 1.0, 8.0, 10.0, 256.0, 1e6, 2.0**40]),
@@ -28,6 +33,7 @@ def _range(lo: float, hi: float) -> tuple[float, float]:
     return (lo, lo + abs(lo) + 1) if lo == hi else (lo, hi)
 
 
+@SETTINGS
 @given(st.tuples(positive, positive).map(lambda t: _range(*t)), unit)
 @example((8.0, 256.0), 0.0)
 @example((8.0, 256.0), 1.0)
@@ -36,12 +42,14 @@ def test_log_float_from_unit_stays_in_range(bounds, u):
     assert p.check(p.from_unit(u)) == p.from_unit(u)
 
 
+@SETTINGS
 @given(st.tuples(anywhere, anywhere).map(lambda t: _range(*t)), unit)
 def test_float_from_unit_stays_in_range(bounds, u):
     p = Float("x", *bounds)
     assert p.check(p.from_unit(u)) == p.from_unit(u)
 
 
+@SETTINGS
 @given(st.tuples(positive, positive).map(lambda t: _range(*t)), st.booleans())
 def test_float_round_trips_its_bounds(bounds, log):
     if log and bounds[0] <= 0:
@@ -53,6 +61,7 @@ def test_float_round_trips_its_bounds(bounds, log):
         assert back == pytest.approx(v, rel=1e-9, abs=1e-12 * (bounds[1] - bounds[0]))
 
 
+@SETTINGS
 @given(st.integers(-10**6, 10**6), st.integers(1, 10**6), st.booleans(), unit)
 def test_int_from_unit_and_round_trip_at_the_bounds(low, span, log, u):
     if log:
@@ -63,6 +72,7 @@ def test_int_from_unit_and_round_trip_at_the_bounds(low, span, log, u):
         assert p.from_unit(p.to_unit(v)) == v
 
 
+@SETTINGS
 @given(st.integers(2, 12), unit)
 def test_categorical_and_bool_from_unit(n, u):
     c = Categorical("c", tuple(range(n)))

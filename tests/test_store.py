@@ -218,3 +218,18 @@ def test_what_a_trial_logs_is_read_back_unknown_parameters_and_boolean_metrics_i
                                                  {"flag": True}, {"cost": 1.0}))
         (back,) = store.trials()
         assert back.metrics["flag"] == 1.0 and back.params.get("logged") is None
+
+
+@pytest.mark.parametrize("config", [{"x": float("inf")}, {"x": float("nan")}, {"x": [1, 2]}])
+def test_a_row_its_reader_would_refuse_is_never_written(tmp_path: Path, config) -> None:
+    path = tmp_path / "run.db"
+    with Store(path) as store:
+        with pytest.raises(StoreError, match=r"trial t0000: not recorded: it would not read back "
+                                             r"\(parameter 'x' is "):
+            store.start_trial(config)
+        assert store.trials() == []  # rolled back
+        trial = store.start_trial({"x": 1.0})
+        with pytest.raises(StoreError, match="trial t0000: not recorded"):
+            store.finish_trial(trial.id, TrialRecord(trial.name, {"x": 1.0, "y": {"a": 1}}, {}, {"c": 1.0}))
+    with Store(path, read_only=True) as store:  # the reader reads every row, still running
+        assert [t.status for t in store.trials()] == ["running"]

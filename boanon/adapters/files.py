@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+import os
+import stat
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from boanon.errors import LogParseError
 from boanon.table import value_problem
 
+MAX_TEXT_BYTES = 256 * 2**20
+"""The most a log file read whole (JSON, CSV) may hold, decompressed: a larger one is refused,
+not read into memory."""
+MAX_LINE_BYTES = 2**20
+"""The longest line a line-by-line log may have (a sparse or binary file has no line ends)."""
 CONFIG_FILE = "config.json"
 """Written by every runner into its trial directory: the configuration it ran, as a JSON object."""
 
@@ -32,20 +40,73 @@ def require_file(trial_dir: Path, name: str) -> Path:
     return path
 
 
-def read_text(path: Path) -> str:
-    """The whole file as text; ``.gz`` files are decompressed; undecodable bytes are an error."""
+def open_regular(path: Path) -> IO[bytes]:
+    """``path`` opened for reading in binary, if it is a regular file: a FIFO, a device or a
+    socket is refused naming it (opening a FIFO for reading would block until a writer came).
+    Opened with ``O_NONBLOCK`` and checked on the descriptor, so nothing swapped in between the
+    check and the open can block either."""
     try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8") as fh:
-                return fh.read()
-        return path.read_text(encoding="utf-8")
-    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:  # zlib: a damaged .gz
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise LogParseError(path, f"cannot read: {exc.strerror or exc}") from exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise LogParseError(path, f"not a regular file ({_kind(mode)}): refused")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), "not a plain file")
+
+
+@contextlib.contextmanager
+def _open_bytes(path: Path) -> Iterator[IO[bytes]]:
+    """A regular file's bytes, decompressed when it is a ``.gz``; read errors name the file."""
+    try:
+        with open_regular(path) as raw:
+            if path.suffix == ".gz":
+                with gzip.GzipFile(fileobj=raw) as fh:
+                    yield fh
+            else:
+                yield raw
+    except (OSError, EOFError, zlib.error) as exc:  # zlib: a damaged .gz
+        raise LogParseError(path, f"cannot read: {exc}") from exc
+
+
+def read_text(path: Path) -> str:
+    """The whole file as text; ``.gz`` files are decompressed; undecodable bytes and a file
+    larger than :data:`MAX_TEXT_BYTES` are errors (the size is checked before it is read)."""
+    with _open_bytes(path) as fh:
+        data = fh.read(MAX_TEXT_BYTES + 1)
+    if len(data) > MAX_TEXT_BYTES:
+        raise LogParseError(path, f"larger than {MAX_TEXT_BYTES // 2**20} MiB: refused")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise LogParseError(path, f"cannot read: {exc}") from exc
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line_number, line)`` pairs, 1-based, without trailing newlines."""
-    yield from enumerate(read_text(path).splitlines(), start=1)
+    """``(line_number, line)`` pairs, 1-based, without line ends, read one at a time (a log of
+    any size costs one line of memory); a line over :data:`MAX_LINE_BYTES` is an error."""
+    lineno = 0
+    with _open_bytes(path) as fh:
+        for raw in iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""):
+            if len(raw) > MAX_LINE_BYTES:
+                raise LogParseError(path, f"line longer than {MAX_LINE_BYTES // 2**20} MiB "
+                                    "(not a text log?)", lineno + 1)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise LogParseError(path, f"cannot read: {exc}", lineno + 1) from exc
+            for line in text.splitlines():  # as str.splitlines numbers them (a lone \r ends one too)
+                lineno += 1
+                yield lineno, line
 
 
 def json_lines(path: Path) -> Iterator[tuple[int, dict]]:
@@ -65,10 +126,20 @@ def json_lines(path: Path) -> Iterator[tuple[int, dict]]:
 def head(path: Path, n_bytes: int = 4096) -> str:
     """The first bytes of a (possibly gzipped) file as text, for cheap detection."""
     try:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rb") as fh:
+        with _open_bytes(path) as fh:
             return fh.read(n_bytes).decode("utf-8", errors="replace")
-    except (OSError, EOFError, zlib.error):  # detection only: reading it names the damage
+    except LogParseError:  # detection only: reading it names the damage
+        return ""
+
+
+def tail(path: Path, n_bytes: int = 4096) -> str:
+    """The last bytes of a plain file as text (a seek from the end: a file of any size costs
+    ``n_bytes``); "" when it cannot be read."""
+    try:
+        with open_regular(path) as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - n_bytes))
+            return fh.read(n_bytes).decode("utf-8", errors="replace")
+    except (OSError, LogParseError):
         return ""
 
 
@@ -95,7 +166,7 @@ def read_config(trial_dir: Path) -> dict[str, Any]:
     """The configuration a runner recorded in ``trial_dir/config.json`` ({} when absent); every
     value must be a number, string or boolean, and a number finite and within 64 bits."""
     path = trial_dir / CONFIG_FILE
-    if not path.is_file():
+    if not path.exists():
         return {}
     config = read_json_object(path, "of parameter values")
     for key, value in config.items():

@@ -11,7 +11,7 @@ import pandas as pd
 from boanon.adapters.base import Adapter, available_adapters, get_adapter
 from boanon.adapters.files import read_config
 from boanon.errors import LogParseError
-from boanon.table import TRIAL, TrialRecord, columns_of, records_to_table, validate_table
+from boanon.table import TRIAL, TrialRecord, columns_of, record_problem, records_to_table, validate_table
 
 
 @dataclass
@@ -73,6 +73,9 @@ def parse_trial_dir(adapter: Adapter, trial_dir: Path) -> TrialRecord:
     what the adapter read back from the logs under the same name.
     """
     record = adapter.parse_trial(trial_dir)
+    problem = record_problem(record)
+    if problem:  # whatever the adapter (a plug-in too): nothing unfit reaches the table
+        raise LogParseError(trial_dir, f"{problem} (as read by the {adapter.name!r} adapter)")
     record.params.update(read_config(trial_dir))
     return record
 

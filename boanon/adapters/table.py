@@ -20,7 +20,7 @@ from typing import Any
 from boanon.adapters.base import Adapter, register_adapter
 from boanon.adapters.files import find_file, json_lines, read_json_object, read_text
 from boanon.errors import LogParseError
-from boanon.table import ROLES, TRIAL, TrialRecord, split_column
+from boanon.table import ROLES, TRIAL, TrialRecord, measurement_problem, split_column
 from boanon.yamlfile import load_yaml
 
 RESULT_FILE = "result.json"
@@ -54,19 +54,21 @@ class TableAdapter(Adapter):
 
 
 def _store(record: TrialRecord, role: str, name: str, value: Any, path: Path, line: int | None) -> None:
-    """Put one value in the record, checking its type for its role."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """Put one value in the record, checking its type for its role. A missing value (null, an
+    empty CSV cell) is left out; a present one that breaks :func:`measurement_problem` is an
+    error naming the file and field."""
+    if value is None:
         return
     if role == "param":
+        if isinstance(value, float) and math.isnan(value):
+            return
         if not isinstance(value, (int, float, str, bool)):
             raise LogParseError(path, f"parameter {name!r} has unsupported value {value!r}", line)
         record.params[name] = value
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise LogParseError(path, f"{role} {name!r} is not a number: {value!r}", line) from None
+    problem = measurement_problem(value)
+    if problem:
+        raise LogParseError(path, f"{role} {name!r} {problem}", line)
     (record.metrics if role == "metric" else record.objectives)[name] = float(value)
 
 

@@ -10,6 +10,7 @@ import click
 
 from boanon.errors import ConfigError
 from boanon.store import Store
+from boanon.store_lock import WriterLock
 
 
 @contextmanager
@@ -27,9 +28,10 @@ def reading_store(store_file: str) -> Iterator[Store]:
 @contextmanager
 def writing_store(store_file: str) -> Iterator[Store]:
     """An existing run's store opened for writing (``explain --measure`` records trials): never
-    created, and a file that is not a store is a one-line error naming it."""
+    created, never beside another writer (a live run), and a file that is not a store is a
+    one-line error naming it."""
     try:
-        with Store(store_file, create=False) as store:
+        with WriterLock(store_file), Store(store_file, create=False) as store:
             yield store
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
 import sys
 import time
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from types import FrameType
 
@@ -20,7 +21,7 @@ from boanon.best import config_line
 from boanon.cli.progress import Progress
 from boanon.config import load_config
 from boanon.early_stopping import parse_stopper
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, StoreError
 from boanon.failures import FailureStreak, TooManyFailures
 from boanon.multiobjective import OutputConstraint, format_front
 from boanon.multitask import load_related
@@ -30,6 +31,7 @@ from boanon.planning.run import load_plan, run_plan
 from boanon.results import INIT, best_trial, is_feasible
 from boanon.store import Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
+from boanon.store_lock import WriterLock
 from boanon.tuner import STRATEGIES, Tuner
 
 CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
@@ -100,8 +102,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             raise ConfigError(config_file, "budget", "missing: set it in the file or pass --budget")
         store_file = Path(store_path or Path(config_file).with_suffix(".db").name)
         trials = store_trials_dir(store_file, trials_dir)
+        click.get_current_context().with_resource(WriterLock(store_file))  # for the command's life
         _check_fresh_or_resume(store_file, trials, resume)
-        created = None if resume else store_file
         runner = config.make_runner()
         stopper = None if early_stopping is None else \
             parse_stopper(early_stopping, direction=config.objectives[0].direction)
@@ -109,6 +111,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             raise ConfigError(config_file, "runner", f"the {config.runner} runner does not report "
                               "progress, so --early-stopping cannot judge its trials")
         related = [load_related(p) for p in (warm_start or config.warm_start)]  # the Tuner aligns them
+        created = None if resume else _create(store_file)
         store = Store(store_file, create=not resume)  # a run to resume must be there
         tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
                       knowledge=config.load_knowledge(), strategy=strategy or config.strategy,
@@ -123,7 +126,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             store.close()
         if created is not None:  # a run that never started leaves no store to block the next try
             for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):
-                path.unlink(missing_ok=True)
+                with suppress(OSError):  # never mask the reason it did not start
+                    path.unlink(missing_ok=True)
         raise click.ClickException(str(exc)) from exc
     tuner.store.set_note(CONFIG_NOTE, str(Path(config_file).resolve()))
     tuner.store.set_note(TRIALS_NOTE, str(trials.resolve()))
@@ -176,6 +180,11 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                 raise click.ClickException(
                     f"run stopped: {exc}\nfix the cause (the runner's options, the system), then continue "
                     f"with\n  {resume_command(store_file)}") from None
+            except StoreError as exc:  # a full disk: what is stored is intact
+                progress.close()
+                raise click.ClickException(f"run stopped: {exc}\nevery finished trial is kept; once the "
+                                           f"cause is fixed, continue with\n  {resume_command(store_file)}") \
+                    from None
         tuner.store.set_activity("finished")
         if plan is not None:
             click.echo(outcome.report())
@@ -277,12 +286,28 @@ def resume_command(store_file: Path) -> str:
     return shlex.join([*args, "--resume"])
 
 
+def _create(store_file: Path) -> Path:
+    """Create the empty store file, failing if it exists: only the call that made it may remove it
+    (a fresh start that lost a race to another must not delete the winner's store)."""
+    try:
+        os.close(os.open(store_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        raise _already_stored(store_file) from None
+    except OSError as exc:
+        raise StoreError(store_file, "store", f"cannot open it ({exc.strerror})") from None
+    return store_file
+
+
+def _already_stored(store_file: Path) -> click.ClickException:
+    return click.ClickException(f"{store_file}: a run is already stored here; pass --resume to "
+                                "continue it or choose another --store")
+
+
 def _check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None:
     if resume and not store_file.is_file():
         raise click.ClickException(f"{store_file}: no store to resume (drop --resume to start a run)")
     if not resume and store_file.exists():
-        raise click.ClickException(f"{store_file}: a run is already stored here; pass --resume to "
-                                   "continue it or choose another --store")
+        raise _already_stored(store_file)
     if not resume and trials.is_dir() and any(trials.iterdir()):
         raise click.ClickException(f"{trials}: holds trials of another run; remove it or pass "
                                    "another --trials-dir")

@@ -11,23 +11,29 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from boanon.dashboard import analysis, data
+from boanon.multiobjective import OutputConstraint
+from boanon.objectives import Objective
 from boanon.report import model_trial, study_space
 from boanon.results import study_goals
-from boanon.store import MEASURED, Store, dump_json
+from boanon.store import MEASURED, Store, StoredTrial, dump_json
 from boanon.store import trials_dir as store_trials_dir
 from boanon.table import records_to_table, with_objectives
 
+T = TypeVar("T")
 STATIC = Path(__file__).parent / "static"
 HOST = "127.0.0.1"
 PORT = 8765
@@ -42,6 +48,66 @@ class JSON(Response):
         return dump_json(content).encode()
 
 
+PAGE_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+               "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+               "form-action 'none'; frame-ancestors 'none'")
+"""The page's Content-Security-Policy: its own scripts only (no inline script, no other origin)."""
+FILE_POLICY = "default-src 'none'; sandbox"
+"""The policy of a trial's file: a runner wrote it, so nothing in it may run, even as HTML."""
+
+
+class SecurityHeaders:
+    """ASGI middleware: every response says ``nosniff`` and carries a Content-Security-Policy
+    (:data:`FILE_POLICY` under ``/logs``, else :data:`PAGE_POLICY`), so a file a runner wrote
+    can never run script with the dashboard's origin."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        policy = FILE_POLICY if scope["path"].startswith("/logs/") else PAGE_POLICY
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", [])
+                           if k.lower() not in (b"content-security-policy", b"x-content-type-options")]
+                headers += [(b"content-security-policy", policy.encode()),
+                            (b"x-content-type-options", b"nosniff"),
+                            (b"referrer-policy", b"no-referrer")]
+                message = {**message, "headers": headers}
+            await send(message)
+        await self.app(scope, receive, send_with_headers)
+
+
+class TrialFiles(StaticFiles):
+    """A run's trial directories, every file served as plain text (a ``.gz`` as a download):
+    whatever a runner wrote (HTML, SVG, script) is shown, never rendered."""
+
+    def file_response(self, full_path: Any, stat_result: Any, scope: Scope,
+                      status_code: int = 200) -> Response:
+        response = super().file_response(full_path, stat_result, scope, status_code)
+        if isinstance(response, FileResponse):
+            binary = str(full_path).endswith(".gz")
+            response.media_type = "application/octet-stream" if binary else "text/plain; charset=utf-8"
+            response.headers["content-type"] = response.media_type
+            if binary:
+                response.headers["content-disposition"] = "attachment"
+        return response
+
+
+class Snapshot(NamedTuple):
+    """What the views read from the store, as of one version of it."""
+
+    study: dict[str, Any] | None
+    trials: list[StoredTrial]
+    objectives: list[Objective]
+    constraints: list[OutputConstraint]
+    graph_id: int | None
+
+
 class RunView:
     """Reads a run's store (read-only) into the page's JSON views."""
 
@@ -51,35 +117,61 @@ class RunView:
         self.trials_dir = store_trials_dir(self.store, trials_dir)
         self.poll_s = poll_s
         self.models = analysis.Background(min_model_interval_s)
+        self.loads = 0
+        """How many times the store was read for a view (the views share one read per change)."""
+        self._cache_lock = threading.RLock()  # a view may build on the snapshot
+        self._cache: tuple[tuple[int, int], dict[Any, Any]] | None = None
+
+    def cached(self, key: Any, compute: Callable[[], T]) -> T:
+        """``compute()``, once per change of the store: concurrent requests for the same view
+        wait for one computation and share it, so many clients cost what one does."""
+        with self._cache_lock:
+            version = self.store.version()
+            if self._cache is None or self._cache[0] != version:
+                self._cache = (version, {})
+            views = self._cache[1]
+            if key not in views:
+                views[key] = compute()
+            return views[key]
+
+    def snapshot(self) -> Snapshot:
+        """The store's study, trials, goals and last graph, read once per change of the store."""
+        def load() -> Snapshot:
+            self.loads += 1
+            objectives, constraints = study_goals(self.store)
+            return Snapshot(self.store.study(), self.store.trials(), objectives, constraints,
+                            self.store.last_graph_id())
+        return self.cached("snapshot", load)
 
     def run(self) -> dict[str, Any]:
         """Everything cheap: the header, convergence, trials, Pareto front, timeline."""
-        study = self.store.study()
-        trials = self.store.trials()
-        objectives, constraints = study_goals(self.store)
+        return self.cached("run", self._run)
+
+    def _run(self) -> dict[str, Any]:
+        study, trials, objectives, constraints, graph_id = self.snapshot()
         summary = data.run_summary(str(self.store.path), study, trials, objectives, constraints)
-        summary["activity"] = self.store.activity()
+        summary["activity"] = self.store.activity()  # a note in the store: its version changes with it
         if study is None:
             return {"summary": summary, "poll_s": self.poll_s}
-        space = study_space(study)
         return {
             "summary": summary, "poll_s": self.poll_s,
-            "convergence": data.convergence(trials, objectives, constraints, space),
+            "convergence": data.convergence(trials, objectives, constraints, study_space(study)),
             "trials": data.trial_rows(trials, self.trials_dir),
             "pareto": data.pareto(trials, objectives, constraints),
             "timeline": data.timeline(trials),
-            "graph_id": self.store.last_graph_id(),
+            "graph_id": graph_id,
         }
 
-    def graph(self, scope: str = "ancestors", node: str | None = None) -> dict[str, Any]:
+    def graph(self, scope: str = "auto", node: str | None = None) -> dict[str, Any]:
         """The run's current graph (None before it has one), the part ``scope`` names
         (:data:`data.SCOPES`), with the node models of the last structured proposal."""
-        study = self.store.study()
-        graph_id = self.store.last_graph_id()
+        return self.cached(("graph", scope, node), lambda: self._graph(scope, node))
+
+    def _graph(self, scope: str, node: str | None) -> dict[str, Any]:
+        study, trials, objectives, _, graph_id = self.snapshot()
         if study is None or graph_id is None:
             return {"graph": None}
-        objectives, _ = study_goals(self.store)
-        latest = model_trial(self.store.trials())
+        latest = model_trial(trials)
         view = data.graph_view(self.store.graph(graph_id), study_space(study),
                                [o.name for o in objectives], scope,
                                None if latest is None else latest.info["structure"], node)
@@ -90,16 +182,13 @@ class RunView:
         background for the measured trials with the model of the latest structured proposal
         (the node models it recorded, over its graph); before one, the structured surrogate
         fitted afresh on the run's current graph; else the plain GP."""
-        study = self.store.study()
+        study, trials, objectives, constraints, last_graph = self.snapshot()
         if study is None:
             return {"status": "ready", "error": "no run recorded yet"}
-        trials = self.store.trials()
         measured = [t for t in trials if t.status in MEASURED]
-        objectives, constraints = study_goals(self.store)
         latest = model_trial(trials)
-        # before any structured proposal, the structured surrogate fitted afresh on the current graph
         graph_id = latest.graph_id if latest is not None else \
-            self.store.last_graph_id() if study.get("strategy") == "structured" else None
+            last_graph if study.get("strategy") == "structured" else None
         structure = None if latest is None else latest.info["structure"]
         space = study_space(study)
         best = data.run_summary(str(self.store.path), study, trials, objectives, constraints)["best"]
@@ -140,8 +229,8 @@ def create_app(view: RunView) -> Starlette:
         Route("/api/graph", graph),
         Route("/api/models", models),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        Mount("/logs", StaticFiles(directory=view.trials_dir, check_dir=False), name="logs"),
-    ])
+        Mount("/logs", TrialFiles(directory=view.trials_dir, check_dir=False), name="logs"),
+    ], middleware=[Middleware(SecurityHeaders)])
 
 
 class Dashboard:

@@ -9,17 +9,16 @@ named in the tuning YAML parses whatever the program left there.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import string
 import subprocess
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from boanon.adapters.files import CONFIG_FILE, write_config
+from boanon import lifetime
+from boanon.adapters.files import CONFIG_FILE, tail, write_config
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 
@@ -76,7 +75,7 @@ class CommandRunner(Runner):
             try:
                 proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                         cwd=self.cwd, env=self.env, start_new_session=True,
-                                        preexec_fn=_die_with(os.getpid()) if _PRCTL else None)
+                                        preexec_fn=_die_with(os.getpid()) if lifetime.available() else None)
             except OSError as exc:
                 raise TrialFailed(f"cannot start {args[0]!r}: {exc}") from exc
             try:
@@ -91,19 +90,13 @@ class CommandRunner(Runner):
             raise TrialFailed(f"{args[0]} exited with status {status}{_last_line(trial_dir / STDERR_FILE)}")
 
 
-_PRCTL = getattr(ctypes.CDLL(None), "prctl", None) if sys.platform == "linux" else None
-_PR_SET_PDEATHSIG = 1
-
-
 def _die_with(parent: int) -> Callable[[], None]:
     """For the program's ``preexec_fn``: it is SIGKILLed when the runner's process dies, however
     it dies (a SIGKILLed loop or trial process has no chance to kill it). The program leads its
     own process group, so the runner's own kill (timeout, Ctrl-C) takes its children too; a
     parent-death signal reaches the program only."""
     def arm() -> None:
-        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the runner died before the signal was armed
-            os._exit(1)
+        lifetime.die_with_parent(signal.SIGKILL, parent)
     return arm
 
 
@@ -117,5 +110,6 @@ def _kill(proc: subprocess.Popen) -> None:
 
 
 def _last_line(path: Path) -> str:
-    lines = path.read_text(errors="replace").strip().splitlines()
+    """The program's last line of stderr, read from the file's end (a program may write GiBs)."""
+    lines = tail(path).strip().splitlines()
     return f": {lines[-1][:300]}" if lines else ""

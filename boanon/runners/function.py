@@ -11,8 +11,6 @@ import functools
 import importlib
 import importlib.util
 import json
-import math
-import numbers
 import os
 import sys
 import sysconfig
@@ -24,7 +22,7 @@ from typing import Any
 from boanon.adapters.files import write_config
 from boanon.adapters.table import RESULT_FILE
 from boanon.runners.base import Runner, TrialFailed, register_runner
-from boanon.table import Value
+from boanon.table import Value, measurement_problem
 
 TRACEBACK_FILE = "traceback.txt"
 """Where the runner leaves the traceback of a function that raised."""
@@ -101,7 +99,8 @@ def split_values(values: Mapping[str, Any], objectives: Sequence[str],
     """A function's return value -> ``{"metrics": ..., "objectives": ...}``.
 
     Accepts that nested shape, or a flat mapping whose keys named in ``objectives`` are the
-    objectives and the rest metrics. Values must be numbers (NaN is dropped by the adapter).
+    objectives and the rest metrics. Values follow :func:`~boanon.table.measurement_problem`,
+    as every runner's do.
     """
     if not isinstance(values, Mapping):
         raise TrialFailed(f"{label} returned {type(values).__name__}, expected a dict of values")
@@ -112,11 +111,10 @@ def split_values(values: Mapping[str, Any], objectives: Sequence[str],
                     "objectives": {k: v for k, v in values.items() if k in objectives}}
     for section in sections.values():
         for key, value in section.items():
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise TrialFailed(f"{label} returned a non-numeric value for {key!r}: {value!r}")
+            problem = measurement_problem(value)
+            if problem:
+                raise TrialFailed(f"{label} returned a value for {key!r} that {problem}")
             section[key] = float(value)
-            if math.isinf(section[key]):
-                raise TrialFailed(f"{label} returned an infinite value for {key!r}")
     return sections
 
 

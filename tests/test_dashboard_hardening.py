@@ -1,0 +1,115 @@
+"""The dashboard under hostile files and heavy load: a runner-written HTML file is shown as text
+and its script never runs (a real Chromium), every response carries a Content-Security-Policy
+and ``nosniff``, and many concurrent clients share one read of the store."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from boanon.dashboard.app import Dashboard, RunView
+
+ROOT = Path(__file__).resolve().parents[1]
+EVIL = ("<html><head><title>harmless</title></head><body>"
+        "<script>document.title = 'script ran'; window.ran = true;</script></body></html>")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run of 3 trials, one of whose directories holds a runner-written ``evil.html``."""
+    store = tmp_path_factory.mktemp("hardening") / "syn.db"
+    subprocess.run([str(Path(sys.executable).parent / "boanon"), "tune", "examples/synthetic.yaml",
+                    "--budget", "3", "--store", str(store)], cwd=ROOT, check=True, capture_output=True,
+                   timeout=300)
+    (store.with_suffix(".trials") / "t0000" / "evil.html").write_text(EVIL)
+    return store
+
+
+@pytest.fixture(scope="module")
+def served(run: Path):
+    """A real server (uvicorn in a thread of this process) over the run: (view, URL)."""
+    view = RunView(run)
+    dashboard = Dashboard(view, port=0)
+    url = dashboard.start()
+    yield view, url
+    dashboard.stop()
+
+
+def _get(url: str) -> tuple[bytes, dict[str, str]]:
+    with urllib.request.urlopen(url, timeout=60) as r:
+        return r.read(), {k.lower(): v for k, v in r.headers.items()}
+
+
+@pytest.mark.parametrize("path", ["", "api/run", "api/graph", "static/dashboard.js", "logs/t0000/evil.html",
+                                  "logs/t0000/config.json"])
+def test_every_response_carries_a_policy_and_nosniff(served, path: str) -> None:
+    _, url = served
+    _, headers = _get(url + path)
+    assert headers["x-content-type-options"] == "nosniff"
+    assert "default-src" in headers["content-security-policy"]
+    if path.startswith("logs/"):
+        assert headers["content-type"].startswith("text/plain")
+        assert "sandbox" in headers["content-security-policy"]
+    else:
+        assert "script-src 'self'" in headers["content-security-policy"]
+
+
+def test_a_runner_written_html_file_is_shown_as_text_and_its_script_never_runs(served) -> None:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    _, url = served
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver, "chromium and chromedriver missing: run scripts/install-system-deps.sh"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(arg)
+    browser = webdriver.Chrome(service=Service(driver), options=options)
+    try:
+        browser.get(url + "logs/t0000/evil.html")
+        assert browser.execute_script("return window.ran === true") is False
+        assert browser.title != "script ran"
+        assert "document.title = 'script ran'" in browser.find_element("tag name", "body").text
+    finally:
+        browser.quit()
+
+
+def test_concurrent_clients_share_one_read_of_the_store(served) -> None:
+    """50 clients at once, the store unchanged: the trials table is read once, not 50 times
+    (each read is the slow part at hundreds of trials)."""
+    view, url = served
+    _get(url + "api/run")  # warm: the first read after start-up
+    reads: list[str] = []
+    view.store._conn.set_trace_callback(  # a real count of the SQL the store runs
+        lambda sql: reads.append(sql) if sql.startswith("SELECT * FROM trials") else None)
+    try:
+        with sqlite3.connect(view.store.path) as writer:  # another process's commit: a new version
+            writer.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('probe', '1')")
+        bodies: list[bytes] = []
+        errors: list[BaseException] = []
+        barrier = threading.Barrier(50)
+
+        def client() -> None:
+            try:
+                barrier.wait()
+                bodies.append(_get(url + "api/run")[0])
+            except BaseException as exc:  # noqa: BLE001  (reported below)
+                errors.append(exc)
+        threads = [threading.Thread(target=client) for _ in range(50)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        view.store._conn.set_trace_callback(None)
+    assert not errors, errors[0]
+    assert len(bodies) == 50 and len(set(bodies)) == 1
+    assert len(reads) == 1, f"{len(reads)} reads of the trials table for 50 concurrent requests"
