@@ -24,17 +24,20 @@ from pathlib import Path
 import networkx as nx
 
 from boanon.graph import CausalGraph, Edge
+from boanon.multitask.tasks import TASK
 
 STYLE = {
     "param": 'shape=box, style="rounded,filled", fillcolor="#cfe2ff", color="#3d6bb3"',
-    "metric": 'shape=ellipse, style=filled, fillcolor="#eeeeee", color="#777777"',
+    "metric": 'shape=ellipse, style=filled, fillcolor="#eeeeee", color="#777777", margin="0.02,0.02"',
     "objective": 'shape=doubleoctagon, style=filled, fillcolor="#f8c4c0", color="#b3403d"',
 }
 FORMATS = ("svg", "png")
 ENTITY = r"^([A-Za-z]+\d+)[_.:/-]"
 """The default grouping: a name's leading token when it ends in a number (``m3_``, ``node12.``,
 ``cf1/``), the usual way logs name a machine, worker or column family."""
-LABEL_EDGES_UP_TO = 60
+HIDDEN = frozenset({TASK})
+"""Internal nodes never drawn: the task indicator of a warm-started run is no parameter a person sets."""
+LABEL_EDGES_UP_TO = 30
 """Above this many edges the weights are shown by width only (labels would cover the picture)."""
 
 
@@ -46,6 +49,7 @@ class View:
     groups: dict[str, str]
     hidden_edges: int = 0
     max_parents: int | None = None
+    hidden_nodes: int = 0
 
 
 def ancestors_of_objectives(graph: CausalGraph, objectives: Iterable[str] | None = None) -> CausalGraph:
@@ -55,6 +59,47 @@ def ancestors_of_objectives(graph: CausalGraph, objectives: Iterable[str] | None
     keep = set(targets).union(*(nx.ancestors(g, o) for o in targets))
     return replace(graph, roles={n: r for n, r in graph.roles.items() if n in keep},
                    edges=[e for e in graph.edges if e.source in keep and e.target in keep])
+
+
+def neighbourhood(g: nx.DiGraph, targets: Iterable[str], max_nodes: int = 30) -> list[str]:
+    """The ``targets`` and the strongest paths into them, strongest first, until ``max_nodes``:
+    a view that stays readable however large the graph (the SGD cluster's 105 nodes). A path's
+    strength is the product of its edges' weights (an edge without one, such as a node's
+    expression reads, counts as 1); each node keeps its strongest way on to a target, and the
+    sources (nodes without parents: the parameters) are taken in order of their path's strength."""
+    targets = [t for t in targets if t in g]
+    strength = {t: 1.0 for t in targets}
+    onward: dict[str, str] = {}
+    for node in reversed(list(nx.topological_sort(g))):
+        if node in targets:
+            continue
+        ways = [(_weight(g.edges[node, c]) * strength[c], c) for c in g.successors(node) if c in strength]
+        if ways:
+            strength[node], onward[node] = max(ways)
+    sources = sorted((n for n in strength if g.in_degree(n) == 0 and n not in targets),
+                     key=lambda n: (-strength[n], n))
+    keep = list(targets)
+    for source in sources:
+        path, node = [], source
+        while node not in keep:
+            path.append(node)
+            node = onward[node]
+        if len(keep) + len(path) > max_nodes:
+            continue
+        keep += path
+    return keep
+
+
+def _weight(data: dict) -> float:
+    weight = data.get("weight")
+    return 1.0 if weight is None else min(abs(weight), 1.0)
+
+
+def without(graph: CausalGraph, hidden: Iterable[str]) -> CausalGraph:
+    """``graph`` without the ``hidden`` nodes and their edges."""
+    drop = set(hidden)
+    return replace(graph, roles={n: r for n, r in graph.roles.items() if n not in drop},
+                   edges=[e for e in graph.edges if e.source not in drop and e.target not in drop])
 
 
 def strongest_parents(graph: CausalGraph, k: int) -> tuple[CausalGraph, int]:
@@ -88,23 +133,31 @@ def entity_groups(nodes: Iterable[str], pattern: str = ENTITY) -> dict[str, str]
 
 
 def view(graph: CausalGraph, objectives: Iterable[str] | None = None, ancestors: bool = True,
-         max_parents: int | None = 3, group: str | None = ENTITY) -> View:
+         max_parents: int | None = 3, group: str | None = ENTITY, max_nodes: int | None = None) -> View:
     """The picture a person asks for (see the module docstring); ``ancestors=False`` keeps nodes
-    without a path to an objective, ``max_parents=None`` every edge, ``group=None`` no boxes."""
+    without a path to an objective, ``max_parents=None`` every edge, ``group=None`` no boxes;
+    ``max_nodes`` keeps the objectives' :func:`neighbourhood` of that size (the strongest paths
+    into them). Internal nodes (the task indicator of a warm start) are never drawn."""
+    graph = without(graph, HIDDEN)
+    targets = list(objectives if objectives is not None else graph.nodes("objective"))
     if ancestors:
-        graph = ancestors_of_objectives(graph, objectives)
+        graph = ancestors_of_objectives(graph, targets)
+    n_before = len(graph.roles)
+    if max_nodes is not None and len(graph.roles) > max_nodes:
+        keep = set(neighbourhood(graph.to_networkx(), targets, max_nodes))
+        graph = without(graph, set(graph.roles) - keep)
     hidden = 0
     if max_parents is not None:
         graph, hidden = strongest_parents(graph, max_parents)
     groups = entity_groups(graph.roles, group) if group else {}
-    return View(graph, groups, hidden, max_parents if hidden else None)
+    return View(graph, groups, hidden, max_parents if hidden else None, n_before - len(graph.roles))
 
 
 def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _label(node: str, spec: dict | None, width: int = 48) -> str:
+def _label(node: str, spec: dict | None, width: int = 34) -> str:
     """A node's label: its name, and the relation or formula that models it (shortened)."""
     if not spec:
         return ""
@@ -126,7 +179,7 @@ def to_dot(graph: CausalGraph | View, legend: bool = True) -> str:
     g = v.graph
     fallback = {tuple(s.split(" -> ")) for s in g.metadata.get("params_connected", [])}
     labelled = len(g.edges) <= LABEL_EDGES_UP_TO
-    lines = ["digraph causal {", "  rankdir=LR; ranksep=0.6;",
+    lines = ["digraph causal {", "  rankdir=LR; ranksep=0.4; nodesep=0.12;",
              '  graph [fontname="Helvetica", fontsize=12];',
              '  node [fontname="Helvetica", fontsize=11];',
              '  edge [fontname="Helvetica", fontsize=9, color="#555555", arrowsize=0.6];']
@@ -164,6 +217,9 @@ def to_dot(graph: CausalGraph | View, legend: bool = True) -> str:
 def _legend(v: View) -> list[str]:
     """A boxed key: the three node kinds, a strong, a weak and a fallback edge, and what was left out."""
     notes = [f"{len(v.graph.roles)} nodes, {len(v.graph.edges)} edges"]
+    if v.hidden_nodes:
+        notes.append(f"the objectives' neighbourhood: {v.hidden_nodes} more distant or weaker ancestors "
+                     "hidden (--max-nodes)")
     if v.hidden_edges:
         notes.append(f"{v.hidden_edges} weaker edges hidden ({v.max_parents} strongest parents per node, "
                      "and its strongest child)")

@@ -3,18 +3,22 @@
 Optuna's storages (an RDB URL such as ``sqlite:///optuna.db``, or a journal file) are what its
 dashboard and ``optuna.visualization`` read, so the run is copied in as a finished Optuna study:
 one Optuna trial per BoAnon trial, with the space's distributions, the objectives as the
-study's values (named), and BoAnon's own fields (trial name, surrogate, reason, error,
-feasibility) as user attributes. Running trials are left out (export again when they end);
-a trial stopped early is PRUNED, a failed one FAIL. Needs the ``optuna`` extra
-(``pip install 'boanon[optuna]'``).
+study's values (named), BoAnon's own fields (trial name, surrogate, reason, error,
+feasibility) as user attributes, and the output constraints as Optuna's constraint values
+(feasible when <= 0), so its dashboard and samplers see which trials are feasible. Running
+trials are left out (export again when they end); a trial stopped early is PRUNED, a failed
+one FAIL. Needs the ``optuna`` extra (``pip install 'boanon[optuna]'``).
 """
 
 from __future__ import annotations
 
+import math
 import warnings
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from boanon.multiobjective import OutputConstraint
 from boanon.report import RunView
 from boanon.results import is_feasible
 from boanon.space import Bool, Categorical, Float, Int, Param
@@ -36,6 +40,25 @@ def distribution(param: Param) -> Any:
         return IntDistribution(param.low, param.high, log=param.log)
     assert isinstance(param, Float)
     return FloatDistribution(param.low, param.high, log=param.log)
+
+
+CONSTRAINTS_KEY = "constraints"
+"""The system attribute where Optuna's samplers (``constraints_func``) keep a trial's constraint
+values, and where optuna-dashboard reads feasibility from."""
+
+
+def constraint_values(trial: StoredTrial, constraints: Sequence[OutputConstraint]) -> list[float]:
+    """Optuna's convention: one value per bound, feasible when <= 0 (the amount by which the
+    output exceeds ``max`` or falls short of ``min``); an output the trial did not measure is
+    infinitely infeasible."""
+    out = []
+    for c in constraints:
+        value = trial.objectives.get(c.name, trial.metrics.get(c.name))
+        value = float("nan") if value is None else float(value)
+        for bound, sign in ((c.max, 1.0), (c.min, -1.0)):
+            if bound is not None:
+                out.append(float("inf") if not math.isfinite(value) else sign * (value - bound))
+    return out
 
 
 def export_to_optuna(run: RunView, storage: str, study_name: str | None = None) -> tuple[str, int]:
@@ -80,8 +103,10 @@ def _frozen(trial: StoredTrial, run: RunView, distributions: dict[str, Any]) -> 
         attrs["error"] = trial.error
     if state == TrialState.PRUNED:
         attrs["objectives_when_stopped"] = trial.objectives
+    system_attrs = {CONSTRAINTS_KEY: constraint_values(trial, run.constraints)} \
+        if run.constraints and state == TrialState.COMPLETE else None
     frozen = create_trial(state=state, values=values, params=dict(trial.config), distributions=distributions,
-                          user_attrs=attrs)
+                          user_attrs=attrs, system_attrs=system_attrs)
     frozen.datetime_start = datetime.fromisoformat(trial.started)
     frozen.datetime_complete = datetime.fromisoformat(trial.finished) if trial.finished else None
     return frozen

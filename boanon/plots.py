@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from boanon.objectives import Objective  # noqa: E402
 
@@ -32,14 +33,15 @@ def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], pat
     :func:`boanon.report.hypervolume_history`) adds a panel of the front's hypervolume."""
     panels = len(objectives) + (hypervolume is not None)
     fig, axes = plt.subplots(panels, 1, figsize=(7, 3.2 * panels), squeeze=False, sharex=True)
-    x = np.arange(1, len(history) + 1)
+    x = history["id"].to_numpy()  # the number in the trial's name: t0000 is 0
     if hypervolume is not None:
         ax = axes[-1, 0]
         at = x[history["trial"].isin(hypervolume["trial"]).to_numpy()]
         ax.step(at, hypervolume["hypervolume"].to_numpy(), where="post", c="k", lw=1.5)
         ref = ", ".join(f"{k}={v:.4g}" for k, v in hypervolume.attrs.get("reference_point", {}).items())
         ax.set_ylabel("hypervolume")
-        ax.set_title(f"hypervolume of the feasible front (reference point {ref})", fontsize=9)
+        ax.set_title(f"hypervolume of the feasible front, reference point {ref}\n"
+                     f"({hypervolume.attrs.get('reference', '')})", fontsize=8)
         ax.grid(alpha=0.3)
     for ax, o in zip(axes[:, 0], objectives, strict=False):
         y = history[o.name].to_numpy(dtype=float)
@@ -66,7 +68,8 @@ def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], pat
         ax.set_ylabel(f"{o.name} ({'lower' if o.direction == 'minimize' else 'higher'} is better)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="best")
-    axes[-1, 0].set_xlabel("trial")
+    axes[-1, 0].set_xlabel("trial (t0000 = 0)")
+    axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))
     axes[0, 0].set_title(title or f"convergence over {len(history)} trials")
     return _save(fig, path)
 
@@ -84,7 +87,8 @@ def plot_effects(effects: pd.DataFrame, sizes: pd.DataFrame, objective: Objectiv
         raise ValueError(f"no effects computed for objective {objective.name!r}")
     cols = min(4, len(names))
     rows = -(-len(names) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.6 * rows), squeeze=False, sharey=True)
+    # each panel its own y range: a shared one flattens every panel but the strongest
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.6 * rows), squeeze=False)
     for ax, name in zip(axes.flat, names, strict=False):
         part = effects[(effects["param"] == name) & (effects["objective"] == objective.name)]
         values, mean, sd = part["value"].tolist(), part["mean"].to_numpy(), part["sd"].to_numpy()
@@ -107,8 +111,8 @@ def plot_effects(effects: pd.DataFrame, sizes: pd.DataFrame, objective: Objectiv
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel(objective.name)
-    fig.suptitle(title or f"what the model says each parameter does to {objective.name} "
-                 "(others fixed at the dotted line)", fontsize=10)
+    fig.suptitle(title or f"what the model says each parameter does to {objective.name}: mean and "
+                 "± 1 sd band, others fixed at the dotted line (each panel its own scale)", fontsize=10)
     return _save(fig, path)
 
 

@@ -24,10 +24,7 @@ from boanon.models.threads import single_blas_thread
 from boanon.multiobjective import (
     OutputConstraint,
     hypervolume_trace,
-    objective_matrix,
-    observed_feasible,
     parse_output_constraints,
-    reference_point,
 )
 from boanon.objectives import Objective, parse_objectives
 from boanon.results import INIT, best_trial, is_feasible
@@ -49,6 +46,11 @@ class RunView:
     constraints: list[OutputConstraint]
     trials: list[StoredTrial]
     graph: CausalGraph | None
+
+    @property
+    def model_trial(self) -> StoredTrial | None:
+        """The latest trial a structured model proposed (its recorded structure is the run's model)."""
+        return model_trial(self.trials)
 
     @property
     def done(self) -> list[StoredTrial]:
@@ -73,6 +75,13 @@ class RunView:
             if str(name_or_id) in (t.name, str(t.id)):
                 return t
         raise KeyError(f"{self.store.path}: no trial {name_or_id!r}")
+
+
+def model_trial(trials: list[StoredTrial] | tuple[StoredTrial, ...]) -> StoredTrial | None:
+    """The latest trial proposed by the structured surrogate with its structure recorded
+    (:meth:`boanon.models.DAGSurrogate.structure_record`): the model every view of the run shows."""
+    return next((t for t in reversed(trials)
+                 if t.graph_id is not None and "nodes" in t.info.get("structure", {})), None)
 
 
 def study_space(study: dict[str, Any], source: str = "store") -> Space:
@@ -122,21 +131,51 @@ def history(run: RunView) -> pd.DataFrame:
 
 def hypervolume_history(run: RunView) -> pd.DataFrame:
     """``trial, hypervolume``: the hypervolume of the feasible finished trials after each of
-    them (trials that ran to the end, as the front is read), with one reference point inferred
-    from all of them so the values compare over time; it is in ``attrs["reference_point"]`` (the
-    objectives' units)."""
+    them (trials that ran to the end, as the front is read), against one reference point fixed
+    from what the run knew early (:func:`history_reference_point`) so the values compare over
+    time and the first trials already count; it is in ``attrs["reference_point"]`` (the
+    objectives' units) and what it is in ``attrs["reference"]``."""
     table = with_objectives(run.store.to_table(("done",)), [o.name for o in run.objectives],
                             [c.name for c in run.constraints])
     out = pd.DataFrame({TRIAL: table[TRIAL] if len(table) else [], "hypervolume": np.zeros(len(table))})
-    points = objective_matrix(table, run.objectives) if len(table) else np.zeros((0, len(run.objectives)))
-    valid = observed_feasible(table, run.constraints) & np.all(np.isfinite(points), axis=1)
-    if not valid.any():
+    ref, how = history_reference_point(run.trials, run.objectives, run.constraints)
+    if ref is None:
         return out
-    ref = [float(o.from_minimize(v)) for o, v in zip(run.objectives, reference_point(
-        run.objectives, None, points, valid), strict=True)]
     out["hypervolume"] = hypervolume_trace(table, run.objectives, ref, run.constraints)
     out.attrs["reference_point"] = dict(zip([o.name for o in run.objectives], ref, strict=True))
+    out.attrs["reference"] = how
     return out
+
+
+def history_reference_point(trials: list[StoredTrial] | tuple[StoredTrial, ...],
+                            objectives: list[Objective], constraints: list[OutputConstraint],
+                            n_first: int = 5) -> tuple[list[float] | None, str]:
+    """A hypervolume reference point for a run's history (objectives' units) and what it is.
+
+    Fixed from what the run knew at its start, never from its final front (a point inferred
+    from the end's front leaves every early trial at zero): the worst values of the initial
+    design's feasible trials (the default among them; the first ``n_first`` feasible finished
+    ones when the initial design has fewer than two), pushed out by a tenth of their range so
+    that those trials count. None before any feasible trial has every objective."""
+    def values(t: StoredTrial) -> list[float] | None:
+        v = [t.objectives.get(o.name) for o in objectives]
+        ok = t.status == "done" and is_feasible(t, constraints) \
+            and all(x is not None and np.isfinite(x) for x in v)
+        return [float(x) for x in v] if ok else None
+
+    usable = [t for t in trials if values(t) is not None]
+    first = [t for t in usable if t.surrogate == INIT]
+    if len(first) < 2:  # one point makes a poor nadir: the first few feasible trials instead
+        first = usable[:n_first]
+    if not first:
+        return None, "no feasible finished trial yet"
+    points = np.array([[o.to_minimize(x) for o, x in zip(objectives, values(t), strict=True)] for t in first])
+    worst, spread = points.max(axis=0), np.ptp(points, axis=0)
+    spread = np.where(spread > 0, spread, np.where(worst != 0, np.abs(worst), 1.0))
+    ref = [float(o.from_minimize(v)) for o, v in zip(objectives, worst + 0.1 * spread, strict=True)]
+    what = f"the initial design's {len(first)}" if all(t.surrogate == INIT for t in first) \
+        else f"the first {len(first)}"
+    return ref, f"the worst values of {what} feasible trial(s), pushed out by a tenth of their range"
 
 
 def duration_s(trial: StoredTrial) -> float:
@@ -158,23 +197,30 @@ def default_trial(trials: list[StoredTrial] | tuple[StoredTrial, ...], space: Sp
 
 
 def fit_surrogate(run: RunView) -> Surrogate:
-    """The run's model refitted on its measured trials (see :func:`fit_run_model`)."""
-    return fit_run_model(run.space, run.table(), run.objectives, run.constraints, run.graph)
+    """The run's model refitted on its measured trials (see :func:`fit_run_model`): the structure
+    of the latest structured proposal when the store recorded one."""
+    latest = run.model_trial
+    if latest is None:
+        return fit_run_model(run.space, run.table(), run.objectives, run.constraints, run.graph)
+    return fit_run_model(run.space, run.table(), run.objectives, run.constraints,
+                         run.store.graph(latest.graph_id), latest.info["structure"])
 
 
 @single_blas_thread
 def fit_run_model(space: Space, table: pd.DataFrame, objectives: list[Objective] | tuple[Objective, ...],
                   constraints: list[OutputConstraint] | tuple[OutputConstraint, ...],
-                  graph: CausalGraph | None) -> Surrogate:
+                  graph: CausalGraph | None, structure: dict[str, Any] | None = None) -> Surrogate:
     """A run's kind of model fitted on ``table``: the structured surrogate over ``graph`` when
-    there is one, else the plain GP (also when the trials cannot feed the graph, e.g. a metric no
+    there is one (with ``structure``, the node models a proposal recorded, refitted as they were
+    chosen), else the plain GP (also when the trials cannot feed the graph, e.g. a metric no
     trial logged: the run's own safety net)."""
     outputs = [c.name for c in constraints]
     if graph is not None:
         graph = graph.with_objectives([o.name for o in objectives], outputs)
         try:
             # random_state: one fixed fold split for the safety net (each proposal drew its own)
-            return DAGSurrogate(space, graph, objectives, outputs, random_state=0).fit(table)
+            return DAGSurrogate(space, graph, objectives, outputs, random_state=0,
+                                structure=structure).fit(table)
         except ValueError:
             pass
     return PlainGPSurrogate(space, objectives, outputs).fit(table)

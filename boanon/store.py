@@ -25,6 +25,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import socket
 import sqlite3
 import tempfile
 import threading
@@ -79,6 +81,7 @@ STATUSES: tuple[TrialState, ...] = tuple(TrialState)
 """The ``status`` column's values."""
 MEASURED = (TrialState.DONE, TrialState.STOPPED)
 """Statuses of trials whose metrics feed the model."""
+ACTIVITY_NOTE = "activity"  # what the tuning process does now (Store.set_activity)
 _LEGACY_STATE = (f"CASE WHEN status = 'failed' AND error IN ({', '.join(repr(e) for e in RERUN)})"
                  f" THEN '{TrialState.INTERRUPTED.value}' ELSE status END")
 """A row's state in SQL, also in a store written before schema 3 opened read-only (not migrated)."""
@@ -337,6 +340,34 @@ class Store:
         YAML is, for ``boanon explain --measure``); a resume may change it."""
         self._write(lambda conn: conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                                               (f"note:{key}", value)))
+
+    def set_activity(self, state: str) -> None:
+        """Record what the process tuning this run does now (``proposing``, ``running trials``,
+        ``finished``, ``interrupted``...), since when, and which process it is: the dashboard, a
+        view of the store in this process or another, says so (a proposal can take a minute)."""
+        self.set_note(ACTIVITY_NOTE, dump_json({"state": state, "since": _now(), "pid": os.getpid(),
+                                                "host": socket.gethostname()}))
+
+    def activity(self) -> dict[str, Any] | None:
+        """The last :meth:`set_activity`, with ``alive``: False when its process is known to be
+        gone (same host, no such process: killed), else True or None (another host: unknown)."""
+        text = self.note(ACTIVITY_NOTE)
+        if not text:
+            return None
+        try:
+            out = json.loads(text)
+        except ValueError:
+            return None
+        alive = None
+        if out.get("host") == socket.gethostname() and isinstance(out.get("pid"), int):
+            try:
+                os.kill(out["pid"], 0)
+                alive = True
+            except ProcessLookupError:
+                alive = False
+            except PermissionError:  # someone else's process: it exists
+                alive = True
+        return {**out, "alive": alive}
 
     def note(self, key: str) -> str | None:
         """A note kept by :meth:`set_note` (None when there is none)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
@@ -121,13 +122,18 @@ class TrialRecord:
         return row
 
 
+def natural_key(name: str) -> list[Any]:
+    """Sort key that orders numbers inside names by value: ``x2`` before ``x10``, ``m9`` before ``m10``."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]
+
+
 def records_to_table(records: Iterable[TrialRecord]) -> pd.DataFrame:
     """Assemble records into a table, columns ordered by role then name."""
     rows = [r.row() for r in records]
     table = pd.DataFrame(rows)
     if table.empty:
         return pd.DataFrame(columns=[TRIAL])
-    ordered = [TRIAL] + [c for role in ROLES for c in sorted(columns_of(table, role))]
+    ordered = [TRIAL] + [c for role in ROLES for c in sorted(columns_of(table, role), key=natural_key)]
     return table[ordered].reset_index(drop=True)
 
 

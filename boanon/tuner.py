@@ -248,7 +248,11 @@ class Tuner:
         if position < len(self._design):
             config, what = self._design[position]
             return _Plan(Proposal(config, INIT, f"initial design: {what}"))
-        return self._propose(self.table(), np.random.default_rng([self.seed, position]))
+        self.store.set_activity("proposing")  # learning and proposing can take a minute: views say so
+        try:
+            return self._propose(self.table(), np.random.default_rng([self.seed, position]))
+        finally:
+            self.store.set_activity("running trials")
 
     def _propose(self, table: pd.DataFrame, rng: np.random.Generator) -> _Plan:
         strategy, note = self.strategy, ""

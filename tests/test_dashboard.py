@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,10 +40,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return store
 
 
-@pytest.fixture(scope="module")
-def server(run: Path):
-    """``boanon dashboard RUN.db --port 0`` in its own process; yields the page's URL."""
-    proc = subprocess.Popen([*BOANON, "dashboard", str(run), "--port", "0", "--poll", "0.5"], cwd=ROOT,
+@contextmanager
+def serving(store: Path):
+    """``boanon dashboard STORE --port 0`` in its own process; yields the page's URL."""
+    proc = subprocess.Popen([*BOANON, "dashboard", str(store), "--port", "0", "--poll", "0.5"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
@@ -51,6 +53,13 @@ def server(run: Path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(run: Path):
+    """``boanon dashboard RUN.db --port 0`` in its own process; yields the page's URL."""
+    with serving(run) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -216,5 +225,195 @@ def test_a_plain_gp_run_shows_effects_without_node_models(tmp_path: Path, browse
         wait_for(browser, lambda b: b.execute_script(bars), timeout=30, what="no parameter effects drawn")
         assert sorted(browser.execute_script(bars)) == sorted(system.space.names)
         assert "no per-node models" in browser.find_element(By.ID, "fit-caption").text
+    finally:
+        server.stop()
+
+
+# --- an SGD-size run (35 parameters, ~105 nodes): what a user sees -----------------------------------
+@pytest.fixture(scope="module")
+def sgd_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The simulated SGD cluster's run from its logs (examples/sgd-from-logs.yaml), its 3 initial
+    trials done: the first proposal (learning the graph from the 40 logged trials) comes live."""
+    store = tmp_path_factory.mktemp("sgd") / "sgd.db"
+    subprocess.run([*BOANON, "tune", "examples/sgd-from-logs.yaml", "--budget", "3", "--store", str(store)],
+                   cwd=ROOT, capture_output=True, text=True, timeout=600, check=True)
+    return store
+
+
+def status_node_models(store: Path) -> dict[str, tuple[str, int]]:
+    """``boanon status``'s node models: node -> (model, number of parents)."""
+    out = subprocess.run([*BOANON, "status", str(store)], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    assert max(len(line) for line in out.splitlines()) <= 100, "status lines are wrapped"
+    joined = re.sub(r"\n {6}", " ", out)  # a wrapped line continues two columns further in
+    section = joined.split("node models (", 1)[1].split("\n", 1)[1]
+    found = {}
+    for line in section.splitlines():
+        m = re.match(r"^ {4}(\S+): (.+?), (\d+) parents?\b", line)
+        if not m:
+            break
+        found[m[1]] = (m[2], int(m[3]))
+    return found
+
+
+def watch_the_first_proposal_live(sgd_run: Path, browser) -> None:
+    """``boanon tune --dashboard`` resumes the SGD run for its first proposal: the page says a
+    proposal is being computed, shows the new trial, says the run finished and is still served
+    after it (a view of the store); when the server goes, the page keeps its last state."""
+    from selenium.webdriver.common.by import By
+
+    proc = subprocess.Popen([*BOANON, "tune", "examples/sgd-from-logs.yaml", "--budget", "4", "--store",
+                             str(sgd_run), "--resume", "--dashboard", "--dashboard-port", "0",
+                             "--dashboard-keep", "120"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = next((m.group(1) for line in proc.stdout
+                    if (m := re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)", line))), None)
+        assert url, "boanon tune --dashboard printed no URL"
+        browser.get(url)
+        activity = lambda b: (b.find_elements(By.ID, "activity") or [None])[0]  # noqa: E731
+        wait_for(browser, lambda b: activity(b) is not None and "computing a proposal" in activity(b).text,
+                 timeout=120, what="the page never said a proposal was being computed")
+        wait_for(browser, lambda b: len(rows(b)) == 4, timeout=300,
+                 what="the page did not show the new trial")
+        wait_for(browser, lambda b: activity(b) is not None and activity(b).text == "run finished",
+                 what="the page did not say the run finished")
+        assert any("the run is over; the dashboard stays up" in line for line in proc.stdout)
+        assert api(url, "api/run")["summary"]["counts"]["done"] == 4  # still served after the run
+        proc.send_signal(signal.SIGTERM)  # as Ctrl-C: the server stops
+        assert proc.wait(timeout=30) == 0
+        wait_for(browser, lambda b: "server stopped" in b.find_element(By.ID, "updated").text,
+                 what="the page did not say its server stopped")
+        assert len(rows(browser)) == 4  # its last state is kept
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_the_sgd_run_live_then_read_at_35_parameters(sgd_run: Path, browser) -> None:
+    """An SGD-size run (35 parameters, ~105 nodes): its first proposal watched live, then the
+    finished run's page as a user reads it."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    watch_the_first_proposal_live(sgd_run, browser)
+    with serving(sgd_run) as url:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 4, what="the trials table never showed the 4 trials")
+        assert "35 parameters" in browser.find_element(By.ID, "run-facts").text
+
+        # the graph opens on the objective's strongest paths, labels at a readable size, no __task__
+        drawn_js = "return window.boanon.cy !== null && !!window.boanon.graph"
+        wait_for(browser, lambda b: b.execute_script(drawn_js), what="no graph drawn")
+        view = browser.execute_script("return window.boanon.graph")
+        assert view["scope"] == "neighbourhood" and view["ancestry_nodes"] > 30
+        drawn = browser.execute_script("return window.boanon.cy.nodes(\"[kind = 'node']\").map(n => n.id());")
+        assert "iteration_time" in drawn and len(drawn) <= 30
+        assert "__task__" not in drawn and "__task__" not in view["names"]
+        smallest = browser.execute_script(
+            "const cy = window.boanon.cy; return Math.min(...cy.nodes().map(n => "
+            "parseFloat(n.style('font-size')) * cy.zoom()));")
+        assert smallest >= 9, f"graph labels drawn at {smallest:.1f} px"
+        browser.execute_script("window.boanon.cy.zoom(0.01)")  # zooming out stops at readable labels
+        assert browser.execute_script("return window.boanon.cy.zoom() * 12") >= 9
+
+        # search by name: a node off the first view, shown with its ancestors and descendants
+        hidden = next(n for n in view["names"] if n not in drawn and n.startswith("m3_"))
+        search = browser.find_element(By.ID, "node-search")
+        search.send_keys(hidden + Keys.ENTER)
+        wait_for(browser, lambda b: b.execute_script("return window.boanon.graph.scope === 'node'"),
+                 what=f"searching {hidden} did not focus the graph on it")
+        shown = set(browser.execute_script(
+            "return window.boanon.cy.nodes(\"[kind = 'node']\").map(n => n.id());"))
+        assert hidden in shown and "iteration_time" in shown  # the objective is among its descendants
+
+        # the node-fit table shows the model status reports, node by node
+        wait_for(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#fit-table tbody tr"), timeout=120,
+                 what="no node model fits shown")
+        table = {}
+        for tr in browser.find_elements(By.CSS_SELECTOR, "#fit-table tbody tr"):
+            cells = [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+            table[cells[0]] = (cells[1], int(cells[2]))
+        assert table == status_node_models(sgd_run)
+        assert any(label != "gp" for label, _ in table.values())  # forms and relations, not all "gp"
+        node = next(n for n, (label, _) in table.items() if "relation" in label or "form" in label)
+        browser.execute_script(f"window.boanon.cy.getElementById('{node}').emit('tap')")
+        panel = browser.find_element(By.ID, "node-model").text
+        assert table[node][0] in panel and f"on {table[node][1]} parents" in panel
+
+        # the text filter matches surrogates as words, not every reason that names them
+        search = browser.find_element(By.ID, "trial-search")
+        search.send_keys("init")
+        assert {r.find_elements(By.TAG_NAME, "td")[5].text for r in rows(browser)} == {"init"}
+        assert len(rows(browser)) == 3
+        search.clear()
+        search.send_keys("why:sobol")
+        assert len(rows(browser)) == 2
+        search.clear()
+        search.send_keys(" ")
+        search.send_keys(Keys.BACKSPACE)
+
+        # brushing an axis of the parallel coordinates filters the table
+        axis = browser.find_element(By.CSS_SELECTOR, "#parcoords rect.hit[data-axis='iteration_time']")
+        ActionChains(browser).move_to_element_with_offset(axis, 0, axis.rect["height"] / 2 - 4) \
+            .click_and_hold().move_by_offset(0, -axis.rect["height"] / 3).release().perform()
+        low, high = browser.execute_script("return window.boanon.brush.iteration_time")
+        with Store(sgd_run, read_only=True) as store:
+            kept = {t.name for t in store.trials() if low <= t.objectives["iteration_time"] <= high}
+        assert 0 < len(kept) < 4
+        assert {r.get_attribute("data-trial") for r in rows(browser)} == kept
+
+
+def test_objective_tabs_drive_every_panel(tmp_path: Path, browser) -> None:
+    """Two objectives, the default configuration infeasible: the second tab switches the best
+    configuration, the effects and the slice to it; no gain over the infeasible default is
+    claimed; the hypervolume's reference point is fixed from the initial design and shown."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.dashboard.app import Dashboard, RunView
+    from boanon.multiobjective import OutputConstraint
+    from boanon.report import history_reference_point
+    from boanon.runners.function import CallableRunner
+    from boanon.synthetic import SyntheticSystem
+    from boanon.tuner import Tuner, best_trial
+
+    system = SyntheticSystem(n_params=4, n_groups=2, n_objectives=2, seed=2)
+    at_default = system.evaluate(system.space.default())
+    metric = next(k for k in at_default if k not in ("cost", "cost2"))
+    bound = OutputConstraint(metric, min=at_default[metric] + 1e-9)  # the default just misses it
+    tuner = Tuner(system.space, ["cost", "cost2"], strategy="gp", n_init=5, seed=0, store=tmp_path / "mo.db",
+                  output_constraints=[bound])
+    tuner.optimize(CallableRunner(system.evaluate), 7, trials_dir=tmp_path / "mo.trials")
+    trials = tuner.store.trials()
+    objectives, done = tuner.objectives, [t for t in trials if t.status == "done"]
+    assert not bound.holds(trials[0].metrics[metric]) and any(bound.holds(t.metrics[metric]) for t in done)
+    server = Dashboard(RunView(tmp_path / "mo.db", poll_s=0.5, min_model_interval_s=0.0), port=0)
+    url = server.start()
+    try:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 7, what="the trials table never showed the 7 trials")
+        caption = browser.find_element(By.ID, "progress-caption").text
+        assert "infeasible: no gain over it is claimed" in caption and "% better" not in caption
+        ref, _ = history_reference_point(trials, objectives, [bound])
+        hv = browser.find_element(By.ID, "hv-caption").text
+        assert all(f"{o.name} = " in hv for o in objectives) and "run's start" in hv
+        assert browser.execute_script("return window.boanon.run.pareto.ref") == pytest.approx(ref)
+        wait_for(browser, lambda b: b.execute_script("return Chart.getChart('effect-ranking') !== undefined"),
+                 timeout=60, what="no effects drawn")
+
+        browser.find_element(By.CSS_SELECTOR, "#objective-tabs button[data-key='1']").click()
+        best2 = best_trial(done, objectives[1], [bound])
+        assert browser.find_element(By.ID, "best-head").text == "Best configuration by cost2"
+        assert browser.find_element(By.ID, "best-caption").text.startswith(f"{best2.name}: cost2 = ")
+        assert browser.find_element(By.ID, "effects-head").text == "Parameter effects on cost2"
+        title = browser.execute_script("return Chart.getChart('effect-ranking').options.plugins.title.text")
+        assert "predicted cost2" in title
+        curve = browser.execute_script(
+            "return Chart.getChart('effect-curve').data.datasets.map(d => d.label)")
+        assert "cost2 (mean)" in curve
+        slice_axis = "return Chart.getChart('slice-chart').options.scales.y.title.text"
+        assert "cost2" in browser.execute_script(slice_axis)
+        assert "cost2" in browser.find_element(By.ID, "progress-caption").text
     finally:
         server.stop()

@@ -38,7 +38,7 @@ def test_the_read_only_store_reads_and_never_writes(run: Path, tmp_path: Path) -
     view = RunView(run)
     page = view.run()
     assert [r["name"] for r in page["trials"]] == [f"t{i:04d}" for i in range(7)]
-    assert view.graph(focus=True)["graph"] is not None
+    assert view.graph("ancestors")["graph"] is not None
     with pytest.raises(StoreError, match="read-only"):
         view.store.start_trial({"x0": 0.5})
     view.store.close()
@@ -130,8 +130,9 @@ def test_graph_view_focuses_on_the_objectives_ancestors() -> None:
     assert edges[("a", "m")]["weight"] == 0.7 and edges[("a", "m")]["stability"] == 0.9
     assert edges[("a", "cost")]["annotated"] and not edges[("m", "cost")]["annotated"]
     forms = {n["id"]: n["form"] for n in view["nodes"]}
-    assert forms == {"a": None, "m": None, "cost": {"kind": "function", "text": "m + a"}}
-    whole = data.graph_view(graph, space, ["cost"], focus=False)
+    assert forms == {"a": None, "m": None,
+                     "cost": {"kind": "function", "text": "m + a", "source": "annotated"}}
+    whole = data.graph_view(graph, space, ["cost"], "all")
     assert {n["id"] for n in whole["nodes"]} == set(graph.roles)
 
 

@@ -113,3 +113,28 @@ def test_a_format_a_target_registers_is_rendered_and_chosen_by_file_name():
     assert render_config({"a": 1}, "conf-test", "h") == "{'a': 1}|h"
     with pytest.raises(ValueError, match="unknown export format 'nope'; available: conf-test, db_bench"):
         render_config({}, "nope")
+
+
+def test_the_best_by_one_objective_warns_where_it_is_worse_than_the_default(tmp_path):
+    """Best by cost can lose to the default on cost2: deploying it, a person is told."""
+    from boanon.runners.function import CallableRunner
+    from boanon.synthetic import SyntheticSystem
+    from boanon.tuner import Tuner
+
+    system = SyntheticSystem(n_params=4, n_groups=2, n_objectives=2, seed=2)
+    tuner = Tuner(system.space, ["cost", "cost2"], strategy="random", n_init=6, seed=0,
+                  store=tmp_path / "mo.db")
+    tuner.optimize(CallableRunner(system.evaluate), 8, trials_dir=tmp_path / "mo.trials")
+    trials = tuner.store.trials()
+    tuner.store.close()
+    default, warned = trials[0], []
+    for objective, other in (("cost", "cost2"), ("cost2", "cost")):
+        best = min(trials, key=lambda t: t.objectives[objective])
+        result = CliRunner().invoke(main, ["export", str(tmp_path / "mo.db"), "--best", "--objective",
+                                           objective, "-o", str(tmp_path / "best.yaml")])
+        assert result.exit_code == 0, result.output
+        worse = best.name != default.name and best.objectives[other] > default.objectives[other]
+        said = f"warning: {best.name} is worse than the default configuration (t0000) on {other}"
+        assert (said in result.output) == worse
+        warned.append(worse)
+    assert any(warned)  # the two objectives conflict: one best loses to the default

@@ -76,3 +76,16 @@ def test_failed_stopped_and_running_trials(run_db, tmp_path):
     assert trials[-2].user_attrs["error"] == "TrialFailed: exit status 1"
     assert trials[-1].state == optuna.trial.TrialState.PRUNED
     assert trials[-1].user_attrs["objectives_when_stopped"] == {"cost": 99.0}
+
+
+def test_output_constraints_become_optunas_constraint_values(tmp_path, synthetic_run):
+    """Optuna (and its dashboard) read feasibility from the ``constraints`` system attribute:
+    one value per bound, feasible when <= 0."""
+    run_db = synthetic_run(tmp_path, budget=4, outputs=[{"name": "cost", "max": 20.0}])
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    assert _export(run_db, url).exit_code == 0
+    with Store(run_db) as store:
+        costs = [t.objectives["cost"] for t in store.trials()]
+    trials = optuna.load_study(study_name="run", storage=url).trials
+    assert [t.system_attrs["constraints"] for t in trials] == [[pytest.approx(c - 20.0)] for c in costs]
+    assert [t.user_attrs["feasible"] for t in trials] == [c <= 20.0 for c in costs]

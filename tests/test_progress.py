@@ -59,3 +59,20 @@ def test_a_terminal_gets_a_bar_with_the_best_so_far(tmp_path):
     screen = b"".join(chunks).decode(errors="replace")
     assert re.search(r"tuning: 3/3 \|.*\| 00:0\d elapsed, ETA 00:00, best cost=11\.8272", screen), screen
     assert re.search(r"t0002  cost=[\d.]+  best cost=11\.8272  \[init\]\r?\n", screen)  # no figures
+
+
+def test_the_eta_counts_proposals_at_their_measured_pace():
+    """Fast initial-design trials promised seconds where each proposal then took a minute: the
+    ETA is a lower bound until a proposed trial has been timed, then uses the proposed ones' pace."""
+    import io
+
+    from boanon.cli.progress import Progress
+
+    progress = Progress(8, 0, err=io.StringIO(), out=io.StringIO(), n_init=3)
+    for _ in range(3):  # the initial design: a second each
+        progress.last -= 1.0
+        progress.count(True, proposed=False)
+    assert progress.eta.startswith(">")  # five proposals to go, none timed yet
+    progress.last -= 60.0  # the first proposal and its trial: a minute
+    progress.count(True, proposed=True)
+    assert progress.eta == "04:00"  # four more at a minute each, not four more seconds

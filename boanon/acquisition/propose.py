@@ -117,7 +117,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     }
     if isinstance(chosen, DAGSurrogate):
         info["structure"] = {"node_models": {n: m.kind for n, m in chosen.models_.items()},
-                             **{k: v for k, v in chosen.report_.items() if v}}
+                             **{k: v for k, v in chosen.report_.items() if v}, **chosen.structure_record()}
     return Proposal(config, chosen.name, note + reason, info)
 
 

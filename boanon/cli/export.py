@@ -11,8 +11,10 @@ import numpy as np
 from boanon.best import format_for, plain_config, render_config
 from boanon.cli.stores import reading_store
 from boanon.multiobjective import PARETO, pareto_flags
+from boanon.objectives import Objective
 from boanon.report import read_run
 from boanon.results import study_goals
+from boanon.store import StoredTrial
 from boanon.table import TRIAL, write_table
 
 
@@ -77,12 +79,29 @@ def _export_config(store_file: str, output: str, trial_id: str | None, objective
                                  fmt or ("yaml" if output == "-" else format_for(output)), header)
         except (ValueError, KeyError) as exc:
             raise click.ClickException(f"{store_file}: {exc}") from None
+    for warning in worse_than_default(trial, default, run.objectives):
+        click.echo(f"warning: {warning}", err=True)
     if output == "-":
         click.echo(text, nl=False)
     else:
         with open(output, "w") as fh:
             fh.write(text)
         click.echo(f"wrote the configuration of {trial.name} to {output}", err=True)
+
+
+def worse_than_default(trial: StoredTrial, default: StoredTrial | None,
+                       objectives: list[Objective]) -> list[str]:
+    """What a person about to deploy ``trial`` should know: each objective on which it is
+    worse than the default configuration (best by one objective can lose on another)."""
+    if default is None or default is trial:
+        return []
+    out = []
+    for o in objectives:
+        mine, theirs = trial.objectives.get(o.name), default.objectives.get(o.name)
+        if mine is not None and theirs is not None and o.better(theirs, mine):
+            out.append(f"{trial.name} is worse than the default configuration ({default.name}) on "
+                       f"{o.name}: {mine:.6g} against {theirs:.6g} ({o.direction})")
+    return out
 
 
 def _export_optuna(store_file: str, url: str, study_name: str | None) -> None:

@@ -34,11 +34,14 @@ KINDS = ("convergence", "graph", "pareto", "effects")
 @click.option("--max-parents", type=click.IntRange(min=1), default=3, show_default=True,
               help="graph: edges kept per node (its strongest parents, and its strongest child).")
 @click.option("--all-edges", is_flag=True, help="graph: every edge (overrides --max-parents).")
+@click.option("--max-nodes", type=click.IntRange(min=0), default=30, show_default=True,
+              help="graph: at most this many nodes, the objectives' neighbourhood along their strongest "
+                   "paths, so the picture fits a page (0: every node).")
 @click.option("--group", default=None, metavar="REGEX",
               help="graph: boxes by the first group of REGEX in a node's name (default: a leading "
                    "entity such as m3_ or node12.); '' for no boxes.")
 def plot_command(store_file: str, kind: str, output: str, objective: str | None, all_nodes: bool,
-                 max_parents: int, all_edges: bool, group: str | None) -> None:
+                 max_parents: int, all_edges: bool, max_nodes: int, group: str | None) -> None:
     """Draw a figure of the run stored in RUN.db (read only)."""
     with reading_store(store_file) as store:
         try:
@@ -52,7 +55,7 @@ def plot_command(store_file: str, kind: str, output: str, objective: str | None,
             elif kind == "effects":
                 _effects(run, output, objective)
             else:
-                _graph(run, output, all_nodes, None if all_edges else max_parents, group)
+                _graph(run, output, all_nodes, None if all_edges else max_parents, group, max_nodes or None)
         except (ValueError, KeyError, RuntimeError) as exc:
             raise click.ClickException(f"{output}: {exc}") from None
     click.echo(f"wrote {output}")
@@ -83,10 +86,12 @@ def _effects(run: RunView, output: str, objective: str | None) -> None:
                        "(dotted); band: one standard deviation")
 
 
-def _graph(run: RunView, output: str, all_nodes: bool, max_parents: int | None, group: str | None) -> None:
+def _graph(run: RunView, output: str, all_nodes: bool, max_parents: int | None, group: str | None,
+           max_nodes: int | None) -> None:
     from boanon.graph_render import ENTITY, render, view
 
     if run.graph is None:
         raise ValueError("the run has no graph (strategy gp or random, or none learned yet)")
     render(view(run.graph, [o.name for o in run.objectives], ancestors=not all_nodes,
-                max_parents=max_parents, group=ENTITY if group is None else group or None), Path(output))
+                max_parents=max_parents, group=ENTITY if group is None else group or None,
+                max_nodes=max_nodes), Path(output))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from datetime import datetime
 
@@ -11,13 +12,19 @@ from boanon.best import config_line
 from boanon.cli.stores import reading_store
 from boanon.errors import StoreError
 from boanon.learners.relations import Relation
+from boanon.models.dag import node_label, node_parents
 from boanon.multiobjective import (
     format_front,
     table_hypervolume,
 )
-from boanon.report import study_space
+from boanon.report import model_trial, study_space
 from boanon.results import best_trial, study_goals
+from boanon.space import Space
 from boanon.store import Store, StoredTrial
+
+WIDTH = 100
+"""Columns of ``boanon status``'s longer lines (relations, node models, configurations)."""
+MAX_PARENTS_SHOWN = 4
 
 
 @click.command("status")
@@ -39,22 +46,38 @@ def status_command(store_file: str, n_failures: int, plot_file: str | None) -> N
         click.get_current_context().invoke(plot_command, store_file=store_file, kind=kind, output=plot_file)
 
 
-def model_lines(trials: list[StoredTrial], store: Store) -> list[str]:
-    """What the run's latest structured model was made of: the relations its graph found in the
-    logs and the form each learned node got, with its held-out fit."""
-    latest = next((t for t in reversed(trials) if t.graph_id is not None and t.info.get("structure")), None)
+def model_lines(trials: list[StoredTrial], store: Store, space: Space) -> list[str]:
+    """What the run's latest structured model was made of, as its proposal recorded it: the
+    relations its graph found in the logs and each node's model (the dashboard's node-fit table
+    shows the same), wrapped to :data:`WIDTH` columns."""
+    latest = model_trial(trials)
     if latest is None:
         return []
-    lines = [f"model:      the structured surrogate of {latest.name}"]
+    structure = latest.info["structure"]
+    lines = [f"model:      the structured surrogate that proposed {latest.name}"]
     relations = store.graph(latest.graph_id).metadata.get("relations", [])
     if relations:
         lines.append(f"  relations found in the logs ({len(relations)}):")
-        lines += [f"    {Relation.from_dict(r).describe()}" for r in relations]
-    forms = latest.info["structure"].get("forms", {})
-    if forms:
-        lines.append("  node forms (held-out R^2 of the form alone): " + ", ".join(
-            f"{node}: {f['form']} ({f['heldout_r2']:.2f})" for node, f in forms.items()))
+        lines += [wrapped(Relation.from_dict(r).describe(), "    ") for r in relations]
+    lines.append(f"  node models ({len(structure['order'])}, in sampling order):")
+    for node in structure["order"]:
+        spec = structure["nodes"][node]
+        parents = sum(node_parents(spec, space), [])
+        shown = ", ".join(parents[:MAX_PARENTS_SHOWN]) + (", ..." if len(parents) > MAX_PARENTS_SHOWN else "")
+        r2 = f"; held-out R^2 of the form {spec['heldout_r2']:.2f}" if "heldout_r2" in spec else ""
+        count = f"{len(parents)} parent" + ("" if len(parents) == 1 else "s")
+        lines.append(wrapped(f"{node}: {node_label(spec)}, {count}" + (f" ({shown})" if parents else "") + r2,
+                             "    "))
+    if structure.get("unused"):
+        lines.append(wrapped("not read by the chosen models (not sampled): " + ", ".join(structure["unused"]),
+                             "  "))
     return lines
+
+
+def wrapped(text: str, indent: str) -> str:
+    """``text`` as lines of at most :data:`WIDTH` columns, continued two columns further in."""
+    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_on_hyphens=False)
 
 
 def summary(store: Store, n_failures: int = 10) -> str:
@@ -96,14 +119,14 @@ def summary(store: Store, n_failures: int = 10) -> str:
         if best is not None:
             lines.append(f"best {o.name}: {best.objectives[o.name]:.6g} in {best.name} "
                          f"[{best.surrogate}]")
-            lines.append("  " + config_line(space, best.config))
+            lines.append(wrapped(config_line(space, best.config), "  "))
     if done and (len(objectives) > 1 or constraints):
         table = store.to_table(("done",))  # as the best trials above: runs cut short are left out
         lines.append(format_front(table, objectives, constraints))
         if len(objectives) > 1:
             lines.append(f"hypervolume: {table_hypervolume(table, objectives, constraints):.6g} "
                          "(reference point inferred from the front)")
-    lines += model_lines(trials, store)
+    lines += model_lines(trials, store, space)
     failed = [t for t in trials if t.status == "failed"]
     if failed:
         lines.append(f"failures ({len(failed)}, last {min(n_failures, len(failed))} shown):")

@@ -6,6 +6,7 @@ import os
 import shlex
 import signal
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
@@ -25,7 +26,7 @@ from boanon.multitask import RelatedTask, load_related
 from boanon.objectives import Objective
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import load_plan, run_plan
-from boanon.results import best_trial, is_feasible
+from boanon.results import INIT, best_trial, is_feasible
 from boanon.store import MEASURED, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.store_lock import WriterLock
@@ -64,6 +65,9 @@ CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
               help="Serve the run's live web page (boanon dashboard) on 127.0.0.1 while it runs.")
 @click.option("--dashboard-port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
               help="Port of --dashboard (0: any free one).")
+@click.option("--dashboard-keep", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="After the run, keep --dashboard up this long [default: on a terminal until Ctrl-C, "
+                   "else 0].")
 @click.option("--plan", "plan_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Run the plan of 'boanon plan -o' on a local Dask cluster scaled stage by stage "
                    "(its budget and early stopping); see docs/planning.md.")
@@ -74,7 +78,8 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
                  seed: int | None, strategy: str | None, trials_dir: str | None,
                  warm_start: tuple[str, ...], workers: int | None, dask: str | None,
                  early_stopping: str | None, trial_timeout: float | None, dashboard: bool,
-                 dashboard_port: int, plan_file: str | None, max_failures: int) -> None:
+                 dashboard_port: int, dashboard_keep: float | None, plan_file: str | None,
+                 max_failures: int) -> None:
     """Tune the system described by CONFIG.yaml; every trial is kept in the store.
 
     \b
@@ -139,64 +144,69 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
             "its configuration runs again (once: one the run dies on twice is failed)"
             if trial.interrupted else f"FAILED ({trial.error})"))
     streak = FailureStreak(max_failures)
-    served = ExitStack()  # the dashboard, if asked for, lives as long as the loop
-    if dashboard:
-        served.enter_context(_dashboard(store_file, trials, dashboard_port))
-    with served, Progress(budget, start) as progress:
-        def report(trial: StoredTrial) -> None:
-            done = tuner.store.trials("done")
-            figures = progress.count(not trial.interrupted)
-            line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
-                              "" if progress.on_terminal else figures)
-            progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
-            streak(trial)
+    served = ExitStack()  # the dashboard, if asked for, lives as long as the command
+    url = served.enter_context(_dashboard(store_file, trials, dashboard_port)) if dashboard else None
+    with served:
+        with Progress(budget, start, n_init=tuner.n_init) as progress:
+            def report(trial: StoredTrial) -> None:
+                done = tuner.store.trials("done")
+                figures = progress.count(not trial.interrupted, trial.surrogate != INIT)
+                line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
+                                  "" if progress.on_terminal else figures)
+                progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
+                streak(trial)
 
-        try:
-            if plan is not None:
-                outcome = run_plan(plan, tuner, runner, stopper=stopper, trial_timeout=trial_timeout,
-                                   trials_dir=trials, adapter=config.adapter, callback=report)
-            elif workers or dask or stopper or trial_timeout:
-                tune_parallel(tuner, runner, budget, workers=workers, dask=dask, stopper=stopper,
-                              trial_timeout=trial_timeout, trials_dir=trials, adapter=config.adapter,
-                              callback=report)
-            else:
-                tuner.optimize(runner, budget, trials_dir=trials, adapter=config.adapter, callback=report)
-        except KeyboardInterrupt:
-            progress.close()
-            click.echo(f"\ninterrupted: running trials are stored as interrupted; continue with\n"
-                       f"  {resume_command(store_file)}", err=True)
-            sys.exit(130)
-        except TooManyFailures as exc:
-            progress.close()
-            raise click.ClickException(
-                f"run stopped: {exc}\nfix the cause (the runner's options, the system, the YAML), then "
-                f"continue with\n  {resume_command(store_file)}") from None
-        except StoreError as exc:  # a full disk: what is stored is intact
-            progress.close()
-            raise click.ClickException(f"run stopped: {exc}\nevery finished trial is kept; once the "
-                                       f"cause is fixed, continue with\n  {resume_command(store_file)}") \
-                from None
-    if plan is not None:
-        click.echo(outcome.report())
-    if stopper is not None:
+            try:
+                if plan is not None:
+                    outcome = run_plan(plan, tuner, runner, stopper=stopper, trial_timeout=trial_timeout,
+                                       trials_dir=trials, adapter=config.adapter, callback=report)
+                elif workers or dask or stopper or trial_timeout:
+                    tune_parallel(tuner, runner, budget, workers=workers, dask=dask, stopper=stopper,
+                                  trial_timeout=trial_timeout, trials_dir=trials, adapter=config.adapter,
+                                  callback=report)
+                else:
+                    tuner.optimize(runner, budget, trials_dir=trials, adapter=config.adapter, callback=report)
+            except KeyboardInterrupt:
+                progress.close()
+                tuner.store.set_activity("interrupted")
+                click.echo(f"\ninterrupted: running trials are stored as interrupted; continue with\n"
+                           f"  {resume_command(store_file)}", err=True)
+                sys.exit(130)
+            except TooManyFailures as exc:
+                progress.close()
+                tuner.store.set_activity("stopped: too many failures in a row")
+                raise click.ClickException(
+                    f"run stopped: {exc}\nfix the cause (the runner's options, the system, the YAML), then "
+                    f"continue with\n  {resume_command(store_file)}") from None
+            except StoreError as exc:  # a full disk: what is stored is intact
+                progress.close()
+                raise click.ClickException(f"run stopped: {exc}\nevery finished trial is kept; once the "
+                                           f"cause is fixed, continue with\n  {resume_command(store_file)}") \
+                    from None
+        tuner.store.set_activity("finished")
+        if plan is not None:
+            click.echo(outcome.report())
+        if stopper is not None:
+            counts = tuner.store.counts()
+            stopped = counts["stopped"]
+            click.echo(f"early stopping ({stopper.name}): {stopped} of {counts['done'] + stopped} trials "
+                       "stopped" + ("" if stopped else f"; none because {stopper.why_none_stopped()}"))
+        best = tuner.best()
+        if len(tuner.objectives) > 1 or tuner.output_constraints:
+            click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
+                                    max_rows=10))
+        elif best is not None:
+            click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
+            click.echo("  " + config_line(tuner.space, best.config))
+        click.echo(f"summary: boanon status {store_file}; the best configuration as a file: boanon export "
+                   f"{store_file} --best -o best.yaml; figures: boanon plot {store_file} --kind convergence "
+                   "-o run.png")
         counts = tuner.store.counts()
-        stopped = counts["stopped"]
-        click.echo(f"early stopping ({stopper.name}): {stopped} of {counts['done'] + stopped} trials "
-                   "stopped" + ("" if stopped else f"; none because {stopper.why_none_stopped()}"))
-    best = tuner.best()
-    if len(tuner.objectives) > 1 or tuner.output_constraints:
-        click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
-                                max_rows=10))
-    elif best is not None:
-        click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
-        click.echo("  " + config_line(tuner.space, best.config))
-    click.echo(f"summary: boanon status {store_file}; the best configuration as a file: boanon export "
-               f"{store_file} --best -o best.yaml; figures: boanon plot {store_file} --kind convergence "
-               "-o run.png")
-    counts = tuner.store.counts()
-    if not counts["done"] + counts["stopped"]:
-        raise click.ClickException(f"no trial succeeded ({counts['failed']} failed); "
-                                   f"see boanon status {store_file}")
+        if not counts["done"] + counts["stopped"]:
+            raise click.ClickException(f"no trial succeeded ({counts['failed']} failed); "
+                                       f"see boanon status {store_file}")
+        if url is not None:
+            _keep_serving(url, dashboard_keep)
 
 
 def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Objective],
@@ -227,7 +237,7 @@ def _values(trial: StoredTrial, objectives: list[Objective]) -> str:
 
 
 @contextmanager
-def _dashboard(store_file: Path, trials: Path, port: int) -> Iterator[None]:
+def _dashboard(store_file: Path, trials: Path, port: int) -> Iterator[str]:
     """The run's dashboard, served from a background thread of this process."""
     from boanon.dashboard.app import Dashboard, RunView  # the web stack only when asked for
 
@@ -236,11 +246,28 @@ def _dashboard(store_file: Path, trials: Path, port: int) -> Iterator[None]:
         url = server.start()
     except RuntimeError as exc:
         raise click.ClickException(f"--dashboard: {exc}") from None
-    click.echo(f"dashboard: {url} (served while the run goes on; afterwards: boanon dashboard {store_file})")
+    click.echo(f"dashboard: {url} (a view of the store: it stays up after the run, see --dashboard-keep)")
     try:
-        yield
+        yield url
     finally:
         server.stop()
+
+
+def _keep_serving(url: str, keep: float | None) -> None:
+    """After the run, the dashboard stays up (it is a view of the store): ``keep`` seconds, or
+    until Ctrl-C (None: on a terminal until Ctrl-C, else not at all, so scripts and pipes end)."""
+    if keep is None:
+        keep = float("inf") if sys.stdin.isatty() and sys.stdout.isatty() else 0.0
+    if keep <= 0:
+        return
+    click.echo(f"the run is over; the dashboard stays up at {url} "
+               + ("until Ctrl-C" if keep == float("inf") else f"for {keep:g} s (Ctrl-C stops it)"))
+    deadline = time.monotonic() + keep
+    try:
+        while time.monotonic() < deadline:
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+    except KeyboardInterrupt:
+        pass
 
 
 def resume_command(store_file: Path) -> str:

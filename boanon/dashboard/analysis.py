@@ -20,6 +20,7 @@ import pandas as pd
 from boanon.graph import CausalGraph
 from boanon.models import DAGSurrogate, Surrogate
 from boanon.models.base import heldout_scores
+from boanon.models.dag import node_label, node_parents
 from boanon.multiobjective import OutputConstraint
 from boanon.objectives import Objective
 from boanon.report import fit_run_model, grid
@@ -67,14 +68,17 @@ class Background:
 
 
 def node_fits(model: DAGSurrogate, table: pd.DataFrame, seed: int = 0) -> dict[str, dict[str, Any]]:
-    """Per node model: its kind and parents, each trial's observed value against the value
-    predicted without that trial (observed parents), and the held-out scores."""
+    """Per node model: its kind, label (:func:`node_label`, as ``boanon status`` prints it) and
+    parents, each trial's observed value against the value predicted without that trial
+    (observed parents), and the held-out scores."""
+    recorded = model.structure_record()["nodes"]
     out = {}
     for node, fit in model.node_fits(np.random.default_rng(seed)).items():
         m = model.models_[node]
         y, mu, sd = fit["observed"], fit["predicted"], fit["sd"]
         scores = heldout_scores(y[:, None], mu[:, None], sd[:, None]) if len(y) > 1 else {}
-        out[node] = {"kind": m.kind, "parents": m.parents, "n": len(y),
+        out[node] = {"kind": m.kind, "label": node_label(recorded[node]), "source": recorded[node]["source"],
+                     "parents": sum(node_parents(recorded[node], model.space), []), "n": len(y),
                      "trials": table[TRIAL].to_numpy()[fit["rows"]].tolist(),
                      "observed": y.tolist(), "predicted": mu.tolist(), "sd": sd.tolist(), **scores}
     return out
@@ -94,9 +98,11 @@ def downstream(model: Surrogate, name: str) -> list[str]:
 def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objectives: Sequence[Objective],
             table: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
     """What the model says each parameter does, the others held at ``base``: the objectives'
-    predicted mean and 10-90 % band along the parameter's values and, for the DAG surrogate, the
-    metrics on its way to them (those it moves most relative to their spread across the trials).
-    Sorted by how much the first objective's mean moves."""
+    predicted mean and its ± 1 sd band (as ``boanon plot --kind effects``) along the parameter's
+    values and, for the DAG surrogate, the metrics on its way to them (those it moves most
+    relative to their spread across the trials), each as its change from its value at ``base``
+    in units of that spread, so metrics compare on one axis without being stretched to it.
+    ``ranges`` gives how far each objective's mean moves; sorted by the first objective's."""
     rng = np.random.default_rng(seed)
     sweeps = {n: [v for v in grid(space, n, GRID) if space.is_feasible({**base, n: v})]
               for n in space.names}
@@ -107,9 +113,12 @@ def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objective
         k = len(sweeps[name])
         part = {node: s[:, start:start + k] for node, s in samples.items()}
         start += k
-        curves = {o.name: {"mean": part[o.name].mean(axis=0).tolist(),
-                           "low": np.quantile(part[o.name], 0.1, axis=0).tolist(),
-                           "high": np.quantile(part[o.name], 0.9, axis=0).tolist()} for o in objectives}
+        curves = {}
+        for o in objectives:
+            mean, sd = part[o.name].mean(axis=0), part[o.name].std(axis=0)
+            curves[o.name] = {"mean": mean.tolist(), "low": (mean - sd).tolist(),
+                              "high": (mean + sd).tolist()}
+        at = sweeps[name].index(base[name]) if base[name] in sweeps[name] else 0
         metrics = []
         for node in downstream(model, name):
             if node == name or node in curves or node not in part:
@@ -118,11 +127,15 @@ def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objective
             col = model.node_column(node)
             spread = float(np.nanstd(table[col].to_numpy(dtype=float))) if col in table.columns else 0.0
             moved = float(np.ptp(mean)) / spread if spread > 0 else 0.0
-            metrics.append({"name": node, "mean": mean.tolist(), "moved_sd": moved})
+            change = (mean - mean[at]) / spread if spread > 0 else np.zeros_like(mean)
+            metrics.append({"name": node, "mean": mean.tolist(), "change_sd": change.tolist(),
+                            "moved_sd": moved})
         metrics.sort(key=lambda m: -m["moved_sd"])
         first = np.asarray(curves[objectives[0].name]["mean"])
+        ranges = {o: float(np.ptp(c["mean"])) if len(c["mean"]) else 0.0 for o, c in curves.items()}
         out.append({"param": name, "values": sweeps[name], "base": base[name], "objectives": curves,
-                    "range": float(np.ptp(first)) if len(first) else 0.0, "metrics": metrics[:MAX_METRICS],
+                    "range": float(np.ptp(first)) if len(first) else 0.0, "ranges": ranges,
+                    "metrics": metrics[:MAX_METRICS],
                     "n_metrics": len(metrics)})
     out.sort(key=lambda e: -e["range"])
     return out
@@ -130,13 +143,17 @@ def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objective
 
 def analyse(space: Space, table: pd.DataFrame, objectives: Sequence[Objective],
             constraints: Sequence[OutputConstraint], graph: CausalGraph | None,
-            base: Mapping[str, Value]) -> dict[str, Any]:
-    """The model views of one state of the run (plain data for the page)."""
+            base: Mapping[str, Value], structure: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The model views of one state of the run (plain data for the page): the ``structure`` a
+    proposal recorded, refitted on ``table``."""
     if len(table) < 2:
         return {"error": f"{len(table)} measured trial(s): too few to fit a model"}
-    model = fit_run_model(space, table, objectives, constraints, graph)
+    model = fit_run_model(space, table, objectives, constraints, graph,
+                          None if structure is None else dict(structure))
+    dag = isinstance(model, DAGSurrogate)
     return {
         "surrogate": model.name, "n_trials": len(table), "base": dict(base),
-        "nodes": node_fits(model, table) if isinstance(model, DAGSurrogate) else {},
+        "nodes": node_fits(model, table) if dag else {},
+        "unused": list(model.structure_record().get("unused", [])) if dag else [],
         "effects": effects(model, space, base, objectives, table),
     }

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from boanon.dashboard import analysis, data
 from boanon.multiobjective import OutputConstraint
 from boanon.objectives import Objective
-from boanon.report import study_space
+from boanon.report import model_trial, study_space
 from boanon.results import study_goals
 from boanon.store import MEASURED, Store, StoredTrial, dump_json
 from boanon.store import trials_dir as store_trials_dir
@@ -150,6 +150,7 @@ class RunView:
     def _run(self) -> dict[str, Any]:
         study, trials, objectives, constraints, graph_id = self.snapshot()
         summary = data.run_summary(str(self.store.path), study, trials, objectives, constraints)
+        summary["activity"] = self.store.activity()  # a note in the store: its version changes with it
         if study is None:
             return {"summary": summary, "poll_s": self.poll_s}
         return {
@@ -161,29 +162,34 @@ class RunView:
             "graph_id": graph_id,
         }
 
-    def graph(self, focus: bool) -> dict[str, Any]:
-        """The run's current graph (None before it has one), with the model kinds of the last
-        structured proposal."""
-        return self.cached(("graph", focus), lambda: self._graph(focus))
+    def graph(self, scope: str = "auto", node: str | None = None) -> dict[str, Any]:
+        """The run's current graph (None before it has one), the part ``scope`` names
+        (:data:`data.SCOPES`), with the node models of the last structured proposal."""
+        return self.cached(("graph", scope, node), lambda: self._graph(scope, node))
 
-    def _graph(self, focus: bool) -> dict[str, Any]:
+    def _graph(self, scope: str, node: str | None) -> dict[str, Any]:
         study, trials, objectives, _, graph_id = self.snapshot()
         if study is None or graph_id is None:
             return {"graph": None}
-        kinds = next((t.info["structure"]["node_models"] for t in reversed(trials)
-                      if "node_models" in t.info.get("structure", {})), None)
+        latest = model_trial(trials)
         view = data.graph_view(self.store.graph(graph_id), study_space(study),
-                               [o.name for o in objectives], focus, kinds)
+                               [o.name for o in objectives], scope,
+                               None if latest is None else latest.info["structure"], node)
         return {"graph": view, "graph_id": graph_id}
 
     def model_views(self) -> dict[str, Any]:
         """Node fits and parameter effects (:mod:`boanon.dashboard.analysis`), computed in the
-        background for the run's current graph and measured trials."""
+        background for the measured trials with the model of the latest structured proposal
+        (the node models it recorded, over its graph); before one, the structured surrogate
+        fitted afresh on the run's current graph; else the plain GP."""
         study, trials, objectives, constraints, last_graph = self.snapshot()
         if study is None:
             return {"status": "ready", "error": "no run recorded yet"}
         measured = [t for t in trials if t.status in MEASURED]
-        graph_id = last_graph if study.get("strategy") == "structured" else None
+        latest = model_trial(trials)
+        graph_id = latest.graph_id if latest is not None else \
+            last_graph if study.get("strategy") == "structured" else None
+        structure = None if latest is None else latest.info["structure"]
         space = study_space(study)
         best = data.run_summary(str(self.store.path), study, trials, objectives, constraints)["best"]
         first = best.get(objectives[0].name) if objectives else None
@@ -193,8 +199,9 @@ class RunView:
             table = with_objectives(records_to_table(t.record() for t in measured),
                                     [o.name for o in objectives], [c.name for c in constraints])
             graph = None if graph_id is None else self.store.graph(graph_id)
-            return analysis.analyse(space, table, objectives, constraints, graph, base)
-        return self.models.get((graph_id, len(measured)), compute)
+            return {**analysis.analyse(space, table, objectives, constraints, graph, base, structure),
+                    "model_trial": None if latest is None else latest.name}
+        return self.models.get((None if latest is None else latest.id, graph_id, len(measured)), compute)
 
 
 def create_app(view: RunView) -> Starlette:
@@ -206,7 +213,11 @@ def create_app(view: RunView) -> Starlette:
         return JSON(view.run())
 
     def graph(request: Request) -> JSON:
-        return JSON(view.graph(focus=request.query_params.get("focus", "1") != "0"))
+        try:
+            params = request.query_params
+            return JSON(view.graph(params.get("scope", "auto"), params.get("node")))
+        except ValueError as exc:  # an unknown scope or node: the page says what
+            return JSON({"error": str(exc)}, status_code=400)
 
     def models(request: Request) -> JSON:
         return JSON(view.model_views())

@@ -18,12 +18,13 @@ import networkx as nx
 import numpy as np
 
 from boanon.graph import CausalGraph
-from boanon.models.dag import model_graph
+from boanon.graph_render import neighbourhood
+from boanon.models.dag import model_graph, node_label, node_parents
 from boanon.multiobjective import OutputConstraint
-from boanon.multiobjective.pareto import objective_matrix, reference_point
 from boanon.multiobjective.summary import hypervolume_trace, pareto_flags
+from boanon.multitask.tasks import TASK as TASK_NODE
 from boanon.objectives import Objective
-from boanon.report import default_trial
+from boanon.report import default_trial, history_reference_point
 from boanon.results import best_trial, is_feasible
 from boanon.space import Space
 from boanon.store import MEASURED, StoredTrial
@@ -88,6 +89,7 @@ def convergence(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
                 steps.append({"x": t.id, "y": best})
         out.append({"objective": o.name, "direction": o.direction, "points": points, "best": steps,
                     "default": None if baseline is None else baseline.objectives.get(o.name),
+                    "default_feasible": baseline is not None and is_feasible(baseline, constraints),
                     "default_trial": None if baseline is None else baseline.name})
     return out
 
@@ -103,7 +105,8 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None) -> list[d
         rows.append({
             "id": t.id, "name": t.name, "status": t.status, "started": t.started, "finished": t.finished,
             "duration_s": seconds(t.started, t.finished), "surrogate": t.surrogate, "reason": t.reason,
-            "objectives": t.objectives, "config": t.config, "error": t.error, "retry_of": t.retry_of,
+            "objectives": t.objectives, "metrics": t.metrics, "config": t.config, "error": t.error,
+            "retry_of": t.retry_of,
             "predicted": t.info.get("predicted", {}), "cv": t.info.get("cv", {}),
             "timings_s": t.info.get("timings_s", {}), "graph_id": t.graph_id,
             "logs": None if folder is None else str(folder), "log_files": files,
@@ -115,29 +118,25 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None) -> list[d
 def pareto(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
            constraints: Sequence[OutputConstraint]) -> dict[str, Any] | None:
     """For several objectives: each finished trial's values with its front and feasibility flags,
-    and the hypervolume after each trial against one reference point inferred from them all."""
+    and the hypervolume after each trial against the reference point ``boanon plot`` uses
+    (:func:`boanon.report.history_reference_point`), with what that point is."""
     if len(objectives) < 2:
         return None
     done = [t for t in trials if t.status == "done"]
-    table = with_objectives(records_to_table(t.record() for t in done), [o.name for o in objectives],
-                            [c.name for c in constraints])
-    if not len(table):
-        return {"objectives": [o.name for o in objectives], "points": [], "hypervolume": [], "ref": None}
+    names = [o.name for o in objectives]
+    ref, how = history_reference_point(list(trials), list(objectives), list(constraints))
+    if not done:
+        return {"objectives": names, "points": [], "hypervolume": [], "ref": None, "ref_how": how}
+    table = with_objectives(records_to_table(t.record() for t in done), names, [c.name for c in constraints])
     flags = pareto_flags(table, objectives, constraints).to_numpy()
-    points = objective_matrix(table, objectives)
     ok = np.array([is_feasible(t, constraints) for t in done])
-    try:
-        ref = reference_point(objectives, None, points, ok)
-    except ValueError:  # nothing feasible yet
-        ref = None
-    ref_units = None if ref is None else [o.from_minimize(v) for o, v in zip(objectives, ref, strict=True)]
-    trace = [] if ref is None else hypervolume_trace(table, objectives, ref_units, constraints).tolist()
+    trace = [] if ref is None else hypervolume_trace(table, objectives, ref, constraints).tolist()
     return {
-        "objectives": [o.name for o in objectives],
+        "objectives": names,
         "points": [{"trial": t.name, "id": t.id, "values": [t.objectives.get(o.name) for o in objectives],
                     "front": bool(f), "feasible": bool(k)} for t, f, k in zip(done, flags, ok, strict=True)],
         "hypervolume": [{"x": t.id, "y": v} for t, v in zip(done, trace, strict=False)],
-        "ref": ref_units,
+        "ref": ref, "ref_how": how,
     }
 
 
@@ -164,6 +163,21 @@ def timeline(trials: Sequence[StoredTrial]) -> dict[str, Any]:
 
 
 # --- the graph ---------------------------------------------------------------------------------
+HIDDEN = frozenset({TASK_NODE})
+"""Internal nodes not drawn: the task indicator of a warm-started run is no parameter a person set."""
+
+
+def node_model_view(spec: Mapping[str, Any] | None, space: Space,
+                    unused: bool = False) -> dict[str, Any] | None:
+    """A node's recorded model for the node panel: its label and parents (as ``boanon status``)."""
+    if unused:
+        return {"label": "not sampled (no chosen model reads it)", "parents": []}
+    if spec is None:
+        return None
+    return {"label": node_label(spec), "kind": spec["kind"], "source": spec.get("source"),
+            "parents": sum(node_parents(spec, space), [])}
+
+
 def name_groups(roles: Mapping[str, str]) -> dict[str, str]:
     """Node -> group: the nodes of one role sharing a name prefix (``m3_busy_s`` and ``m3_traffic_mb``
     -> ``m3 metrics``), when at least :data:`MIN_GROUP` do and the prefix is not every node's (then
@@ -177,41 +191,70 @@ def name_groups(roles: Mapping[str, str]) -> dict[str, str]:
     return {n: k for n, k in key.items() if sizes[k] >= MIN_GROUP}
 
 
-def node_form(spec: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """An annotated node model in short: a deterministic function or a formula with a residual."""
+def node_form(spec: Mapping[str, Any] | None, learned: bool = False) -> dict[str, Any] | None:
+    """A node's expression in short: a deterministic function or a formula with a residual,
+    ``learned`` from the logs (a relation the learner found) or an expert's annotation."""
     if not spec:
         return None
+    source = "learned from the logs" if learned else "annotated"
     if "function" in spec:
-        return {"kind": "function", "text": spec["function"]}
+        return {"kind": "function", "text": spec["function"], "source": source}
     return {"kind": "formula", "text": spec.get("formula"), "residual": spec.get("residual", "gp"),
-            "free": sorted(spec.get("free") or {})}
+            "free": sorted(spec.get("free") or {}), "source": source}
 
 
-def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], focus: bool = True,
-               model_kinds: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The graph for drawing: with ``focus``, only the objectives and their ancestors; nodes with
-    role, name group, annotated form and the model kind the last structured proposal used;
-    edges with weight, stability, whether they are fallbacks (a parameter connected straight to
-    an objective for want of a learned path) and whether only a node's expression implies them."""
+SCOPES = ("auto", "neighbourhood", "ancestors", "all", "node")
+"""What part of the graph the page draws: the objectives' strongest paths
+(:func:`boanon.graph_render.neighbourhood`, as ``boanon plot --kind graph``), the objectives and
+all their ancestors, everything, or one ``node`` with its ancestors and descendants; ``auto``:
+the ancestors, or the strongest paths when there are more than :data:`NEIGHBOURHOOD_NODES`."""
+NEIGHBOURHOOD_NODES = 30
+
+
+def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scope: str = "ancestors",
+               structure: Mapping[str, Any] | None = None, node: str | None = None) -> dict[str, Any]:
+    """The graph for drawing, the part ``scope`` names (:data:`SCOPES`); nodes with role, name
+    group, expression (annotated or learned) and the model the last structured proposal recorded
+    (``structure``: its label and parents, as ``boanon status`` prints them); edges with weight,
+    stability, whether they are fallbacks (a parameter connected straight to an objective for
+    want of a learned path) and whether only a node's expression implies them. ``names`` lists
+    every drawable node, for the page's search."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown graph scope {scope!r}; one of {SCOPES}")
     try:
         g = model_graph(graph, space)  # the names a node's expression reads are its parents
     except ValueError:  # drawn as stored; the model would have refused it
         g = graph.to_networkx()
+    g.remove_nodes_from(HIDDEN)
     targets = [o for o in objectives if o in g]
-    keep = set(targets).union(*(nx.ancestors(g, o) for o in targets)) if focus and targets else set(g)
+    ancestry = set(targets).union(*(nx.ancestors(g, o) for o in targets)) if targets else set(g)
+    if scope == "auto":
+        scope = "neighbourhood" if len(ancestry) > NEIGHBOURHOOD_NODES else "ancestors"
+    if scope == "node":
+        if node not in g:
+            raise ValueError(f"no node {node!r} in the run's graph")
+        keep = {node} | nx.ancestors(g, node) | nx.descendants(g, node)
+    elif scope == "neighbourhood":
+        keep = set(neighbourhood(g.subgraph(ancestry), targets, NEIGHBOURHOOD_NODES))
+    else:
+        keep = ancestry if scope == "ancestors" else set(g)
     stored = {(e.source, e.target) for e in graph.edges}
     fallback = {tuple(s.split(" -> ")) for s in graph.metadata.get("params_connected", [])}
     roles = {n: graph.roles.get(n, "param") for n in g if n in keep}
-    groups = name_groups(roles)
-    kinds = model_kinds or {}
+    groups = name_groups(roles) if scope != "neighbourhood" else {}
+    models = (structure or {}).get("nodes", {})
+    unused = set((structure or {}).get("unused", []))
+    relations = {r.get("target") for r in graph.metadata.get("relations", [])}
     return {
         "nodes": [{"id": n, "role": role, "group": groups.get(n),
-                   "form": node_form(graph.node_models.get(n)), "model": kinds.get(n),
-                   "parents": sum(1 for p in g.predecessors(n) if p in keep)} for n, role in roles.items()],
+                   "form": node_form(graph.node_models.get(n), n in relations),
+                   "model": node_model_view(models.get(n), space, n in unused),
+                   "parents": sum(1 for p in g.predecessors(n) if p in roles)} for n, role in roles.items()],
         "edges": [{"source": s, "target": t, "weight": d.get("weight"), "stability": d.get("stability"),
                    "fallback": (s, t) in fallback, "annotated": (s, t) not in stored}
-                  for s, t, d in g.edges(data=True) if s in keep and t in keep],
+                  for s, t, d in g.edges(data=True) if s in roles and t in roles],
         "groups": sorted(set(groups.values())),
-        "objectives": targets, "focus": focus, "total_nodes": len(graph.roles),
+        "objectives": targets, "scope": scope, "node": node, "total_nodes": g.number_of_nodes(),
+        "ancestry_nodes": len(ancestry), "names": sorted(g.nodes),
         "total_edges": len(graph.edges), "learned_from_trials": graph.metadata.get("learned_from_trials"),
     }

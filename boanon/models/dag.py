@@ -18,7 +18,7 @@ without parents is drawn from its observed distribution.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import product
 from typing import Any
 
@@ -40,6 +40,7 @@ from boanon.models.nodes import (
     build_node_model,
     heavy_tailed,
     heldout_predictions,
+    node_model_from_spec,
 )
 from boanon.models.threads import single_blas_thread
 from boanon.nodespec import FreeParameter, NodeSpec
@@ -63,11 +64,13 @@ class DAGSurrogate(Surrogate):
     report_: dict[str, Any]  # what fit decided: nodes dropped, forms found, the safety net's repairs
 
     def __init__(self, space: Space, graph: CausalGraph, objectives: Sequence[Objective],
-                 outputs: Sequence[str] = (), learn_forms: bool = True, random_state: int = 0):
+                 outputs: Sequence[str] = (), learn_forms: bool = True, random_state: int = 0,
+                 structure: Mapping[str, Any] | None = None):
         super().__init__(space, objectives, outputs)
         self.graph = graph
         self.learn_forms = learn_forms
         self.random_state = random_state
+        self.structure = structure
 
     # --- structure ------------------------------------------------------------------------
     def _structure(self, table: pd.DataFrame) -> dict[str, list[str]]:
@@ -113,6 +116,8 @@ class DAGSurrogate(Surrogate):
     @single_blas_thread
     def fit(self, table: pd.DataFrame) -> DAGSurrogate:
         self.table_ = table
+        if self.structure is not None:
+            return self._fit_recorded(table)
         parents = self._structure(table)
         params = set(self.space.names)
         self.models_ = {}
@@ -127,6 +132,49 @@ class DAGSurrogate(Surrogate):
         self._fit_nodes(columns, batch, refit=False)
         self._safety_net(columns, batch)
         return self
+
+    def _fit_recorded(self, table: pd.DataFrame) -> DAGSurrogate:
+        """Fit the node models a :meth:`structure` records, as they are: no form search, no
+        safety net (those decided the recorded structure)."""
+        assert self.structure is not None
+        nodes = self.structure["nodes"]
+        self.order_ = list(self.structure["order"])
+        self.models_ = {n: node_model_from_spec(
+                            {**nodes[n], "param_parents": node_parents(nodes[n], self.space)[0]})
+                        for n in self.order_}
+        missing = [n for n in self.order_ if self.node_column(n) not in table.columns]
+        if missing:
+            raise ValueError(f"table has no column for node(s) {missing}")
+        self.report_ = {"rebuilt": True}
+        self._fit_nodes(self._node_columns(table),
+                        ConfigBatch.of(self.space, param_configs(self.space, table)), refit=False)
+        return self
+
+    def structure_record(self) -> dict[str, Any]:
+        """The fitted model's make-up as plain data: each sampled node's model (:meth:`NodeModel.spec`)
+        with where it came from (``source``: a learned ``form``, a ``relation`` learned from the
+        logs, an expert's ``annotation``, the ``safety net``'s replacement, or the ``graph``'s
+        parents), in sampling order, and the nodes no sampled model reads any more. A proposal
+        records it; ``boanon status``, the dashboard, ``plot`` and ``explain`` show and refit this
+        one structure (``DAGSurrogate(..., structure=...)``), so every view is of the model used."""
+        if self.structure is not None:
+            return dict(self.structure)
+        relations = {r.get("target") for r in self.graph.metadata.get("relations", [])}
+        forms = self.report_.get("forms", {})
+        nodes = {}
+        for n in self.order_:
+            spec = self.models_[n].spec()
+            if n in self.report_.get("safety_net", {}):
+                spec["source"] = "safety net"
+            elif n in forms:
+                spec.update(source="form", form=forms[n]["form"], heldout_r2=forms[n]["heldout_r2"])
+            elif n in self.graph.node_models:
+                spec["source"] = "relation" if n in relations else "annotation"
+            else:
+                spec["source"] = "graph"
+            nodes[n] = spec
+        return {"order": list(self.order_), "nodes": nodes,
+                "unused": [n for n in self.models_ if n not in nodes]}
 
     @single_blas_thread
     def refit(self, table: pd.DataFrame) -> DAGSurrogate:
@@ -338,3 +386,26 @@ def model_graph(graph: CausalGraph, space: Space) -> nx.DiGraph:
     if not nx.is_directed_acyclic_graph(g):
         raise ValueError(f"the graph has a cycle: {nx.find_cycle(g)}")
     return g
+
+
+def node_parents(spec: Mapping[str, Any], space: Space) -> tuple[list[str], list[str]]:
+    """A recorded node model's parameter and metric parents within the run's ``space``: the task
+    indicator a warm start adds to the proposal's space is a constant on the run's own trials,
+    so it is neither shown nor refitted."""
+    return [p for p in spec["param_parents"] if p in space.params], list(spec["metric_parents"])
+
+
+def node_label(spec: Mapping[str, Any]) -> str:
+    """A recorded node model (:meth:`DAGSurrogate.structure_record`) in a few words, the same in
+    ``boanon status`` and the dashboard: ``quadratic form``, ``relation from the logs (function)``,
+    ``annotated formula``, ``gp (safety net)``, ``gp``."""
+    kind, source = spec["kind"], spec.get("source", "graph")
+    if source == "form":
+        return f"{spec['form']} form"
+    if source == "relation":
+        return f"relation from the logs ({kind})"
+    if source == "annotation":
+        return f"annotated {kind}"
+    notes = ["safety net"] if source == "safety net" else []
+    notes += ["log scale"] if spec.get("log_target") else []
+    return f"{kind} ({', '.join(notes)})" if notes else kind

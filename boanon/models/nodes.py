@@ -81,6 +81,15 @@ class NodeModel(ABC):
         """Plain data about the fitted model, for reports."""
         return {"kind": self.kind, "parents": self.parents}
 
+    def spec(self) -> dict[str, Any]:
+        """What builds this model again, unfitted (:func:`node_model_from_spec`): plain data a
+        proposal records, so that every view of the model rebuilds the one the proposal used."""
+        return {"kind": self.kind, "param_parents": self.param_parents, "metric_parents": self.metric_parents}
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> NodeModel:
+        return cls(list(spec["param_parents"]), list(spec["metric_parents"]))
+
 
 class _GPPart:
     """A GP over encoded parents: shared by :class:`GPNode` and the residual of a formula."""
@@ -169,6 +178,13 @@ class GPNode(NodeModel):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), **self._gp.describe(), "log_target": self.log_target}
+
+    def spec(self) -> dict[str, Any]:
+        return {**super().spec(), "log_target": self.log_target}
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> GPNode:
+        return cls(list(spec["param_parents"]), list(spec["metric_parents"]), bool(spec.get("log_target")))
 
 
 class FormulaNode(NodeModel):
@@ -263,6 +279,18 @@ class FormulaNode(NodeModel):
             out["residual"] = self.residual_.describe()
         return out
 
+    def spec(self) -> dict[str, Any]:
+        free = [{"name": f.name, **{k: v for k, v in vars(f).items()
+                                    if k != "name" and v is not None and np.isfinite(v)}}
+                for f in self.free]  # infinite bounds are the defaults (and no JSON)
+        return {**super().spec(), "formula": self.formula.text, "free": free, "residual_gp": self.residual_gp}
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> FormulaNode:
+        free = [FreeParameter(**f) for f in spec["free"]]
+        return cls(Expression.parse(spec["formula"]), free, bool(spec["residual_gp"]),
+                   list(spec["param_parents"]), list(spec["metric_parents"]))
+
 
 class FunctionNode(NodeModel):
     """A deterministic function of the parents: nothing to fit, no noise."""
@@ -283,6 +311,14 @@ class FunctionNode(NodeModel):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "function": self.function.text}
 
+    def spec(self) -> dict[str, Any]:
+        return {**super().spec(), "function": self.function.text}
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> FunctionNode:
+        return cls(Expression.parse(spec["function"]), list(spec["param_parents"]),
+                   list(spec["metric_parents"]))
+
 
 class MarginalNode(NodeModel):
     """A node without parents: its observed mean and variance, the same for every configuration."""
@@ -292,6 +328,10 @@ class MarginalNode(NodeModel):
     def __init__(self) -> None:
         super().__init__([], [])
 
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> MarginalNode:
+        return cls()
+
     def fit(self, inputs: NodeInputs, y: np.ndarray) -> MarginalNode:
         self.mean_ = float(np.mean(y))
         self.var_ = float(np.var(y, ddof=1)) if len(y) > 1 else max(abs(self.mean_), 1.0) ** 2
@@ -299,6 +339,17 @@ class MarginalNode(NodeModel):
 
     def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
         return np.full((1, inputs.n_configs), self.mean_), np.full((1, inputs.n_configs), self.var_)
+
+
+NODE_KINDS: dict[str, type[NodeModel]] = {c.kind: c for c in (GPNode, FormulaNode, FunctionNode,
+                                                               MarginalNode)}
+
+
+def node_model_from_spec(spec: Mapping[str, Any]) -> NodeModel:
+    """The unfitted node model a :meth:`NodeModel.spec` describes."""
+    if spec.get("kind") not in NODE_KINDS:
+        raise ValueError(f"unknown node model kind {spec.get('kind')!r}")
+    return NODE_KINDS[spec["kind"]].from_spec(spec)
 
 
 def cross_validate_node(model: NodeModel, inputs: NodeInputs, y: np.ndarray, rng: np.random.Generator,

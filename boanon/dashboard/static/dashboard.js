@@ -9,7 +9,7 @@ const STATUS_COLORS = { done: "#2f9e44", stopped: "#e8890c", failed: "#d6336c", 
 const ROLE_STYLE = { param: ["#cfe2ff", "#3d6bb3", "round-rectangle"], metric: ["#eeeeee", "#777777", "ellipse"],
   objective: ["#f8c4c0", "#b3403d", "octagon"] };
 const state = { run: null, runText: "", objective: 0, statusFilter: "all", search: "", sort: { key: "id", asc: true },
-  selectedTrial: null, focus: true, graphKey: null, graph: null, folded: new Set(), foldedInit: false,
+  selectedTrial: null, extraColumns: [], brush: {}, logScale: false, sliceParam: null, scope: "auto", scopeNode: null, graphKey: null, graph: null, folded: new Set(), foldedInit: false,
   models: null, modelsKey: null, fitNode: null, effectParam: null, charts: {}, cy: null };
 window.boanon = state;  // for the browser test and for poking at the data from the console
 
@@ -70,6 +70,14 @@ function drawHeader(run) {
       el("b", {}, c.failed), " failed · ", el("b", {}, c.running), " running"),
     el("span", {}, "elapsed ", el("b", {}, fmtSeconds(s.elapsed_s))),
   ];
+  const a = s.activity;
+  if (a) {  // what the tuning process does now (it records it in the store)
+    const since = Math.max(0, (Date.now() - Date.parse(a.since)) / 1000);
+    const text = a.alive === false && !["finished", "interrupted"].includes(a.state) ? "the tuning process has ended (killed?)"
+      : a.state === "proposing" ? `computing a proposal… (${fmtSeconds(Math.round(since))})`
+      : a.state === "finished" ? "run finished" : a.state;
+    facts.push(el("span", { id: "activity", class: a.state === "proposing" ? "busy" : "" }, el("b", {}, text)));
+  }
   for (const o of s.objectives) {
     const b = s.best[o.name];
     facts.push(el("span", {}, `best ${o.name} (${o.direction === "minimize" ? "min" : "max"}) `,
@@ -83,8 +91,7 @@ function drawConvergence(run) {
   const conv = run.convergence;
   if (!conv.length) return;
   if (state.objective >= conv.length) state.objective = 0;
-  setTabs($("#objective-tabs"), conv.length > 1 ? conv.map((c, i) => [i, c.objective]) : [], state.objective,
-    (k) => { state.objective = k; drawConvergence(state.run); });
+  setTabs($("#objective-tabs"), conv.length > 1 ? conv.map((c, i) => [i, c.objective]) : [], state.objective, pickObjective);
   const c = conv[state.objective];
   const xs = c.points.map((p) => p.x);
   const [x0, x1] = [Math.min(0, ...xs), Math.max(1, ...xs)];
@@ -107,19 +114,26 @@ function drawConvergence(run) {
   chart("convergence", {
     data: { datasets },
     options: { maintainAspectRatio: false, scales: {
-      x: { type: "linear", title: { display: true, text: "trial" }, ticks: { precision: 0 } },
-      y: { title: { display: true, text: `${c.objective} (${c.direction})` } } },
+      x: { type: "linear", title: { display: true, text: "trial (t0000 = 0)" }, ticks: { precision: 0, stepSize: 1, autoSkip: true } },
+      y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${c.objective} (${c.direction})` } } },
       plugins: { tooltip: { callbacks: { label: (ctx) => ctx.raw.trial
         ? `${ctx.raw.trial}: ${fmt(ctx.raw.y)} [${ctx.raw.surrogate}]${ctx.raw.status === "stopped" ? " stopped early" : ""}${ctx.raw.feasible ? "" : " infeasible"}`
         : `${ctx.dataset.label}: ${fmt(ctx.raw.y)}` } } },
       onClick: (evt, items, c) => { const p = clicked(c, items); if (p && p.trial) selectTrial(p.trial, true); } },
   });
   const last = c.best.length ? c.best[c.best.length - 1].y : null;
-  const gain = (last !== null && c.default) ? (c.direction === "minimize" ? (c.default - last) / Math.abs(c.default)
-    : (last - c.default) / Math.abs(c.default)) : null;
-  $("#progress-caption").textContent = `${c.points.length} trials measured; best ${fmt(last)}` +
-    (c.default !== null ? ` against the default's ${fmt(c.default)}` + (gain !== null ? ` (${(100 * gain).toFixed(1)} % better)` : "") : "; the default configuration was not measured") +
+  // a gain over the default is only a gain over a configuration one could deploy
+  const gain = (last !== null && c.default && c.default_feasible) ? (c.direction === "minimize"
+    ? (c.default - last) / Math.abs(c.default) : (last - c.default) / Math.abs(c.default)) : null;
+  const against = c.default === null ? "; the default configuration was not measured"
+    : !c.default_feasible ? ` (the default's ${fmt(c.default)} is infeasible: no gain over it is claimed)`
+    : ` against the default's ${fmt(c.default)}` + (gain !== null ? ` (${(100 * Math.abs(gain)).toFixed(1)} % ${gain >= 0 ? "better" : "worse"})` : "");
+  $("#progress-caption").textContent = `${c.points.length} trials measured; best feasible ${c.objective} ${fmt(last)}` + against +
     ". Hollow points: stopped early; crosses: infeasible. Click a point to open its trial.";
+}
+function pickObjective(k) {  // every panel follows the objective tab
+  state.objective = Number(k);
+  drawConvergence(state.run); drawBest(state.run); drawEffects(); drawSlice(); drawParcoords();
 }
 
 function drawBest(run) {
@@ -127,6 +141,7 @@ function drawBest(run) {
   const b = o && s.best[o.name];
   if (!b) { $("#best-caption").textContent = "no finished trial yet"; $("#best-config").replaceChildren(); return; }
   const dflt = (run.trials.find((t) => t.name === (run.convergence[state.objective] || {}).default_trial) || {}).config || {};
+  $("#best-head").textContent = `Best configuration by ${o.name}`;
   $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmt(b.value)}, proposed by ${b.surrogate}. Bold: differs from the default.`;
   $("#best-config").replaceChildren(el("tr", {}, el("td", {}, "parameter"), el("td", {}, "best"), el("td", {}, "default")),
     ...Object.entries(b.config).map(([k, v]) => el("tr", { class: k in dflt && dflt[k] !== v ? "changed" : "" },
@@ -139,9 +154,33 @@ function trialColumns(run) {
   return [
     ["id", "#", (t) => t.id, true], ["name", "trial", (t) => t.name], ["status", "status", (t) => t.status],
     ...objs.map((o) => [`obj:${o}`, o, (t) => t.objectives[o] ?? null, true]),
+    ...state.extraColumns.map((c) => [`col:${c}`, c, (t) => trialValue(t, c) ?? null, true]),
     ["duration_s", "duration", (t) => t.duration_s, true], ["surrogate", "surrogate", (t) => t.surrogate],
     ["reason", "why", (t) => t.error ? `error: ${t.error}` : t.reason], ["started", "started", (t) => t.started],
   ];
+}
+// The text filter: space-separated terms, all must hold. A plain word is a trial's name, status or
+// surrogate (whole word: "structured" is not "chose structured over gp" in a gp trial's reason) or
+// part of its error; "why:word" searches the reasons; "x3>0.5", "cost<=10", "m0_worker=true" compare
+// a parameter, objective or metric.
+function trialValue(t, name) {
+  return name in t.config ? t.config[name] : name in t.objectives ? t.objectives[name] : (t.metrics || {})[name];
+}
+function trialFilter(text) {
+  const terms = text.trim().toLowerCase().split(/\s+/).filter(Boolean).map((term) => {
+    const cmp = term.match(/^([^<>=!]+)(<=|>=|!=|<|>|=)(.+)$/);
+    if (cmp) {
+      const [, name, op, raw] = cmp, num = Number(raw);
+      return (t) => { const key = Object.keys({ ...t.config, ...t.objectives, ...(t.metrics || {}) }).find((k) => k.toLowerCase() === name);
+        if (key === undefined) return false;
+        const v = trialValue(t, key), x = typeof v === "number" && !Number.isNaN(num) ? num : raw;
+        const a = typeof v === "boolean" ? String(v) : v;
+        return op === "<" ? a < x : op === ">" ? a > x : op === "<=" ? a <= x : op === ">=" ? a >= x : op === "!=" ? a != x : a == x; };  // eslint-disable-line eqeqeq
+    }
+    if (term.startsWith("why:")) return (t) => (t.reason || "").toLowerCase().includes(term.slice(4));
+    return (t) => [t.name, t.status, t.surrogate].some((v) => v && v.toLowerCase() === term) || (t.error || "").toLowerCase().includes(term);
+  });
+  return (t) => terms.every((f) => f(t));
 }
 function drawTrials(run) {
   const counts = { all: run.trials.length };
@@ -152,11 +191,19 @@ function drawTrials(run) {
   $("#trial-table thead").replaceChildren(el("tr", {}, ...cols.map(([key, label]) => el("th", {
     class: state.sort.key === key ? `sorted ${state.sort.asc ? "asc" : ""}` : "", "data-key": key,
     onclick: () => { state.sort = { key, asc: state.sort.key === key ? !state.sort.asc : true }; drawTrials(state.run); },
-  }, label))));
+  }, label, key.startsWith("col:") ? el("span", { class: "drop", title: "remove this column", onclick: (e) => {
+    e.stopPropagation(); state.extraColumns = state.extraColumns.filter((c) => `col:${c}` !== key); drawTrials(state.run); } }, " ×") : ""))));
+  const params = Object.keys((run.trials[0] || {}).config || {});
+  const metrics = [...new Set(run.trials.flatMap((t) => Object.keys(t.metrics || {})))].sort();
+  if ($("#add-column").options.length !== 1 + params.length + metrics.length) {
+    $("#add-column").replaceChildren(el("option", { value: "" }, "+ column…"),
+      el("optgroup", { label: "parameters" }, ...params.map((n) => el("option", { value: n }, n))),
+      el("optgroup", { label: "metrics" }, ...metrics.map((n) => el("option", { value: n }, n))));
+  }
   const get = Object.fromEntries(cols.map(([k, , f]) => [k, f]));
-  const q = state.search.toLowerCase();
-  const rows = run.trials.filter((t) => (state.statusFilter === "all" || t.status === state.statusFilter) &&
-    (!q || [t.name, t.surrogate, t.reason, t.error].some((v) => v && v.toLowerCase().includes(q))));
+  const match = trialFilter(state.search);
+  const rows = run.trials.filter((t) => (state.statusFilter === "all" || t.status === state.statusFilter) && match(t) &&
+    inBrush(t));
   const f = get[state.sort.key] || get.id;
   rows.sort((a, b) => { const x = f(a), y = f(b);
     const r = x === y ? 0 : x === null ? 1 : y === null ? -1 : x < y ? -1 : 1;
@@ -195,8 +242,22 @@ function drawTrialDetail() {
       ...objs.map((o) => el("tr", {}, el("td", {}, o), el("td", {}, fmt(t.objectives[o])),
         el("td", {}, t.predicted[o] ? `${fmt(t.predicted[o].mean)} ± ${fmt(t.predicted[o].sd)}` : "–")))));
   }
+  const dflt = state.run.trials.find((x) => x.name === (state.run.convergence[0] || {}).default_trial);
+  const other = dflt && dflt.name !== t.name ? dflt : null;
+  const change = (a, b) => typeof a === "number" && typeof b === "number" && b !== 0 ? ` (${a >= b ? "+" : ""}${fmt(100 * (a - b) / Math.abs(b))} %)` : "";
+  if (other) {
+    parts.push(el("div", { class: "hint", id: "vs-default" }, `against the default configuration (${other.name}): ` +
+      Object.keys(t.objectives).map((o) => `${o} ${fmt(t.objectives[o])} vs ${fmt(other.objectives[o])}${change(t.objectives[o], other.objectives[o])}`).join("; ")));
+  }
   parts.push(el("h3", {}, "configuration"), el("table", { class: "kv", id: "trial-config" },
-    ...Object.entries(t.config).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, fmt(v))))));
+    ...Object.entries(t.config).map(([k, v]) => el("tr", { class: other && other.config[k] !== v ? "changed" : "" },
+      el("td", {}, k), el("td", {}, fmt(v)), other ? el("td", {}, fmt(other.config[k])) : ""))));
+  const logged = Object.entries(t.metrics || {});
+  if (logged.length) {
+    parts.push(el("h3", {}, `logged metrics (${logged.length})` + (other ? `, against ${other.name}` : "")),
+      el("table", { class: "kv", id: "trial-metrics" }, ...logged.map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, fmt(v)),
+        other ? el("td", {}, fmt((other.metrics || {})[k]) + change(v, (other.metrics || {})[k])) : ""))));
+  }
   const cv = Object.entries(t.cv || {});
   if (cv.length) parts.push(el("h3", {}, "surrogates compared (held-out)"), el("table", { class: "kv" },
     el("tr", {}, el("td", {}, "model"), el("td", {}, "log density"), el("td", {}, "rank corr")),
@@ -208,6 +269,102 @@ function drawTrialDetail() {
   box.replaceChildren(...parts);
 }
 
+// --- trials in parameter space: parallel coordinates (brushable) and slices ------------------------------
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attrs = {}, text = null) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== null) e.textContent = text;
+  return e;
+}
+const numeric = (v) => typeof v === "boolean" ? Number(v) : typeof v === "number" ? v : null;
+function parcoordAxes() {
+  // the selected objective, then the parameters the model says matter most (else the space's first),
+  // then the columns added to the table
+  const run = state.run, obj = run.summary.objectives[state.objective] || run.summary.objectives[0];
+  const params = Object.keys((run.trials[0] || {}).config || {});
+  const ranked = state.models && state.models.effects ? [...state.models.effects]
+    .sort((a, b) => ((b.ranges || {})[obj.name] ?? b.range) - ((a.ranges || {})[obj.name] ?? a.range)).map((e) => e.param) : params;
+  return [...new Set([...ranked.slice(0, 8), ...state.extraColumns, obj.name])];
+}
+function inBrush(t) {
+  return Object.entries(state.brush).every(([axis, [lo, hi]]) => { const v = numeric(trialValue(t, axis)); return v !== null && v >= lo && v <= hi; });
+}
+function drawParcoords() {
+  const run = state.run;
+  if (!run || !run.trials.length) return;
+  const box = $("#parcoords"), W = box.clientWidth || 600, H = 330, top = 46, bottom = H - 24;
+  const axes = parcoordAxes(), obj = axes[axes.length - 1];
+  const trials = run.trials.filter((t) => t.status === "done" || t.status === "stopped");
+  const ranges = Object.fromEntries(axes.map((a) => {
+    const vs = trials.map((t) => numeric(trialValue(t, a))).filter((v) => v !== null && Number.isFinite(v));
+    const lo = Math.min(...vs), hi = Math.max(...vs);
+    return [a, vs.length ? (hi > lo ? [lo, hi] : [lo - 0.5, hi + 0.5]) : [0, 1]];
+  }));
+  const x = (i) => 40 + i * (W - 80) / Math.max(1, axes.length - 1);
+  const y = (a, v) => bottom - (v - ranges[a][0]) / (ranges[a][1] - ranges[a][0]) * (bottom - top);
+  const [olo, ohi] = ranges[obj], dir = (run.summary.objectives.find((o) => o.name === obj) || {}).direction;
+  const colour = (v) => { let f = (v - olo) / (ohi - olo || 1); if (dir === "maximize") f = 1 - f;  // blue: good, red: bad
+    return `hsl(${Math.round(220 - 220 * f)}, 70%, 45%)`; };
+  const kids = [];
+  for (const t of trials) {
+    const pts = axes.map((a, i) => { const v = numeric(trialValue(t, a)); return v === null ? null : `${x(i)},${y(a, v)}`; });
+    if (pts.includes(null)) continue;
+    const on = inBrush(t), ov = numeric(t.objectives[obj]);
+    kids.push(svg("polyline", { points: pts.join(" "), fill: "none", "data-trial": t.name, class: on ? "kept" : "out",
+      stroke: on && ov !== null ? colour(ov) : "#d0d4da", "stroke-width": on ? 1.6 : 1, opacity: on ? 0.85 : 0.5 }));
+  }
+  axes.forEach((a, i) => {
+    kids.push(svg("line", { x1: x(i), x2: x(i), y1: top, y2: bottom, stroke: "#8a94a0" }));
+    kids.push(svg("text", { x: x(i), y: top - 18 - (i % 2) * 13, "text-anchor": "middle", class: "axis-label" }, a));
+    kids.push(svg("text", { x: x(i) + 4, y: top - 4, class: "tick" }, fmt(ranges[a][1])));
+    kids.push(svg("text", { x: x(i) + 4, y: bottom + 14, class: "tick" }, fmt(ranges[a][0])));
+    if (state.brush[a]) { const [lo, hi] = state.brush[a];
+      kids.push(svg("rect", { x: x(i) - 7, width: 14, y: y(a, hi), height: Math.max(2, y(a, lo) - y(a, hi)), class: "brush" })); }
+    const hit = svg("rect", { x: x(i) - 12, width: 24, y: top, height: bottom - top, class: "hit", "data-axis": a });
+    hit.addEventListener("mousedown", (e) => startBrush(e, a, y, ranges[a], top, bottom));
+    hit.addEventListener("dblclick", () => { delete state.brush[a]; brushed(); });
+    kids.push(hit);
+  });
+  box.replaceChildren(...kids);
+  const kept = trials.filter(inBrush).length;
+  $("#parcoords-caption").textContent = `${trials.length} measured trials over ${axes.length - 1} parameters and ${obj} ` +
+    `(colour: ${obj}, blue better); axes: the parameters that move ${obj} most in the model, and the table's added columns.` +
+    (Object.keys(state.brush).length ? ` ${kept} in the brushed ranges.` : "");
+}
+function startBrush(e, axis, y, [lo, hi], top, bottom) {
+  const rect = $("#parcoords").getBoundingClientRect(), y0 = e.clientY - rect.top;
+  const value = (py) => lo + (bottom - Math.min(bottom, Math.max(top, py))) / (bottom - top) * (hi - lo);
+  const move = (ev) => { const y1 = ev.clientY - rect.top; const a = value(y0), b = value(y1);
+    state.brush[axis] = [Math.min(a, b), Math.max(a, b)]; brushed(); };
+  const up = () => { window.removeEventListener("mousemove", move); window.removeEventListener("mouseup", up); };
+  window.addEventListener("mousemove", move); window.addEventListener("mouseup", up);
+}
+function brushed() {
+  const n = Object.keys(state.brush).length;
+  $("#brush-note").textContent = n ? `brushed on ${Object.keys(state.brush).join(", ")} (double-click an axis to clear)` : "";
+  drawParcoords(); drawTrials(state.run);
+}
+function drawSlice() {
+  const run = state.run;
+  if (!run || !run.trials.length) return;
+  const params = Object.keys(run.trials[0].config || {});
+  const axes = parcoordAxes();
+  if (!state.slicePicked || !params.includes(state.sliceParam)) state.sliceParam = axes.find((a) => params.includes(a)) || params[0];
+  if ($("#slice-param").options.length !== params.length) $("#slice-param").replaceChildren(...params.map((n) => el("option", { value: n }, n)));
+  $("#slice-param").value = state.sliceParam;
+  const obj = run.summary.objectives[state.objective] || run.summary.objectives[0];
+  const pts = run.trials.filter((t) => t.status === "done" && numeric(t.objectives[obj.name]) !== null)
+    .map((t) => ({ x: numeric(t.config[state.sliceParam]), y: t.objectives[obj.name], trial: t.name, surrogate: t.surrogate }));
+  chart("slice-chart", { data: { datasets: [{ type: "scatter", label: `${obj.name} against ${state.sliceParam}`, data: pts, parsing: false,
+    backgroundColor: pts.map((p) => COLORS[p.surrogate] || "#495057"), pointRadius: 4.5 }] },
+  options: { maintainAspectRatio: false, plugins: { legend: { display: false },
+    tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${state.sliceParam} ${fmt(c.raw.x)}, ${obj.name} ${fmt(c.raw.y)}` } } },
+  scales: { x: { type: "linear", title: { display: true, text: state.sliceParam } },
+    y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${obj.name} (measured)` } } },
+  onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
+}
+
 // --- graph --------------------------------------------------------------------------------------------
 function graphElements(view) {
   const folded = state.folded, shown = {};
@@ -216,7 +373,7 @@ function graphElements(view) {
     const members = view.nodes.filter((n) => n.group === g);
     if (folded.has(g)) {
       const label = `▸ ${g} (${members.length})`;
-      nodes.push({ group: "nodes", data: { id: `group:${g}`, label, kind: "folded", groupName: g, w: 8 * label.length + 16 } });
+      nodes.push({ group: "nodes", data: { id: `group:${g}`, label, kind: "folded", groupName: g, w: 8.5 * label.length + 16 } });
     } else nodes.push({ group: "nodes", data: { id: `group:${g}`, label: `▾ ${g}`, kind: "group", groupName: g } });
   }
   for (const n of view.nodes) {
@@ -225,7 +382,7 @@ function graphElements(view) {
     const [fill, border, shape] = ROLE_STYLE[n.role] || ROLE_STYLE.metric;
     nodes.push({ group: "nodes", data: { id: n.id, label: n.id, kind: "node", role: n.role, fill, border, shape,
       form: n.form ? n.form.kind : "", parent: n.group ? `group:${n.group}` : undefined,
-      w: Math.max(40, 7.5 * n.id.length + 14) } });
+      w: Math.max(40, 7.8 * n.id.length + 14) } });
   }
   const edges = {};
   for (const e of view.edges) {
@@ -241,16 +398,17 @@ function graphElements(view) {
   for (const e of Object.values(edges)) e.data.label = e.data.count > 1 ? `×${e.data.count}` : "";
   return [...nodes, ...Object.values(edges)];
 }
+const LABEL_PX = 12, MIN_LABEL_PX = 9;  // node labels' font size, and the smallest it is ever drawn at
 const GRAPH_STYLE = [
   { selector: "node[kind = 'node']", style: { label: "data(label)", "background-color": "data(fill)", "border-color": "data(border)",
-    "border-width": 1.2, shape: "data(shape)", width: "data(w)", height: 26, "font-size": 11, "text-valign": "center", "text-halign": "center" } },
+    "border-width": 1.2, shape: "data(shape)", width: "data(w)", height: 26, "font-size": LABEL_PX, "text-valign": "center", "text-halign": "center" } },
   { selector: "node[form = 'function'], node[form = 'formula']", style: { "border-color": "#6a3d9a", "border-width": 3 } },
-  { selector: "node[kind = 'group']", style: { label: "data(label)", "text-valign": "top", "text-halign": "center", "font-size": 11,
+  { selector: "node[kind = 'group']", style: { label: "data(label)", "text-valign": "top", "text-halign": "center", "font-size": LABEL_PX,
     "font-weight": "bold", color: "#8a6d00", "background-color": "#fffbeb", "background-opacity": 0.6, "border-color": "#e2c76a",
     "border-width": 1, shape: "round-rectangle", padding: 20, "text-margin-y": 18 } },
   { selector: "node[kind = 'folded']", style: { label: "data(label)", "background-color": "#fff7e0", "border-color": "#c9a227",
     "border-style": "dashed", "border-width": 1.5, shape: "round-rectangle", width: "data(w)", height: 26,
-    "font-size": 13, "text-valign": "center", "text-halign": "center" } },
+    "font-size": LABEL_PX + 1, "text-valign": "center", "text-halign": "center" } },
   { selector: "edge", style: { width: (e) => e.data("w") === null ? 1.5 : 0.8 + 5 * e.data("w"), "curve-style": "bezier",
     "target-arrow-shape": "triangle", "arrow-scale": 0.8, "line-color": "#555", "target-arrow-color": "#555",
     "line-style": "data(style)", opacity: (e) => (e.data("count") > 1 ? 0.25 : 0.3) + 0.6 * e.data("stability") * (e.data("count") > 1 ? 0.5 : 1),
@@ -263,25 +421,36 @@ const GRAPH_STYLE = [
 function drawGraph() {
   const view = state.graph;
   if (!view) { $("#graph-caption").textContent = "no graph yet: the run has not learned or been given one"; return; }
-  if (!state.foldedInit) {  // large graphs open folded: one box per machine or subsystem
+  if (state.foldedInit !== `${view.scope}:${view.node}`) {  // large views open folded: one box per machine or subsystem
+    state.folded.clear();
     if (view.nodes.length > 40) view.groups.forEach((g) => state.folded.add(g));
-    state.foldedInit = true;
+    state.foldedInit = `${view.scope}:${view.node}`;
   }
   const roles = {};
   for (const n of view.nodes) roles[n.role] = (roles[n.role] || 0) + 1;
-  $("#graph-caption").textContent = `${view.focus ? "The objectives and their ancestors" : "The whole graph"}: ` +
+  const what = { neighbourhood: "The objectives' strongest paths (the parameters that reach them most strongly, each by its strongest way)",
+    ancestors: "The objectives and their ancestors", all: "The whole graph", node: `${view.node}, its ancestors and descendants` }[view.scope];
+  for (const b of document.querySelectorAll("#graph-scope button")) b.classList.toggle("on", b.dataset.scope === view.scope);
+  $("#graph-caption").textContent = `${what}: ` +
     `${view.nodes.length} of ${view.total_nodes} nodes (${Object.entries(roles).map(([r, k]) => `${k} ${r}s`).join(", ")}), ` +
     `${view.edges.length} edges` + (view.learned_from_trials ? `, learned from ${view.learned_from_trials} trials` : "") +
     (view.groups.length ? `; ${view.groups.length} name groups (${view.groups.slice(0, 8).join(", ")}${view.groups.length > 8 ? "…" : ""})` : "") + ".";
   const elements = graphElements(view);
   if (!state.cy) {
-    state.cy = cytoscape({ container: $("#cy"), elements, style: GRAPH_STYLE, minZoom: 0.05, maxZoom: 3 });
+    // labels never drawn below MIN_LABEL_PX: a graph too large for the box is panned, not shrunk
+    state.cy = cytoscape({ container: $("#cy"), elements, style: GRAPH_STYLE, minZoom: MIN_LABEL_PX / LABEL_PX, maxZoom: 3 });
     state.cy.on("tap", "node", (evt) => onNodeTap(evt.target));
     state.cy.on("tap", (evt) => { if (evt.target === state.cy) state.cy.elements().removeClass("faded"); });
   } else { state.cy.elements().remove(); state.cy.add(elements); }
   // left to right: parameters, then metrics, then objectives; node labels are wider than tall
   state.cy.layout({ name: "dagre", rankDir: "LR", nodeSep: 8, rankSep: 70, edgeSep: 4, animate: false, fit: true, padding: 12 }).run();
   if (state.cy.zoom() > 1.1) { state.cy.zoom(1.1); state.cy.center(); }  // a small graph is not blown up
+  const focus = view.scope === "node" ? state.cy.getElementById(view.node) : state.cy.nodes("[role = 'objective']");
+  if (state.cy.zoom() <= state.cy.minZoom() + 1e-6 && focus.length) {  // too large to fit: start at what matters
+    state.cy.center(focus);  // the objectives at the right edge, what feeds them to their left (drag to pan)
+    if (view.scope !== "node") state.cy.panBy({ x: state.cy.width() / 2 - focus.renderedBoundingBox().w / 2 - 30, y: 0 });
+  }
+  if (view.scope === "node") state.cy.getElementById(view.node).select();
 }
 function onNodeTap(node) {
   const kind = node.data("kind");
@@ -304,15 +473,19 @@ function drawNodeDetail(id) {
   const edgeLine = (e, other) => el("li", {}, other, e.weight !== null ? ` (weight ${fmt(e.weight)}${e.stability !== null ? `, stability ${fmt(e.stability)}` : ""})` : "",
     e.fallback ? " fallback" : "", e.annotated ? " (expression)" : "");
   const parts = [el("h3", {}, id), el("div", { class: "hint" }, `${n.role}${n.group ? `, group ${n.group}` : ""}`)];
-  if (n.form) parts.push(el("div", { class: "why" }, `annotated ${n.form.kind}: `, el("span", { class: "mono" }, n.form.text),
+  if (n.form) parts.push(el("div", { class: "why" }, `${n.form.kind} ${n.form.source}: `, el("span", { class: "mono" }, n.form.text),
     n.form.kind === "formula" ? ` (free: ${n.form.free.join(", ") || "none"}; residual ${n.form.residual})` : ""));
-  if (n.model || fit) parts.push(el("div", {}, "model in the last structured proposal: ", el("b", {}, (fit && fit.kind) || n.model)));
+  const model = fit ? { label: fit.label, parents: fit.parents } : n.model;
+  if (model) parts.push(el("div", { id: "node-model" }, `model in the structured proposal of ${(state.models && state.models.model_trial) || "the run"}: `,
+    el("b", {}, model.label), model.parents.length ? ` on ${model.parents.length} parents (${model.parents.join(", ")})` : ""));
   if (fit) {
     parts.push(el("div", {}, `held-out fit on ${fit.n} trials: rank correlation `, el("b", {}, fmt(fit.rank_correlation)),
       `, standardised RMSE ${fmt(fit.rmse_standardised)} `, el("a", { href: "#models", onclick: () => selectFitNode(id) }, "(plot)")));
   }
-  parts.push(el("h3", {}, `parents (${parents.length})`), el("ul", {}, ...parents.map((e) => edgeLine(e, e.source))));
-  parts.push(el("h3", {}, `children (${children.length})`), el("ul", {}, ...children.map((e) => edgeLine(e, e.target))));
+  parts.push(el("div", { class: "tabs" }, el("button", { id: "focus-node", onclick: () => focusNode(id) }, "show its ancestors and descendants")));
+  const inView = view.scope === "all" ? "" : " in this view";
+  parts.push(el("h3", {}, `graph parents${inView} (${parents.length})`), el("ul", {}, ...parents.map((e) => edgeLine(e, e.source))));
+  parts.push(el("h3", {}, `graph children${inView} (${children.length})`), el("ul", {}, ...children.map((e) => edgeLine(e, e.target))));
   $("#node-detail").replaceChildren(...parts);
 }
 
@@ -320,7 +493,10 @@ function drawNodeDetail(id) {
 function modelStatus(m) {
   if (!m || m.status === "computing") return "fitting the run's model in the background…";
   if (m.error) return `not available: ${m.error}`;
-  return `${m.surrogate} surrogate on ${m.n_trials} measured trials (${fmt(m.seconds)} s to fit)` + (m.status === "stale" ? "; refitting on newer trials…" : "");
+  return `${m.surrogate} surrogate` + (m.model_trial ? ` as it proposed ${m.model_trial}`
+    : m.surrogate === "structured" ? " fitted afresh on the run's current graph (no structured proposal yet)" : "") +
+    `, refitted on ${m.n_trials} measured trials (${fmt(m.seconds)} s to fit)` +
+    (m.unused && m.unused.length ? `; not sampled (no chosen model reads them): ${m.unused.join(", ")}` : "") + (m.status === "stale" ? "; refitting on newer trials…" : "");
 }
 function drawModels() {
   const m = state.models;
@@ -332,10 +508,10 @@ function drawModels() {
     (x.rank_correlation ?? 2) - (y.rank_correlation ?? 2)).reverse();
   $("#fit-table thead").replaceChildren(el("tr", {}, ...["node", "model", "parents", "trials", "rank corr", "std. RMSE"].map((h) => el("th", {}, h))));
   $("#fit-table tbody").replaceChildren(...nodes.map(([id, f]) => el("tr", { class: id === state.fitNode ? "selected" : "",
-    "data-node": id, onclick: () => selectFitNode(id) }, el("td", {}, id), el("td", {}, f.kind), el("td", { class: "num" }, f.parents.length),
+    "data-node": id, onclick: () => selectFitNode(id) }, el("td", {}, id), el("td", {}, f.label), el("td", { class: "num" }, f.parents.length),
   el("td", { class: "num" }, f.n), el("td", { class: `num ${f.rank_correlation < 0.5 ? "bad" : f.rank_correlation > 0.8 ? "good" : ""}` }, fmt(f.rank_correlation)),
   el("td", { class: "num" }, fmt(f.rmse_standardised)))));
-  drawEffects();
+  drawEffects(); drawParcoords();
   if (!nodes.length) { $("#fit-caption").textContent = `no per-node models: the ${m.surrogate} surrogate models the objectives directly`; return; }
   if (!state.fitNode || !m.nodes[state.fitNode]) state.fitNode = nodes[0][0];
   drawFit();
@@ -346,7 +522,7 @@ function drawFit() {
   const pts = f.observed.map((y, i) => ({ x: y, y: f.predicted[i], trial: f.trials[i], sd: f.sd[i] }));
   const all = [...f.observed, ...f.predicted].filter(Number.isFinite);
   const lo = Math.min(...all), hi = Math.max(...all);
-  $("#fit-caption").textContent = `${state.fitNode} (${f.kind} on ${f.parents.length} parents): each trial's value predicted by the model refitted without it, from its observed parents. On the line: perfect.`;
+  $("#fit-caption").textContent = `${state.fitNode} (${f.label} on ${f.parents.length} parents): each trial's value predicted by the model refitted without it, from its observed parents. On the line: perfect.`;
   chart("fit-chart", { data: { datasets: [
     { type: "scatter", label: "trials", data: pts, parsing: false, backgroundColor: "#2f6fd6", pointRadius: 4 },
     { type: "line", label: "predicted = observed", data: [{ x: lo, y: lo }, { x: hi, y: hi }], parsing: false,
@@ -358,34 +534,41 @@ function drawFit() {
 }
 
 // --- parameter effects ----------------------------------------------------------------------------------
+const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#D55E00", "#0072B2"];  // Okabe-Ito: tell apart, also colour-blind
+const DASHES = [[], [6, 3], [2, 2], [8, 3, 2, 3], [4, 4], [1, 3]];
+function effectObjective() {
+  const m = state.models, names = Object.keys(m.effects[0].objectives);
+  return names[Math.min(state.objective, names.length - 1)];
+}
 function drawEffects() {
   const m = state.models;
   if (!m || !m.effects || !m.effects.length) return;
-  const names = Object.keys(m.effects[0].objectives);
-  const objName = names[Math.min(state.objective, names.length - 1)];
-  const top = m.effects.slice(0, 15);
-  chart("effect-ranking", { type: "bar", data: { labels: top.map((e) => e.param), datasets: [{ label: `range of predicted ${names[0]} mean`,
-    data: top.map((e) => e.range), backgroundColor: top.map((e) => e.param === state.effectParam ? "#f08c00" : "#2f6fd6") }] },
+  const objName = effectObjective();
+  const rangeOf = (e) => (e.ranges ? e.ranges[objName] : e.range);
+  const ranked = [...m.effects].sort((a, b) => rangeOf(b) - rangeOf(a));
+  const top = ranked.slice(0, 15);
+  $("#effects-head").textContent = `Parameter effects on ${objName}`;
+  chart("effect-ranking", { type: "bar", data: { labels: top.map((e) => e.param), datasets: [{ label: `range of predicted ${objName} mean`,
+    data: top.map(rangeOf), backgroundColor: top.map((e) => e.param === state.effectParam ? "#f08c00" : "#2f6fd6") }] },
   options: { indexAxis: "y", maintainAspectRatio: false, plugins: { legend: { display: false },
-    title: { display: true, text: `How far each parameter moves the predicted ${names[0]} (top ${top.length} of ${m.effects.length}; click one)` } },
+    title: { display: true, text: `How far each parameter moves the predicted ${objName} (top ${top.length} of ${m.effects.length}; click one)` } },
   onClick: (evt, items) => { if (items.length) { state.effectParam = top[items[0].index].param; drawEffects(); } } } });
   if (!state.effectParam || !m.effects.find((e) => e.param === state.effectParam)) state.effectParam = top[0].param;
   const e = m.effects.find((x) => x.param === state.effectParam);
   const curve = e.objectives[objName];
   const labels = e.values.map(fmt);
-  const scaled = (arr) => { const lo = Math.min(...arr), hi = Math.max(...arr); return arr.map((v) => hi > lo ? (v - lo) / (hi - lo) : 0.5); };
-  const palette = ["#ae3ec9", "#0ca678", "#f08c00", "#1098ad", "#d6336c", "#5c940d"];
   chart("effect-curve", { type: "line", data: { labels, datasets: [
-    { label: "10 %", data: curve.low, borderWidth: 0, pointRadius: 0, fill: false, yAxisID: "y" },
-    { label: "10-90 % band", data: curve.high, borderWidth: 0, pointRadius: 0, fill: "-1", backgroundColor: "rgba(47,111,214,0.15)", yAxisID: "y" },
+    { label: "- 1 sd", data: curve.low, borderWidth: 0, pointRadius: 0, fill: false, yAxisID: "y" },
+    { label: "± 1 sd band", data: curve.high, borderWidth: 0, pointRadius: 0, fill: "-1", backgroundColor: "rgba(47,111,214,0.15)", yAxisID: "y" },
     { label: `${objName} (mean)`, data: curve.mean, borderColor: "#2f6fd6", borderWidth: 2.5, pointRadius: 3, yAxisID: "y" },
-    ...e.metrics.map((x, i) => ({ label: `${x.name} (scaled)`, data: scaled(x.mean), borderColor: palette[i % palette.length],
-      borderDash: [5, 3], borderWidth: 1.5, pointRadius: 0, yAxisID: "y2" }))] },
+    ...e.metrics.map((x, i) => ({ label: `${x.name} (change, sds)`, data: x.change_sd || x.mean, borderColor: PALETTE[i % PALETTE.length],
+      borderDash: DASHES[i % DASHES.length], borderWidth: 2, pointRadius: 0, yAxisID: "y2" }))] },
   options: { maintainAspectRatio: false, scales: { x: { title: { display: true, text: `${e.param} (others at the best trial's values; there ${fmt(e.base)})` } },
     y: { title: { display: true, text: `predicted ${objName}` } },
-    y2: { display: e.metrics.length > 0, position: "right", min: -0.05, max: 1.05, grid: { drawOnChartArea: false }, title: { display: true, text: "metric, scaled 0–1" } } },
-  plugins: { legend: { labels: { filter: (item) => item.text !== "10 %" } } } } });
-  $("#effect-caption").textContent = `${e.param}: predicted ${objName} from ${fmt(Math.min(...curve.mean))} to ${fmt(Math.max(...curve.mean))} over its range.`;
+    y2: { display: e.metrics.length > 0, position: "right", grid: { drawOnChartArea: false },
+      title: { display: true, text: "metric's change from the base, in sds across the trials" } } },
+  plugins: { legend: { labels: { filter: (item) => item.text !== "- 1 sd" } } } } });
+  $("#effect-caption").textContent = `${e.param}: predicted ${objName} from ${fmt(Math.min(...curve.mean))} to ${fmt(Math.max(...curve.mean))} over its range (mean and ± 1 sd, as boanon plot --kind effects draws it).`;
   $("#effect-metrics").replaceChildren(...(e.metrics.length ? e.metrics.map((x) =>
     el("li", {}, `through ${x.name}: moves ${fmt(x.moved_sd)} × its spread across the trials`)) :
     [el("li", {}, m.surrogate === "structured" ? "reaches the objective directly (no modelled metric in between)" : "the plain GP has no metrics in between")]),
@@ -405,10 +588,14 @@ function drawPareto(run) {
   chart("pareto-chart", { data: { datasets: [
     { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, borderColor: "#d6336c" },
     { type: "scatter", label: "dominated", data: pts((q) => !q.front && q.feasible), parsing: false, backgroundColor: "#adb5bd", pointRadius: 4 },
-    { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 }] },
+    { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 },
+    ...(p.ref ? [{ type: "scatter", label: "hypervolume reference point", data: [{ x: p.ref[0], y: p.ref[1], trial: "reference point" }], parsing: false,
+      pointStyle: "rectRot", backgroundColor: "#f08c00", pointRadius: 6 }] : [])] },
   options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: a } }, y: { title: { display: true, text: b } } },
     plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${fmt(c.raw.x)}, ${fmt(c.raw.y)}` } } },
     onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
+  $("#hv-caption").textContent = "Hypervolume of the feasible finished trials after each trial, against one reference point fixed from the run's start: " +
+    (p.ref ? p.objectives.map((o, i) => `${o} = ${fmt(p.ref[i])}`).join(", ") + ` (${p.ref_how}).` : `none yet (${p.ref_how}).`);
   chart("hv-chart", { data: { datasets: [{ type: "line", label: "hypervolume", data: p.hypervolume, parsing: false, stepped: "after",
     borderColor: "#2f6fd6", pointRadius: 2 }] },
   options: { maintainAspectRatio: false, plugins: { legend: { display: false } },
@@ -423,7 +610,9 @@ function drawTimeline(run, serverDate) {
   if ($("#timeline").hidden) return;
   const lanes = Array.from({ length: tl.lanes }, (_, i) => `lane ${i + 1}`);
   const datasets = ["done", "stopped", "failed", "running"].map((s) => ({ label: s, grouped: false, barThickness: 16,
-    backgroundColor: STATUS_COLORS[s], borderColor: s === "stopped" ? "#7f4a00" : STATUS_COLORS[s], borderWidth: s === "stopped" ? 2 : 0,
+    // a white edge keeps back-to-back trials of one lane two bars, not one
+    backgroundColor: STATUS_COLORS[s], borderColor: s === "stopped" ? "#7f4a00" : "#ffffff", borderWidth: s === "stopped" ? 2 : 1.5,
+    borderSkipped: false,
     data: tl.bars.filter((b) => b.status === s).map((b) => ({ x: [b.start, Math.max(b.end ?? now, b.start)], y: lanes[b.lane], trial: b.trial })) }));
   $("#timeline-caption").textContent = `${tl.bars.length} trials on ${tl.lanes} lanes (a trial takes the first lane free when it starts: as many lanes as trials ran at once); ${stopped} stopped early.`;
   chart("timeline-chart", { type: "bar", data: { labels: lanes, datasets },
@@ -434,13 +623,15 @@ function drawTimeline(run, serverDate) {
 
 // --- polling ----------------------------------------------------------------------------------------------
 async function refreshGraph(force = false) {
-  const key = `${state.run.graph_id}:${state.focus}`;
+  const key = `${state.run.graph_id}:${state.scope}:${state.scopeNode}`;
   if (!force && key === state.graphKey) return;
-  const { data } = await getJSON(`/api/graph?focus=${state.focus ? 1 : 0}`);
+  const { data } = await getJSON(`/api/graph?scope=${state.scope}` + (state.scopeNode ? `&node=${encodeURIComponent(state.scopeNode)}` : ""));
   state.graphKey = key;
   state.graph = data.graph;
+  if (data.graph) $("#node-names").replaceChildren(...data.graph.names.map((n) => el("option", { value: n })));
   drawGraph();
 }
+function focusNode(id) { state.scope = "node"; state.scopeNode = id; refreshGraph(true).then(() => drawNodeDetail(id)); }
 async function refreshModels() {
   const key = `${state.run.graph_id}:${state.run.trials.filter((t) => t.status === "done" || t.status === "stopped").length}`;
   if (key === state.modelsKey && state.models && state.models.status === "ready") return;
@@ -459,27 +650,37 @@ async function poll() {
       drawHeader(data);
       if (data.summary.recorded) {
         drawConvergence(data); drawBest(data); drawTrials(data); drawPareto(data); drawTimeline(data, date);
+        drawParcoords(); drawSlice();
         await refreshGraph();
       }
     } else if (data.summary.recorded && data.summary.counts.running) drawTimeline(data, date);
+    if (data.summary.activity && data.summary.activity.state === "proposing") drawHeader(data);  // the clock
     if (data.summary.recorded) await refreshModels();
     $("#live").className = "ok";
     $("#updated").textContent = `live · updated ${new Date().toLocaleTimeString()}`;
   } catch (err) {
     $("#live").className = "err";
-    $("#updated").textContent = `cannot reach the dashboard (${err.message})`;
+    $("#updated").textContent = state.run ? `the dashboard's server stopped (the run that served it ended?): this is its last state; ` +
+      `boanon dashboard ${state.run.summary.store} serves it again (${err.message})` : `cannot reach the dashboard (${err.message})`;
   }
   setTimeout(poll, delay);
 }
 
 $("#trial-search").addEventListener("input", (e) => { state.search = e.target.value; if (state.run) drawTrials(state.run); });
+$("#add-column").addEventListener("change", (e) => {
+  const c = e.target.value; e.target.value = "";
+  if (c && !state.extraColumns.includes(c)) { state.extraColumns.push(c); drawTrials(state.run); }
+});
+$("#log-scale").addEventListener("change", (e) => { state.logScale = e.target.checked; if (state.run) { drawConvergence(state.run); drawSlice(); } });
+$("#slice-param").addEventListener("change", (e) => { state.sliceParam = e.target.value; state.slicePicked = true; drawSlice(); });
 for (const b of document.querySelectorAll("#graph-scope button")) {
-  b.addEventListener("click", () => {
-    state.focus = b.dataset.focus === "1";
-    for (const x of document.querySelectorAll("#graph-scope button")) x.classList.toggle("on", x === b);
-    refreshGraph(true);
-  });
+  b.addEventListener("click", () => { state.scope = b.dataset.scope; state.scopeNode = null; refreshGraph(true); });
 }
+$("#node-search").addEventListener("change", (e) => {  // a name picked or typed: that node and what it touches
+  const name = e.target.value.trim();
+  if (state.graph && state.graph.names.includes(name)) focusNode(name);
+  else if (name) $("#graph-caption").textContent = `no node named ${name} (the list offers the names)`;
+});
 $("#fold-all").addEventListener("click", () => { if (state.graph) { state.graph.groups.forEach((g) => state.folded.add(g)); drawGraph(); } });
 $("#unfold-all").addEventListener("click", () => { state.folded.clear(); drawGraph(); });
 $("#fit-graph").addEventListener("click", () => state.cy && state.cy.fit(undefined, 12));
