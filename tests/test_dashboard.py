@@ -232,8 +232,9 @@ def test_a_plain_gp_run_shows_effects_without_node_models(tmp_path: Path, browse
 # --- an SGD-size run (35 parameters, ~105 nodes): what a user sees -----------------------------------
 @pytest.fixture(scope="module")
 def sgd_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The simulated SGD cluster's run from its logs (examples/sgd-from-logs.yaml), its 3 initial
-    trials done: the first proposal (learning the graph from the 40 logged trials) comes live."""
+    """The simulated SGD cluster's run from its logs (examples/sgd-from-logs.yaml) at a budget of 3:
+    its initial design (the default and one Sobol point: a third of the budget, at least two) and
+    one proposal from the graph learned from the 40 logged trials; the next proposal comes live."""
     store = tmp_path_factory.mktemp("sgd") / "sgd.db"
     subprocess.run([*BOANON, "tune", "examples/sgd-from-logs.yaml", "--budget", "3", "--store", str(store)],
                    cwd=ROOT, capture_output=True, text=True, timeout=600, check=True)
@@ -256,8 +257,8 @@ def status_node_models(store: Path) -> dict[str, tuple[str, int]]:
     return found
 
 
-def watch_the_first_proposal_live(sgd_run: Path, browser) -> None:
-    """``boanon tune --dashboard`` resumes the SGD run for its first proposal: the page says a
+def watch_the_next_proposal_live(sgd_run: Path, browser) -> None:
+    """``boanon tune --dashboard`` resumes the SGD run for its next proposal: the page says a
     proposal is being computed, shows the new trial, says the run finished and is still served
     after it (a view of the store); when the server goes, the page keeps its last state."""
     from selenium.webdriver.common.by import By
@@ -297,7 +298,7 @@ def test_the_sgd_run_live_then_read_at_35_parameters(sgd_run: Path, browser) -> 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    watch_the_first_proposal_live(sgd_run, browser)
+    watch_the_next_proposal_live(sgd_run, browser)
     with serving(sgd_run) as url:
         browser.get(url)
         wait_for(browser, lambda b: len(rows(b)) == 4, what="the trials table never showed the 4 trials")
@@ -346,10 +347,10 @@ def test_the_sgd_run_live_then_read_at_35_parameters(sgd_run: Path, browser) -> 
         search = browser.find_element(By.ID, "trial-search")
         search.send_keys("init")
         assert {r.find_elements(By.TAG_NAME, "td")[5].text for r in rows(browser)} == {"init"}
-        assert len(rows(browser)) == 3
+        assert len(rows(browser)) == 2  # the design of a budget of 3
         search.clear()
         search.send_keys("why:sobol")
-        assert len(rows(browser)) == 2
+        assert len(rows(browser)) == 1
         search.clear()
         search.send_keys(" ")
         search.send_keys(Keys.BACKSPACE)
