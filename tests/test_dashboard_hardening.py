@@ -113,3 +113,29 @@ def test_concurrent_clients_share_one_read_of_the_store(served) -> None:
     assert not errors, errors[0]
     assert len(bodies) == 50 and len(set(bodies)) == 1
     assert len(reads) == 1, f"{len(reads)} reads of the trials table for 50 concurrent requests"
+
+
+def test_concurrent_clients_share_one_encoding_of_the_run(served, monkeypatch) -> None:
+    """Encoding a few hundred trials as JSON, not the read, is what 200 clients waited on: 50
+    requests for an unchanged store encode the run view once (each used to encode it again)."""
+    from boanon.dashboard import app as dashboard_app
+
+    view, url = served
+    encoded: list[int] = []
+    real = dashboard_app.dump_json
+    monkeypatch.setattr(dashboard_app, "dump_json", lambda value: encoded.append(1) or real(value))
+    with sqlite3.connect(view.store.path) as writer:  # a new version: nothing cached for it yet
+        writer.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('probe', '2')")
+    barrier = threading.Barrier(50)
+    bodies: list[bytes] = []
+
+    def client() -> None:
+        barrier.wait()
+        bodies.append(_get(url + "api/run")[0])
+    threads = [threading.Thread(target=client) for _ in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(bodies) == 50 and len(set(bodies)) == 1
+    assert len(encoded) == 1, f"the run view was encoded {len(encoded)} times for 50 requests"

@@ -147,6 +147,11 @@ class RunView:
         """Everything cheap: the header, convergence, trials, Pareto front, timeline."""
         return self.cached("run", self._run)
 
+    def encoded(self, key: Any, view: Callable[[], Any]) -> bytes:
+        """``view()`` as JSON bytes, once per change of the store: encoding a few hundred trials
+        per request, not the reading, is what many clients polling at once were waiting on."""
+        return self.cached(("json", key), lambda: dump_json(view()).encode())
+
     def _run(self) -> dict[str, Any]:
         study, trials, objectives, constraints, graph_id = self.snapshot()
         summary = data.run_summary(str(self.store.path), study, trials, objectives, constraints)
@@ -209,13 +214,15 @@ def create_app(view: RunView) -> Starlette:
     async def index(request: Request) -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
-    def run(request: Request) -> JSON:
-        return JSON(view.run())
+    def run(request: Request) -> Response:
+        return Response(view.encoded("run", view.run), media_type=JSON.media_type)
 
-    def graph(request: Request) -> JSON:
+    def graph(request: Request) -> Response:
         try:
-            params = request.query_params
-            return JSON(view.graph(params.get("scope", "auto"), params.get("node")))
+            scope, node = request.query_params.get("scope", "auto"), request.query_params.get("node")
+            view.graph(scope, node)  # an unknown scope or node raises here, before anything is cached
+            return Response(view.encoded(("graph", scope, node), lambda: view.graph(scope, node)),
+                            media_type=JSON.media_type)
         except ValueError as exc:  # an unknown scope or node: the page says what
             return JSON({"error": str(exc)}, status_code=400)
 
