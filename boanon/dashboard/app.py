@@ -220,7 +220,7 @@ def create_app(view: RunView) -> Starlette:
     def graph(request: Request) -> Response:
         try:
             scope, node = request.query_params.get("scope", "auto"), request.query_params.get("node")
-            view.graph(scope, node)  # an unknown scope or node raises here, before anything is cached
+            # an unknown scope or node raises inside the computation: nothing is cached for it
             return Response(view.encoded(("graph", scope, node), lambda: view.graph(scope, node)),
                             media_type=JSON.media_type)
         except ValueError as exc:  # an unknown scope or node: the page says what
