@@ -25,6 +25,7 @@ import networkx as nx
 
 from boanon.graph import CausalGraph, Edge
 from boanon.multitask.tasks import TASK
+from boanon.nodespec import NodeSpec
 
 STYLE = {
     "param": 'shape=box, style="rounded,filled", fillcolor="#cfe2ff", color="#3d6bb3"',
@@ -161,8 +162,9 @@ def _label(node: str, spec: dict | None, width: int = 34) -> str:
     """A node's label: its name, and the relation or formula that models it (shortened)."""
     if not spec:
         return ""
-    text = spec.get("function") or spec.get("formula") or ""
-    sign = "=" if "function" in spec else "~"
+    parsed = NodeSpec.parse(node, spec)
+    text = parsed.expression.text
+    sign = "=" if parsed.node_kind.deterministic else "~"
     short = text if len(text) <= width else text[: width - 3] + "..."
     label = node + "\n" + f"{sign} {short}"
     return f", label={_quote(label)}"

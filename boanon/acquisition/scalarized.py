@@ -36,7 +36,8 @@ class ScalarizedExpectedImprovement(AcquisitionFunction):
         front = p.observed[pareto_mask(p.observed, p.feasible)]
         self.ideal, self.nadir = front.min(axis=0), front.max(axis=0)
         self.signs = [o.sign for o in p.objectives]
-        self.best = float(np.min(self.scalarization(p.observed[p.feasible], self.ideal, self.nadir, self.signs)))
+        folded = self.scalarization(p.observed[p.feasible], self.ideal, self.nadir, self.signs)
+        self.best = float(np.min(folded))
         super().__init__(model, problem, rng)
 
     @classmethod
@@ -49,5 +50,6 @@ class ScalarizedExpectedImprovement(AcquisitionFunction):
                                     feasible_samples(samples, self.problem.constraints))
 
     def describe(self) -> dict[str, Any]:
-        return {"n_feasible_trials": self.problem.n_feasible, "kind": f"{self.name}:{self.scalarization.kind}",
-                "best_scalarized": self.best, "weights": list(self.scalarization.weights or [])}
+        return {"n_feasible_trials": self.problem.n_feasible,
+                "kind": f"{self.name}:{self.scalarization.kind}", "best_scalarized": self.best,
+                "weights": list(self.scalarization.weights or [])}

@@ -37,5 +37,5 @@ def score_candidates(samples: Mapping[str, np.ndarray], table: pd.DataFrame,
     problem = Problem(table, tuple(objectives), tuple(constraints),
                       None if ref_point is None else tuple(ref_point), scalarization)
     acquisition = choose_acquisition(problem, with_model=False)(None, problem)
-    return acquisition.score(samples), {**acquisition.describe(),
-                                        "probability_of_feasibility": probability_of_feasibility(samples, constraints)}
+    pof = probability_of_feasibility(samples, constraints)
+    return acquisition.score(samples), {**acquisition.describe(), "probability_of_feasibility": pof}

@@ -33,9 +33,7 @@ from boanon.models.forms import choose_form
 from boanon.models.inputs import ConfigBatch, NodeInputs
 from boanon.models.nodes import (
     FormulaNode,
-    FunctionNode,
     GPNode,
-    MarginalNode,
     NodeModel,
     build_node_model,
     heavy_tailed,
@@ -253,7 +251,7 @@ class DAGSurrogate(Surrogate):
             graph_model = self.models_[node]
             candidates = [graph_model]
             learned = node in self.report_["forms"]
-            if learned or isinstance(graph_model, (GPNode, MarginalNode)):
+            if learned or graph_model.annotation is None:  # not an expert's (or a relation's) model
                 candidates += self._alternatives(table, batch, node, graph_model, with_own=learned)
             scored = [self._chain_cv(table, batch, node, m, folds, held, rng) for m in candidates]
             score = [np.nan_to_num(s[0], nan=-np.inf) for s in scored]  # non-finite samples never win
@@ -341,8 +339,8 @@ class DAGSurrogate(Surrogate):
         return out
 
     def _check_formula_inputs(self, node: str, model: NodeModel) -> None:
-        if isinstance(model, (FormulaNode, FunctionNode)):
-            expr = model.formula if isinstance(model, FormulaNode) else model.function
+        expr = model.expression
+        if expr is not None:
             cats = [p for p in model.param_parents
                     if p in expr.names and isinstance(self.space.params[p], Categorical)]
             if cats:
