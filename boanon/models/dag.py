@@ -26,7 +26,6 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from boanon.expressions import Expression
 from boanon.graph import CausalGraph
 from boanon.models.base import Config, Surrogate, heldout_scores, param_configs
 from boanon.models.forms import choose_form
@@ -41,7 +40,7 @@ from boanon.models.nodes import (
     node_model_from_spec,
 )
 from boanon.models.threads import single_blas_thread
-from boanon.nodespec import FreeParameter, NodeSpec
+from boanon.nodespec import NodeSpec
 from boanon.objectives import Objective
 from boanon.space import Categorical, Space
 from boanon.table import Role
@@ -207,9 +206,8 @@ class DAGSurrogate(Surrogate):
             inputs, y = self._node_data(table, batch, node, model)
             form = choose_form({p: np.ravel(v) for p, v in inputs.raw.items()}, y, model.parents)
             if form is not None:
-                free = [FreeParameter(name, init=value) for name, value in form.init.items()]
-                self.models_[node] = FormulaNode(Expression.parse(form.formula), free, True,
-                                                model.param_parents, model.metric_parents)
+                self.models_[node] = FormulaNode.from_annotation(form.node_spec(), model.parents,
+                                                                 set(model.param_parents))
                 self.report_["forms"][node] = form.describe()
 
     def _node_data(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
