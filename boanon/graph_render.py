@@ -197,7 +197,8 @@ def to_dot(graph: CausalGraph | View, legend: bool = True) -> str:
     for name in sorted(set(v.groups.values())):
         members = [n for n in g.roles if v.groups.get(n) == name]
         lines += [f"  subgraph {_quote('cluster_' + name)} {{",
-                  f'    label={_quote(name)}; labelloc=t; style="rounded,filled"; fillcolor="#fbfbf4"; color="#bbbbaa";',
+                  f'    label={_quote(name)}; labelloc=t; style="rounded,filled"; fillcolor="#fbfbf4";'
+                  ' color="#bbbbaa";',
                   *[f"    {_quote(n)} [{STYLE[g.roles[n]]}{_label(n, g.node_models.get(n), labelled)}];"
                     for n in members], "  }"]
     for role in ("param", "metric", "objective"):
