@@ -229,6 +229,61 @@ def test_a_plain_gp_run_shows_effects_without_node_models(tmp_path: Path, browse
         server.stop()
 
 
+def latency(config: dict) -> dict:
+    """A small system whose numbers have units: a declared one (``cache``: MiB, the objective
+    ``response``: ms) and ones its names say (``wait_us``, ``read_bytes``)."""
+    wait = (config["cache"] - 40) ** 2 / 10 + 30 * config["threads"]
+    return {"response": 1 + wait / 1000, "wait_us": wait, "read_bytes": 4096 * config["cache"]}
+
+
+def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path: Path, browser) -> None:
+    """Units declared on a parameter and an objective, and read off metric names, are shown
+    wherever their numbers are: the convergence and slice axes, the header, the best
+    configuration, the trials table, a trial's detail, the parallel coordinates, the effects."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.dashboard.app import Dashboard, RunView
+    from boanon.objectives import Objective
+    from boanon.runners.function import CallableRunner
+    from boanon.space import Space
+    from boanon.tuner import Tuner
+
+    space = Space.from_dict({"cache": {"type": "int", "low": 8, "high": 64, "default": 16, "unit": "MiB"},
+                             "threads": {"type": "float", "low": 0.0, "high": 4.0, "default": 1.0}})
+    tuner = Tuner(space, [Objective("response", unit="ms")], strategy="gp", n_init=4, seed=0,
+                  store=tmp_path / "units.db")
+    tuner.optimize(CallableRunner(latency), 5, trials_dir=tmp_path / "units.trials")
+    server = Dashboard(RunView(tmp_path / "units.db", poll_s=0.5, min_model_interval_s=0.0), port=0)
+    url = server.start()
+    try:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 5, what="the trials table never showed the 5 trials")
+        axis = "return Chart.getChart('{}').options.scales.{}.title.text"
+        assert browser.execute_script(axis.format("convergence", "y")).startswith("response (ms)")
+        assert browser.execute_script(axis.format("slice-chart", "y")).startswith("response (ms)")
+        assert " ms in t" in browser.find_element(By.ID, "run-facts").text
+        assert " ms, proposed by" in browser.find_element(By.ID, "best-caption").text
+        best = {tr.find_elements(By.TAG_NAME, "td")[0].text: tr.find_elements(By.TAG_NAME, "td")[1].text
+                for tr in browser.find_elements(By.CSS_SELECTOR, "#best-config tr")[1:]}
+        assert best["cache"].endswith(" MiB") and not best["threads"].endswith("MiB")
+        heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#trial-table th")]
+        assert "response (ms)" in heads
+        labels = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#parcoords text.axis-label")]
+        assert "cache (MiB)" in labels and "response (ms)" in labels
+        browser.find_element(By.CSS_SELECTOR, "#trial-table tbody tr[data-trial='t0001']").click()
+        metrics = {tr.find_elements(By.TAG_NAME, "td")[0].text: tr.find_elements(By.TAG_NAME, "td")[1].text
+                   for tr in browser.find_elements(By.CSS_SELECTOR, "#trial-metrics tr")}
+        assert metrics["wait_us"].endswith(" µs") and metrics["read_bytes"].endswith(" B")
+        wait_for(browser, lambda b: b.execute_script("return Chart.getChart('effect-curve') !== undefined"),
+                 timeout=60, what="no effects drawn")
+        assert browser.execute_script(axis.format("effect-curve", "y")) == "predicted response (ms)"
+        browser.execute_script("window.boanon.effectParam = 'cache'; drawEffects()")
+        assert browser.execute_script(axis.format("effect-curve", "x")).startswith("cache (MiB); ")
+        assert " ms to " in browser.find_element(By.ID, "effect-caption").text
+    finally:
+        server.stop()
+
+
 # --- an SGD-size run (35 parameters, ~105 nodes): what a user sees -----------------------------------
 @pytest.fixture(scope="module")
 def sgd_run(tmp_path_factory: pytest.TempPathFactory) -> Path:

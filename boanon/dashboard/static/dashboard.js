@@ -32,6 +32,10 @@ function fmt(v) {
   const a = Math.abs(v);
   return (a !== 0 && (a < 1e-3 || a >= 1e6)) ? v.toExponential(3) : String(Number(v.toPrecision(4)));
 }
+// units (declared in the space or objective, else read off the name: boanon.units), the same everywhere
+const unitOf = (name) => ((state.run && state.run.summary.units) || {})[name];
+const withUnit = (name) => unitOf(name) ? `${name} (${unitOf(name)})` : name;
+const fmtU = (name, v) => fmt(v) + (typeof v === "number" && unitOf(name) ? ` ${unitOf(name)}` : "");
 function fmtSeconds(s) {
   if (s === null || s === undefined) return "–";
   if (s < 60) return `${fmt(s)} s`;
@@ -81,7 +85,7 @@ function drawHeader(run) {
   for (const o of s.objectives) {
     const b = s.best[o.name];
     facts.push(el("span", {}, `best ${o.name} (${o.direction === "minimize" ? "min" : "max"}) `,
-      el("b", {}, b ? fmt(b.value) : "–"), b ? ` in ${b.trial}` : ""));
+      el("b", {}, b ? fmtU(o.name, b.value) : "–"), b ? ` in ${b.trial}` : ""));
   }
   $("#run-facts").replaceChildren(...facts);
 }
@@ -115,9 +119,9 @@ function drawConvergence(run) {
     data: { datasets },
     options: { maintainAspectRatio: false, scales: {
       x: { type: "linear", title: { display: true, text: "trial (t0000 = 0)" }, ticks: { precision: 0, stepSize: 1, autoSkip: true } },
-      y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${c.objective} (${c.direction})` } } },
+      y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${withUnit(c.objective)}, ${c.direction}d` } } },
       plugins: { tooltip: { callbacks: { label: (ctx) => ctx.raw.trial
-        ? `${ctx.raw.trial}: ${fmt(ctx.raw.y)} [${ctx.raw.surrogate}]${ctx.raw.status === "stopped" ? " stopped early" : ""}${ctx.raw.feasible ? "" : " infeasible"}`
+        ? `${ctx.raw.trial}: ${fmtU(c.objective, ctx.raw.y)} [${ctx.raw.surrogate}]${ctx.raw.status === "stopped" ? " stopped early" : ""}${ctx.raw.feasible ? "" : " infeasible"}`
         : `${ctx.dataset.label}: ${fmt(ctx.raw.y)}` } } },
       onClick: (evt, items, c) => { const p = clicked(c, items); if (p && p.trial) selectTrial(p.trial, true); } },
   });
@@ -126,9 +130,9 @@ function drawConvergence(run) {
   const gain = (last !== null && c.default && c.default_feasible) ? (c.direction === "minimize"
     ? (c.default - last) / Math.abs(c.default) : (last - c.default) / Math.abs(c.default)) : null;
   const against = c.default === null ? "; the default configuration was not measured"
-    : !c.default_feasible ? ` (the default's ${fmt(c.default)} is infeasible: no gain over it is claimed)`
-    : ` against the default's ${fmt(c.default)}` + (gain !== null ? ` (${(100 * Math.abs(gain)).toFixed(1)} % ${gain >= 0 ? "better" : "worse"})` : "");
-  $("#progress-caption").textContent = `${c.points.length} trials measured; best feasible ${c.objective} ${fmt(last)}` + against +
+    : !c.default_feasible ? ` (the default's ${fmtU(c.objective, c.default)} is infeasible: no gain over it is claimed)`
+    : ` against the default's ${fmtU(c.objective, c.default)}` + (gain !== null ? ` (${(100 * Math.abs(gain)).toFixed(1)} % ${gain >= 0 ? "better" : "worse"})` : "");
+  $("#progress-caption").textContent = `${c.points.length} trials measured; best feasible ${c.objective} ${fmtU(c.objective, last)}` + against +
     ". Hollow points: stopped early; crosses: infeasible. Click a point to open its trial.";
 }
 function pickObjective(k) {  // every panel follows the objective tab
@@ -142,10 +146,10 @@ function drawBest(run) {
   if (!b) { $("#best-caption").textContent = "no finished trial yet"; $("#best-config").replaceChildren(); return; }
   const dflt = (run.trials.find((t) => t.name === (run.convergence[state.objective] || {}).default_trial) || {}).config || {};
   $("#best-head").textContent = `Best configuration by ${o.name}`;
-  $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmt(b.value)}, proposed by ${b.surrogate}. Bold: differs from the default.`;
+  $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmtU(o.name, b.value)}, proposed by ${b.surrogate}. Bold: differs from the default.`;
   $("#best-config").replaceChildren(el("tr", {}, el("td", {}, "parameter"), el("td", {}, "best"), el("td", {}, "default")),
     ...Object.entries(b.config).map(([k, v]) => el("tr", { class: k in dflt && dflt[k] !== v ? "changed" : "" },
-      el("td", {}, k), el("td", {}, fmt(v)), el("td", {}, k in dflt ? fmt(dflt[k]) : "–"))));
+      el("td", {}, k), el("td", {}, fmtU(k, v)), el("td", {}, k in dflt ? fmtU(k, dflt[k]) : "–"))));
 }
 
 // --- trials table ---------------------------------------------------------------------------------------
@@ -153,8 +157,8 @@ function trialColumns(run) {
   const objs = run.summary.objectives.map((o) => o.name);
   return [
     ["id", "#", (t) => t.id, true], ["name", "trial", (t) => t.name], ["status", "status", (t) => t.status],
-    ...objs.map((o) => [`obj:${o}`, o, (t) => t.objectives[o] ?? null, true]),
-    ...state.extraColumns.map((c) => [`col:${c}`, c, (t) => trialValue(t, c) ?? null, true]),
+    ...objs.map((o) => [`obj:${o}`, withUnit(o), (t) => t.objectives[o] ?? null, true]),
+    ...state.extraColumns.map((c) => [`col:${c}`, withUnit(c), (t) => trialValue(t, c) ?? null, true]),
     ["duration_s", "duration", (t) => t.duration_s, true], ["surrogate", "surrogate", (t) => t.surrogate],
     ["reason", "why", (t) => t.error ? `error: ${t.error}` : t.reason], ["started", "started", (t) => t.started],
   ];
@@ -239,24 +243,24 @@ function drawTrialDetail() {
   const objs = Object.keys({ ...t.objectives, ...t.predicted });
   if (objs.length) {
     parts.push(el("table", { class: "kv" }, el("tr", {}, el("td", {}, "objective"), el("td", {}, "observed"), el("td", {}, "predicted")),
-      ...objs.map((o) => el("tr", {}, el("td", {}, o), el("td", {}, fmt(t.objectives[o])),
-        el("td", {}, t.predicted[o] ? `${fmt(t.predicted[o].mean)} ± ${fmt(t.predicted[o].sd)}` : "–")))));
+      ...objs.map((o) => el("tr", {}, el("td", {}, o), el("td", {}, fmtU(o, t.objectives[o])),
+        el("td", {}, t.predicted[o] ? `${fmt(t.predicted[o].mean)} ± ${fmtU(o, t.predicted[o].sd)}` : "–")))));
   }
   const dflt = state.run.trials.find((x) => x.name === (state.run.convergence[0] || {}).default_trial);
   const other = dflt && dflt.name !== t.name ? dflt : null;
   const change = (a, b) => typeof a === "number" && typeof b === "number" && b !== 0 ? ` (${a >= b ? "+" : ""}${fmt(100 * (a - b) / Math.abs(b))} %)` : "";
   if (other) {
     parts.push(el("div", { class: "hint", id: "vs-default" }, `against the default configuration (${other.name}): ` +
-      Object.keys(t.objectives).map((o) => `${o} ${fmt(t.objectives[o])} vs ${fmt(other.objectives[o])}${change(t.objectives[o], other.objectives[o])}`).join("; ")));
+      Object.keys(t.objectives).map((o) => `${o} ${fmtU(o, t.objectives[o])} vs ${fmtU(o, other.objectives[o])}${change(t.objectives[o], other.objectives[o])}`).join("; ")));
   }
   parts.push(el("h3", {}, "configuration"), el("table", { class: "kv", id: "trial-config" },
     ...Object.entries(t.config).map(([k, v]) => el("tr", { class: other && other.config[k] !== v ? "changed" : "" },
-      el("td", {}, k), el("td", {}, fmt(v)), other ? el("td", {}, fmt(other.config[k])) : ""))));
+      el("td", {}, k), el("td", {}, fmtU(k, v)), other ? el("td", {}, fmtU(k, other.config[k])) : ""))));
   const logged = Object.entries(t.metrics || {});
   if (logged.length) {
     parts.push(el("h3", {}, `logged metrics (${logged.length})` + (other ? `, against ${other.name}` : "")),
-      el("table", { class: "kv", id: "trial-metrics" }, ...logged.map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, fmt(v)),
-        other ? el("td", {}, fmt((other.metrics || {})[k]) + change(v, (other.metrics || {})[k])) : ""))));
+      el("table", { class: "kv", id: "trial-metrics" }, ...logged.map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, fmtU(k, v)),
+        other ? el("td", {}, fmtU(k, (other.metrics || {})[k]) + change(v, (other.metrics || {})[k])) : ""))));
   }
   const cv = Object.entries(t.cv || {});
   if (cv.length) parts.push(el("h3", {}, "surrogates compared (held-out)"), el("table", { class: "kv" },
@@ -316,7 +320,7 @@ function drawParcoords() {
   }
   axes.forEach((a, i) => {
     kids.push(svg("line", { x1: x(i), x2: x(i), y1: top, y2: bottom, stroke: "#8a94a0" }));
-    kids.push(svg("text", { x: x(i), y: top - 18 - (i % 2) * 13, "text-anchor": "middle", class: "axis-label" }, a));
+    kids.push(svg("text", { x: x(i), y: top - 18 - (i % 2) * 13, "text-anchor": "middle", class: "axis-label" }, withUnit(a)));
     kids.push(svg("text", { x: x(i) + 4, y: top - 4, class: "tick" }, fmt(ranges[a][1])));
     kids.push(svg("text", { x: x(i) + 4, y: bottom + 14, class: "tick" }, fmt(ranges[a][0])));
     if (state.brush[a]) { const [lo, hi] = state.brush[a];
@@ -359,9 +363,9 @@ function drawSlice() {
   chart("slice-chart", { data: { datasets: [{ type: "scatter", label: `${obj.name} against ${state.sliceParam}`, data: pts, parsing: false,
     backgroundColor: pts.map((p) => COLORS[p.surrogate] || "#495057"), pointRadius: 4.5 }] },
   options: { maintainAspectRatio: false, plugins: { legend: { display: false },
-    tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${state.sliceParam} ${fmt(c.raw.x)}, ${obj.name} ${fmt(c.raw.y)}` } } },
-  scales: { x: { type: "linear", title: { display: true, text: state.sliceParam } },
-    y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${obj.name} (measured)` } } },
+    tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${state.sliceParam} ${fmtU(state.sliceParam, c.raw.x)}, ${obj.name} ${fmtU(obj.name, c.raw.y)}` } } },
+  scales: { x: { type: "linear", title: { display: true, text: withUnit(state.sliceParam) } },
+    y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${withUnit(obj.name)}, measured` } } },
   onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
 }
 
@@ -527,8 +531,8 @@ function drawFit() {
     { type: "scatter", label: "trials", data: pts, parsing: false, backgroundColor: "#2f6fd6", pointRadius: 4 },
     { type: "line", label: "predicted = observed", data: [{ x: lo, y: lo }, { x: hi, y: hi }], parsing: false,
       borderColor: "#adb5bd", borderDash: [4, 4], pointRadius: 0 }] },
-  options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: "observed" } },
-    y: { title: { display: true, text: "predicted (held out)" } } },
+  options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: `observed ${withUnit(state.fitNode)}` } },
+    y: { title: { display: true, text: `predicted (held out)${unitOf(state.fitNode) ? `, ${unitOf(state.fitNode)}` : ""}` } } },
   plugins: { tooltip: { callbacks: { label: (c) => c.raw.trial ? `${c.raw.trial}: observed ${fmt(c.raw.x)}, predicted ${fmt(c.raw.y)} ± ${fmt(c.raw.sd)}` : "" } } } } });
   for (const tr of document.querySelectorAll("#fit-table tbody tr")) tr.classList.toggle("selected", tr.dataset.node === state.fitNode);
 }
@@ -548,10 +552,10 @@ function drawEffects() {
   const ranked = [...m.effects].sort((a, b) => rangeOf(b) - rangeOf(a));
   const top = ranked.slice(0, 15);
   $("#effects-head").textContent = `Parameter effects on ${objName}`;
-  chart("effect-ranking", { type: "bar", data: { labels: top.map((e) => e.param), datasets: [{ label: `range of predicted ${objName} mean`,
+  chart("effect-ranking", { type: "bar", data: { labels: top.map((e) => e.param), datasets: [{ label: `range of predicted ${withUnit(objName)} mean`,
     data: top.map(rangeOf), backgroundColor: top.map((e) => e.param === state.effectParam ? "#f08c00" : "#2f6fd6") }] },
   options: { indexAxis: "y", maintainAspectRatio: false, plugins: { legend: { display: false },
-    title: { display: true, text: `How far each parameter moves the predicted ${objName} (top ${top.length} of ${m.effects.length}; click one)` } },
+    title: { display: true, text: `How far each parameter moves the predicted ${withUnit(objName)} (top ${top.length} of ${m.effects.length}; click one)` } },
   onClick: (evt, items) => { if (items.length) { state.effectParam = top[items[0].index].param; drawEffects(); } } } });
   if (!state.effectParam || !m.effects.find((e) => e.param === state.effectParam)) state.effectParam = top[0].param;
   const e = m.effects.find((x) => x.param === state.effectParam);
@@ -563,14 +567,14 @@ function drawEffects() {
     { label: `${objName} (mean)`, data: curve.mean, borderColor: "#2f6fd6", borderWidth: 2.5, pointRadius: 3, yAxisID: "y" },
     ...e.metrics.map((x, i) => ({ label: `${x.name} (change, sds)`, data: x.change_sd || x.mean, borderColor: PALETTE[i % PALETTE.length],
       borderDash: DASHES[i % DASHES.length], borderWidth: 2, pointRadius: 0, yAxisID: "y2" }))] },
-  options: { maintainAspectRatio: false, scales: { x: { title: { display: true, text: `${e.param} (others at the best trial's values; there ${fmt(e.base)})` } },
-    y: { title: { display: true, text: `predicted ${objName}` } },
+  options: { maintainAspectRatio: false, scales: { x: { title: { display: true, text: `${withUnit(e.param)}; others at the best trial's values (there ${fmtU(e.param, e.base)})` } },
+    y: { title: { display: true, text: `predicted ${withUnit(objName)}` } },
     y2: { display: e.metrics.length > 0, position: "right", grid: { drawOnChartArea: false },
       title: { display: true, text: "metric's change from the base, in sds across the trials" } } },
   plugins: { legend: { labels: { filter: (item) => item.text !== "- 1 sd" } } } } });
-  $("#effect-caption").textContent = `${e.param}: predicted ${objName} from ${fmt(Math.min(...curve.mean))} to ${fmt(Math.max(...curve.mean))} over its range (mean and ± 1 sd, as boanon plot --kind effects draws it).`;
+  $("#effect-caption").textContent = `${e.param}: predicted ${objName} from ${fmtU(objName, Math.min(...curve.mean))} to ${fmtU(objName, Math.max(...curve.mean))} over its range (mean and ± 1 sd, as boanon plot --kind effects draws it).`;
   $("#effect-metrics").replaceChildren(...(e.metrics.length ? e.metrics.map((x) =>
-    el("li", {}, `through ${x.name}: moves ${fmt(x.moved_sd)} × its spread across the trials`)) :
+    el("li", {}, `through ${withUnit(x.name)}: moves ${fmt(x.moved_sd)} × its spread across the trials`)) :
     [el("li", {}, m.surrogate === "structured" ? "reaches the objective directly (no modelled metric in between)" : "the plain GP has no metrics in between")]),
   e.n_metrics > e.metrics.length ? el("li", {}, `and ${e.n_metrics - e.metrics.length} more metrics`) : "");
 }
@@ -591,11 +595,11 @@ function drawPareto(run) {
     { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 },
     ...(p.ref ? [{ type: "scatter", label: "hypervolume reference point", data: [{ x: p.ref[0], y: p.ref[1], trial: "reference point" }], parsing: false,
       pointStyle: "rectRot", backgroundColor: "#f08c00", pointRadius: 6 }] : [])] },
-  options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: a } }, y: { title: { display: true, text: b } } },
+  options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: withUnit(a) } }, y: { title: { display: true, text: withUnit(b) } } },
     plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${fmt(c.raw.x)}, ${fmt(c.raw.y)}` } } },
     onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
   $("#hv-caption").textContent = "Hypervolume of the feasible finished trials after each trial, against one reference point fixed from the run's start: " +
-    (p.ref ? p.objectives.map((o, i) => `${o} = ${fmt(p.ref[i])}`).join(", ") + ` (${p.ref_how}).` : `none yet (${p.ref_how}).`);
+    (p.ref ? p.objectives.map((o, i) => `${o} = ${fmtU(o, p.ref[i])}`).join(", ") + ` (${p.ref_how}).` : `none yet (${p.ref_how}).`);
   chart("hv-chart", { data: { datasets: [{ type: "line", label: "hypervolume", data: p.hypervolume, parsing: false, stepped: "after",
     borderColor: "#2f6fd6", pointRadius: 2 }] },
   options: { maintainAspectRatio: false, plugins: { legend: { display: false } },
