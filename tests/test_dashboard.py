@@ -41,10 +41,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextmanager
-def serving(store: Path):
-    """``boanon dashboard STORE --port 0`` in its own process; yields the page's URL."""
-    proc = subprocess.Popen([*BOANON, "dashboard", str(store), "--port", "0", "--poll", "0.5"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def serving(*stores: Path):
+    """``boanon dashboard STORE [STORE ...] --port 0`` in its own process; yields the page's URL."""
+    proc = subprocess.Popen([*BOANON, "dashboard", *map(str, stores), "--port", "0", "--poll", "0.5"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
         found = re.search(r"http://127\.0\.0\.1:\d+/", line)
@@ -282,6 +282,56 @@ def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path:
         assert " ms to " in browser.find_element(By.ID, "effect-caption").text
     finally:
         server.stop()
+
+
+def test_several_studies_side_by_side(tmp_path: Path, browser) -> None:
+    """``boanon dashboard A.db B.db``: a selector picks the study every panel shows (its trials,
+    its log files), one chart overlays each study's best so far, and neither store is written."""
+    import hashlib
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from boanon.objectives import Objective
+    from boanon.runners.function import CallableRunner
+    from boanon.space import Space
+    from boanon.tuner import Tuner
+
+    space = Space.from_dict({"cache": {"type": "int", "low": 8, "high": 64, "default": 16, "unit": "MiB"},
+                             "threads": {"type": "float", "low": 0.0, "high": 4.0, "default": 1.0}})
+    stores = {}
+    for name, strategy, budget in (("gp", "gp", 5), ("random", "random", 7)):
+        tuner = Tuner(space, [Objective("response", unit="ms")], strategy=strategy, n_init=4, seed=1,
+                      store=tmp_path / f"{name}.db")
+        tuner.optimize(CallableRunner(latency), budget, trials_dir=tmp_path / f"{name}.trials")
+        tuner.store.close()
+        stores[name] = tmp_path / f"{name}.db"
+    digest = {n: hashlib.sha256(p.read_bytes()).hexdigest() for n, p in stores.items()}
+    with serving(stores["gp"], stores["random"]) as url:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 5, what="the first study's 5 trials never showed")
+        wait_for(browser, lambda b: b.find_element(By.ID, "studies").is_displayed(), what="no studies panel")
+        select = Select(browser.find_element(By.ID, "study-select"))
+        assert [o.text for o in select.options] == ["gp.db", "random.db"]
+        overlay = "return Chart.getChart('studies-chart').data.datasets.map(d => [d.label, d.data.length])"
+        wait_for(browser, lambda b: len(b.execute_script(overlay)) == 2, what="no overlaid lines")
+        assert browser.execute_script(overlay) == [["gp.db (gp)", 5], ["random.db (random)", 7]]
+        assert "best response (ms) so far" == browser.execute_script(
+            "return Chart.getChart('studies-chart').options.scales.y.title.text")
+
+        select.select_by_visible_text("random.db")
+        wait_for(browser, lambda b: len(rows(b)) == 7, what="the second study's 7 trials not shown")
+        assert browser.find_element(By.ID, "store").text == str(stores["random"])
+        browser.find_element(By.CSS_SELECTOR, "#trial-table tbody tr[data-trial='t0006']").click()
+        link = browser.find_element(By.CSS_SELECTOR, "#trial-detail ul a")
+        assert "/logs-1/t0006/" in link.get_attribute("href")
+        with urllib.request.urlopen(link.get_attribute("href"), timeout=10) as r:
+            assert r.read() == (tmp_path / "random.trials" / "t0006" / link.text).read_bytes()
+
+        browser.find_element(By.CSS_SELECTOR, "#studies-table tbody tr[data-study='0']").click()
+        wait_for(browser, lambda b: len(rows(b)) == 5, what="the first study's row did not open it")
+        assert api(url, "api/run?study=1")["summary"]["counts"]["done"] == 7
+    assert {n: hashlib.sha256(p.read_bytes()).hexdigest() for n, p in stores.items()} == digest
 
 
 # --- an SGD-size run (35 parameters, ~105 nodes): what a user sees -----------------------------------

@@ -8,7 +8,7 @@ const COLORS = { init: "#868e96", structured: "#2f6fd6", gp: "#e8590c", random: 
 const STATUS_COLORS = { done: "#2f9e44", stopped: "#e8890c", failed: "#d6336c", running: "#1c7ed6" };
 const ROLE_STYLE = { param: ["#cfe2ff", "#3d6bb3", "round-rectangle"], metric: ["#eeeeee", "#777777", "ellipse"],
   objective: ["#f8c4c0", "#b3403d", "octagon"] };
-const state = { run: null, runText: "", objective: 0, statusFilter: "all", search: "", sort: { key: "id", asc: true },
+const state = { study: 0, studies: null, run: null, runText: "", objective: 0, statusFilter: "all", search: "", sort: { key: "id", asc: true },
   selectedTrial: null, extraColumns: [], brush: {}, logScale: false, sliceParam: null, scope: "auto", scopeNode: null, graphKey: null, graph: null, folded: new Set(), foldedInit: false,
   models: null, modelsKey: null, fitNode: null, effectParam: null, charts: {}, cy: null };
 window.boanon = state;  // for the browser test and for poking at the data from the console
@@ -48,6 +48,9 @@ async function getJSON(url) {
   const text = await r.text();
   return { text, data: JSON.parse(text), date: r.headers.get("Date") };
 }
+// the views of the study picked (several stores served side by side: boanon dashboard A.db B.db)
+const apiUrl = (path) => path + (path.includes("?") ? "&" : "?") + `study=${state.study}`;
+const logsUrl = (trial, file) => `${state.study ? `/logs-${state.study}` : "/logs"}/${encodeURIComponent(trial)}/${encodeURIComponent(file)}`;
 // the data point under a Chart.js click
 const clicked = (chart, items) => items.length ? chart.data.datasets[items[0].datasetIndex].data[items[0].index] : null;
 function chart(id, config) {
@@ -137,7 +140,7 @@ function drawConvergence(run) {
 }
 function pickObjective(k) {  // every panel follows the objective tab
   state.objective = Number(k);
-  drawConvergence(state.run); drawBest(state.run); drawEffects(); drawSlice(); drawParcoords();
+  drawConvergence(state.run); drawBest(state.run); drawEffects(); drawSlice(); drawParcoords(); drawStudies();
 }
 
 function drawBest(run) {
@@ -268,7 +271,7 @@ function drawTrialDetail() {
     ...cv.map(([m, s]) => el("tr", {}, el("td", {}, m), el("td", {}, fmt(s.log_predictive_density)), el("td", {}, fmt(s.rank_correlation))))));
   parts.push(el("h3", {}, "logs"), el("div", { class: "mono" }, t.logs || "–"));
   if (t.log_files.length) parts.push(el("ul", {}, ...t.log_files.map((f) =>
-    el("li", {}, el("a", { href: `/logs/${encodeURIComponent(t.name)}/${encodeURIComponent(f)}`, target: "_blank" }, f)))));
+    el("li", {}, el("a", { href: logsUrl(t.name, f), target: "_blank" }, f)))));
   else parts.push(el("div", { class: "hint" }, "no files there (yet)"));
   box.replaceChildren(...parts);
 }
@@ -629,7 +632,9 @@ function drawTimeline(run, serverDate) {
 async function refreshGraph(force = false) {
   const key = `${state.run.graph_id}:${state.scope}:${state.scopeNode}`;
   if (!force && key === state.graphKey) return;
-  const { data } = await getJSON(`/api/graph?scope=${state.scope}` + (state.scopeNode ? `&node=${encodeURIComponent(state.scopeNode)}` : ""));
+  const study = state.study;
+  const { data } = await getJSON(apiUrl(`/api/graph?scope=${state.scope}` + (state.scopeNode ? `&node=${encodeURIComponent(state.scopeNode)}` : "")));
+  if (study !== state.study) return;  // another study was picked meanwhile
   state.graphKey = key;
   state.graph = data.graph;
   if (data.graph) $("#node-names").replaceChildren(...data.graph.names.map((n) => el("option", { value: n })));
@@ -639,27 +644,84 @@ function focusNode(id) { state.scope = "node"; state.scopeNode = id; refreshGrap
 async function refreshModels() {
   const key = `${state.run.graph_id}:${state.run.trials.filter((t) => t.status === "done" || t.status === "stopped").length}`;
   if (key === state.modelsKey && state.models && state.models.status === "ready") return;
-  const { data } = await getJSON("/api/models");
+  const study = state.study;
+  const { data } = await getJSON(apiUrl("/api/models"));
+  if (study !== state.study) return;
   state.models = data;
   if (data.status === "ready") state.modelsKey = key;
   drawModels();
 }
+// --- several studies side by side: a selector, their best so far overlaid -----------------------------
+const STUDY_COLORS = ["#2f6fd6", "#e8590c", "#2f9e44", "#ae3ec9", "#c92a2a", "#1098ad", "#f08c00", "#495057"];
+function drawStudies() {
+  const list = state.studies || [];
+  $("#studies").hidden = list.length < 2;
+  $("#study-pick").hidden = list.length < 2;
+  if (list.length < 2) return;
+  if ($("#study-select").options.length !== list.length) {
+    $("#study-select").replaceChildren(...list.map((x) => el("option", { value: x.index }, x.name)));
+  }
+  $("#study-select").value = String(state.study);
+  const current = list[state.study] || list[0];
+  const obj = (current.objectives[state.objective] || current.objectives[0] || {}).name;
+  const units = current.units || {};
+  const label = (name) => units[name] ? `${name} (${units[name]})` : name;
+  const same = list.filter((x) => x.history.some((h) => h.objective === obj));
+  $("#studies-caption").textContent = `${list.length} studies, read-only; best feasible ${obj} so far in each of the ${same.length} ` +
+    `that have it (the selected study's tab decides the objective). Click a row, or pick above, to see a study.`;
+  const names = [...new Set(list.flatMap((x) => x.objectives.map((o) => o.name)))];
+  $("#studies-table thead").replaceChildren(el("tr", {}, ...["study", "strategy", "done", ...names.map((n) => `best ${label(n)}`)].map((h) => el("th", {}, h))));
+  $("#studies-table tbody").replaceChildren(...list.map((x) => el("tr", { class: x.index === state.study ? "selected" : "",
+    "data-study": x.index, onclick: () => pickStudy(x.index) },
+  el("td", {}, x.name), el("td", {}, x.strategy || "–"), el("td", { class: "num" }, x.counts ? x.counts.done : 0),
+  ...names.map((n) => el("td", { class: "num" }, x.best[n] ? `${fmt(x.best[n].value)} (${x.best[n].trial})` : "–")))));
+  chart("studies-chart", { data: { datasets: same.map((x) => {
+    const h = x.history.find((y) => y.objective === obj), color = STUDY_COLORS[x.index % STUDY_COLORS.length];
+    return { type: "line", label: `${x.name} (${x.strategy})`, data: h.best, parsing: false, stepped: "after",
+      borderColor: color, backgroundColor: color, borderWidth: x.index === state.study ? 3 : 1.8, pointRadius: 2 };
+  }) },
+  options: { maintainAspectRatio: false, scales: {
+    x: { type: "linear", title: { display: true, text: "trial (t0000 = 0)" }, ticks: { precision: 0 } },
+    y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `best ${label(obj)} so far` } } } } });
+}
+function pickStudy(i) {  // another study: every view starts afresh on it
+  if (Number(i) === state.study) return;
+  Object.assign(state, { study: Number(i), run: null, runText: "", objective: 0, selectedTrial: null, extraColumns: [], brush: {},
+    sliceParam: null, slicePicked: false, scope: "auto", scopeNode: null, graphKey: null, graph: null, foldedInit: false,
+    models: null, modelsKey: null, fitNode: null, effectParam: null });
+  state.folded.clear();
+  $("#add-column").replaceChildren(el("option", { value: "" }, "+ column…"));
+  $("#slice-param").replaceChildren();
+  $("#trial-detail").replaceChildren(el("p", { class: "hint" }, "Click a trial to see its configuration, why it was proposed and where its logs are."));
+  drawStudies();
+  update();
+}
+async function update() {
+  const study = state.study;
+  const { text, data, date } = await getJSON(apiUrl("/api/run"));
+  if (study !== state.study) return data;  // another study was picked meanwhile
+  if (text !== state.runText) {
+    state.run = data; state.runText = text;
+    drawHeader(data);
+    if (data.summary.recorded) {
+      drawConvergence(data); drawBest(data); drawTrials(data); drawPareto(data); drawTimeline(data, date);
+      drawParcoords(); drawSlice();
+      await refreshGraph();
+    }
+  } else if (data.summary.recorded && data.summary.counts.running) drawTimeline(data, date);
+  if (data.summary.activity && data.summary.activity.state === "proposing") drawHeader(data);  // the clock
+  if (data.summary.recorded) await refreshModels();
+  if (state.studies === null || state.studies.length > 1) {
+    state.studies = (await getJSON("/api/studies")).data.studies;
+    drawStudies();
+  }
+  return data;
+}
 async function poll() {
   let delay = 2000;
   try {
-    const { text, data, date } = await getJSON("/api/run");
+    const data = await update();
     delay = 1000 * (data.poll_s || 2);
-    if (text !== state.runText) {
-      state.run = data; state.runText = text;
-      drawHeader(data);
-      if (data.summary.recorded) {
-        drawConvergence(data); drawBest(data); drawTrials(data); drawPareto(data); drawTimeline(data, date);
-        drawParcoords(); drawSlice();
-        await refreshGraph();
-      }
-    } else if (data.summary.recorded && data.summary.counts.running) drawTimeline(data, date);
-    if (data.summary.activity && data.summary.activity.state === "proposing") drawHeader(data);  // the clock
-    if (data.summary.recorded) await refreshModels();
     $("#live").className = "ok";
     $("#updated").textContent = `live · updated ${new Date().toLocaleTimeString()}`;
   } catch (err) {
@@ -670,12 +732,13 @@ async function poll() {
   setTimeout(poll, delay);
 }
 
+$("#study-select").addEventListener("change", (e) => pickStudy(e.target.value));
 $("#trial-search").addEventListener("input", (e) => { state.search = e.target.value; if (state.run) drawTrials(state.run); });
 $("#add-column").addEventListener("change", (e) => {
   const c = e.target.value; e.target.value = "";
   if (c && !state.extraColumns.includes(c)) { state.extraColumns.push(c); drawTrials(state.run); }
 });
-$("#log-scale").addEventListener("change", (e) => { state.logScale = e.target.checked; if (state.run) { drawConvergence(state.run); drawSlice(); } });
+$("#log-scale").addEventListener("change", (e) => { state.logScale = e.target.checked; if (state.run) { drawConvergence(state.run); drawSlice(); drawStudies(); } });
 $("#slice-param").addEventListener("change", (e) => { state.sliceParam = e.target.value; state.slicePicked = true; drawSlice(); });
 for (const b of document.querySelectorAll("#graph-scope button")) {
   b.addEventListener("click", () => { state.scope = b.dataset.scope; state.scopeNode = null; refreshGraph(true); });
