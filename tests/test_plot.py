@@ -49,6 +49,14 @@ def test_status_plot_of_a_single_objective_run_draws_its_convergence(run_db, tmp
     assert _png_size(out)[0] > 0
 
 
+def test_export_orders_numbered_names_by_their_number(run_db, tmp_path):
+    """``boanon export`` writes x0, x1, x2 ... x10, x11 (it wrote x0, x1, x10, x11, x2)."""
+    out = tmp_path / "trials.csv"
+    _invoke("export", str(run_db), "-o", str(out))
+    params = [c for c in out.read_text().splitlines()[0].split(",") if c.startswith("param:")]
+    assert params == [f"param:x{i}" for i in range(12)]
+
+
 def test_history_has_the_best_so_far_and_the_default(run_db):
     with Store(run_db) as store:
         run = read_run(store)
