@@ -231,9 +231,9 @@ def test_a_plain_gp_run_shows_effects_without_node_models(tmp_path: Path, browse
 
 def latency(config: dict) -> dict:
     """A small system whose numbers have units: a declared one (``cache``: MiB, the objective
-    ``response``: ms) and ones its names say (``wait_us``, ``read_bytes``)."""
+    ``response_time``: ms) and ones its names say (``wait_us``, ``read_bytes``)."""
     wait = (config["cache"] - 40) ** 2 / 10 + 30 * config["threads"]
-    return {"response": 1 + wait / 1000, "wait_us": wait, "read_bytes": 4096 * config["cache"]}
+    return {"response_time": 1 + wait / 1000, "wait_us": wait, "read_bytes": 4096 * config["cache"]}
 
 
 def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path: Path, browser) -> None:
@@ -250,7 +250,7 @@ def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path:
 
     space = Space.from_dict({"cache": {"type": "int", "low": 8, "high": 64, "default": 16, "unit": "MiB"},
                              "threads": {"type": "float", "low": 0.0, "high": 4.0, "default": 1.0}})
-    tuner = Tuner(space, [Objective("response", unit="ms")], strategy="gp", n_init=4, seed=0,
+    tuner = Tuner(space, [Objective("response_time", unit="ms")], strategy="gp", n_init=4, seed=0,
                   store=tmp_path / "units.db")
     tuner.optimize(CallableRunner(latency), 5, trials_dir=tmp_path / "units.trials")
     server = Dashboard(RunView(tmp_path / "units.db", poll_s=0.5, min_model_interval_s=0.0), port=0)
@@ -259,24 +259,31 @@ def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path:
         browser.get(url)
         wait_for(browser, lambda b: len(rows(b)) == 5, what="the trials table never showed the 5 trials")
         axis = "return Chart.getChart('{}').options.scales.{}.title.text"
-        assert browser.execute_script(axis.format("convergence", "y")).startswith("response (ms)")
-        assert browser.execute_script(axis.format("slice-chart", "y")).startswith("response (ms)")
+        assert browser.execute_script(axis.format("convergence", "y")).startswith("response_time (ms)")
+        assert browser.execute_script(axis.format("slice-chart", "y")).startswith("response_time (ms)")
         assert " ms in t" in browser.find_element(By.ID, "run-facts").text
         assert " ms, proposed by" in browser.find_element(By.ID, "best-caption").text
         best = {tr.find_elements(By.TAG_NAME, "td")[0].text: tr.find_elements(By.TAG_NAME, "td")[1].text
                 for tr in browser.find_elements(By.CSS_SELECTOR, "#best-config tr")[1:]}
         assert best["cache"].endswith(" MiB") and not best["threads"].endswith("MiB")
         heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#trial-table th")]
-        assert "response (ms)" in heads
-        labels = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#parcoords text.axis-label")]
-        assert "cache (MiB)" in labels and "response (ms)" in labels
+        assert "response_time (ms)" in heads
+        labels = browser.execute_script(  # read at once: the axes are redrawn when the model's ranking comes
+            "return [...document.querySelectorAll('#parcoords text.axis-label')].map(t => t.textContent)")
+        assert "cache (MiB)" in labels and "response_time (ms)" in labels
+        inside = browser.execute_script(  # the axes' names, units and all, are not cut at the ends
+            "const s = document.getElementById('parcoords').getBoundingClientRect();"
+            "return [...document.querySelectorAll('#parcoords text.axis-label')].every(t => {"
+            " const r = t.getBoundingClientRect(); return r.left >= s.left && r.right <= s.right; });")
+        assert inside, "a parallel coordinates axis label is cut at the chart's edge"
         browser.find_element(By.CSS_SELECTOR, "#trial-table tbody tr[data-trial='t0001']").click()
-        metrics = {tr.find_elements(By.TAG_NAME, "td")[0].text: tr.find_elements(By.TAG_NAME, "td")[1].text
-                   for tr in browser.find_elements(By.CSS_SELECTOR, "#trial-metrics tr")}
+        metrics = dict(browser.execute_script(
+            "return [...document.querySelectorAll('#trial-metrics tr')].map(r => [...r.cells].slice(0, 2)"
+            ".map(c => c.textContent))"))
         assert metrics["wait_us"].endswith(" µs") and metrics["read_bytes"].endswith(" B")
         wait_for(browser, lambda b: b.execute_script("return Chart.getChart('effect-curve') !== undefined"),
                  timeout=60, what="no effects drawn")
-        assert browser.execute_script(axis.format("effect-curve", "y")) == "predicted response (ms)"
+        assert browser.execute_script(axis.format("effect-curve", "y")) == "predicted response_time (ms)"
         browser.execute_script("window.boanon.effectParam = 'cache'; drawEffects()")
         assert browser.execute_script(axis.format("effect-curve", "x")).startswith("cache (MiB); ")
         assert " ms to " in browser.find_element(By.ID, "effect-caption").text
@@ -301,7 +308,7 @@ def test_several_studies_side_by_side(tmp_path: Path, browser) -> None:
                              "threads": {"type": "float", "low": 0.0, "high": 4.0, "default": 1.0}})
     stores = {}
     for name, strategy, budget in (("gp", "gp", 5), ("random", "random", 7)):
-        tuner = Tuner(space, [Objective("response", unit="ms")], strategy=strategy, n_init=4, seed=1,
+        tuner = Tuner(space, [Objective("response_time", unit="ms")], strategy=strategy, n_init=4, seed=1,
                       store=tmp_path / f"{name}.db")
         tuner.optimize(CallableRunner(latency), budget, trials_dir=tmp_path / f"{name}.trials")
         tuner.store.close()
@@ -316,7 +323,7 @@ def test_several_studies_side_by_side(tmp_path: Path, browser) -> None:
         overlay = "return Chart.getChart('studies-chart').data.datasets.map(d => [d.label, d.data.length])"
         wait_for(browser, lambda b: len(b.execute_script(overlay)) == 2, what="no overlaid lines")
         assert browser.execute_script(overlay) == [["gp.db (gp)", 5], ["random.db (random)", 7]]
-        assert "best response (ms) so far" == browser.execute_script(
+        assert "best response_time (ms) so far" == browser.execute_script(
             "return Chart.getChart('studies-chart').options.scales.y.title.text")
 
         select.select_by_visible_text("random.db")

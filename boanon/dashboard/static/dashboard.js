@@ -323,7 +323,8 @@ function drawParcoords() {
   }
   axes.forEach((a, i) => {
     kids.push(svg("line", { x1: x(i), x2: x(i), y1: top, y2: bottom, stroke: "#8a94a0" }));
-    kids.push(svg("text", { x: x(i), y: top - 18 - (i % 2) * 13, "text-anchor": "middle", class: "axis-label" }, withUnit(a)));
+    const edge = i === 0 ? ["start", -10] : i === axes.length - 1 ? ["end", 10] : ["middle", 0];  // the ends stay inside
+    kids.push(svg("text", { x: x(i) + edge[1], y: top - 18 - (i % 2) * 13, "text-anchor": edge[0], class: "axis-label" }, withUnit(a)));
     kids.push(svg("text", { x: x(i) + 4, y: top - 4, class: "tick" }, fmt(ranges[a][1])));
     kids.push(svg("text", { x: x(i) + 4, y: bottom + 14, class: "tick" }, fmt(ranges[a][0])));
     if (state.brush[a]) { const [lo, hi] = state.brush[a];
@@ -606,7 +607,7 @@ function drawPareto(run) {
   chart("hv-chart", { data: { datasets: [{ type: "line", label: "hypervolume", data: p.hypervolume, parsing: false, stepped: "after",
     borderColor: "#2f6fd6", pointRadius: 2 }] },
   options: { maintainAspectRatio: false, plugins: { legend: { display: false } },
-    scales: { x: { type: "linear", title: { display: true, text: "trial" }, ticks: { precision: 0 } }, y: { title: { display: true, text: "hypervolume" } } } } });
+    scales: { x: { type: "linear", title: { display: true, text: "trial (t0000 = 0)" }, ticks: { precision: 0 } }, y: { title: { display: true, text: "hypervolume" } } } } });
 }
 function drawTimeline(run, serverDate) {
   // running trials end at the server's clock (the Date header): redrawn at every poll while any runs
