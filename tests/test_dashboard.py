@@ -236,13 +236,8 @@ def latency(config: dict) -> dict:
     return {"response_time": 1 + wait / 1000, "wait_us": wait, "read_bytes": 4096 * config["cache"]}
 
 
-def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path: Path, browser) -> None:
-    """Units declared on a parameter and an objective, and read off metric names, are shown
-    wherever their numbers are: the convergence and slice axes, the header, the best
-    configuration, the trials table, a trial's detail, the parallel coordinates, the effects."""
-    from selenium.webdriver.common.by import By
-
-    from boanon.dashboard.app import Dashboard, RunView
+def latency_run(store: Path, strategy: str, budget: int, seed: int = 0) -> Path:
+    """A real run of :func:`latency` into ``store`` (its trials beside it); returns ``store``."""
     from boanon.objectives import Objective
     from boanon.runners.function import CallableRunner
     from boanon.space import Space
@@ -250,10 +245,23 @@ def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path:
 
     space = Space.from_dict({"cache": {"type": "int", "low": 8, "high": 64, "default": 16, "unit": "MiB"},
                              "threads": {"type": "float", "low": 0.0, "high": 4.0, "default": 1.0}})
-    tuner = Tuner(space, [Objective("response_time", unit="ms")], strategy="gp", n_init=4, seed=0,
-                  store=tmp_path / "units.db")
-    tuner.optimize(CallableRunner(latency), 5, trials_dir=tmp_path / "units.trials")
-    server = Dashboard(RunView(tmp_path / "units.db", poll_s=0.5, min_model_interval_s=0.0), port=0)
+    tuner = Tuner(space, [Objective("response_time", unit="ms")], strategy=strategy, n_init=4, seed=seed,
+                  store=store)
+    tuner.optimize(CallableRunner(latency), budget, trials_dir=store.with_suffix(".trials"))
+    tuner.store.close()
+    return store
+
+
+def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path: Path, browser) -> None:
+    """Units declared on a parameter and an objective, and read off metric names, are shown
+    wherever their numbers are: the convergence and slice axes, the header, the best
+    configuration, the trials table, a trial's detail, the parallel coordinates, the effects."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.dashboard.app import Dashboard, RunView
+
+    store = latency_run(tmp_path / "units.db", "gp", 5)
+    server = Dashboard(RunView(store, poll_s=0.5, min_model_interval_s=0.0), port=0)
     url = server.start()
     try:
         browser.get(url)
@@ -299,20 +307,8 @@ def test_several_studies_side_by_side(tmp_path: Path, browser) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    from boanon.objectives import Objective
-    from boanon.runners.function import CallableRunner
-    from boanon.space import Space
-    from boanon.tuner import Tuner
-
-    space = Space.from_dict({"cache": {"type": "int", "low": 8, "high": 64, "default": 16, "unit": "MiB"},
-                             "threads": {"type": "float", "low": 0.0, "high": 4.0, "default": 1.0}})
-    stores = {}
-    for name, strategy, budget in (("gp", "gp", 5), ("random", "random", 7)):
-        tuner = Tuner(space, [Objective("response_time", unit="ms")], strategy=strategy, n_init=4, seed=1,
-                      store=tmp_path / f"{name}.db")
-        tuner.optimize(CallableRunner(latency), budget, trials_dir=tmp_path / f"{name}.trials")
-        tuner.store.close()
-        stores[name] = tmp_path / f"{name}.db"
+    stores = {"gp": latency_run(tmp_path / "gp.db", "gp", 5, seed=1),
+              "random": latency_run(tmp_path / "random.db", "random", 7, seed=1)}
     digest = {n: hashlib.sha256(p.read_bytes()).hexdigest() for n, p in stores.items()}
     with serving(stores["gp"], stores["random"]) as url:
         browser.get(url)

@@ -8,7 +8,7 @@ const COLORS = { init: "#868e96", structured: "#2f6fd6", gp: "#e8590c", random: 
 const STATUS_COLORS = { done: "#2f9e44", stopped: "#e8890c", failed: "#d6336c", running: "#1c7ed6" };
 const ROLE_STYLE = { param: ["#cfe2ff", "#3d6bb3", "round-rectangle"], metric: ["#eeeeee", "#777777", "ellipse"],
   objective: ["#f8c4c0", "#b3403d", "octagon"] };
-const state = { study: 0, studies: null, run: null, runText: "", objective: 0, statusFilter: "all", search: "", sort: { key: "id", asc: true },
+const state = { study: 0, studies: null, studiesText: "", run: null, runText: "", objective: 0, statusFilter: "all", search: "", sort: { key: "id", asc: true },
   selectedTrial: null, extraColumns: [], brush: {}, logScale: false, sliceParam: null, scope: "auto", scopeNode: null, graphKey: null, graph: null, folded: new Set(), foldedInit: false,
   models: null, modelsKey: null, fitNode: null, effectParam: null, charts: {}, cy: null };
 window.boanon = state;  // for the browser test and for poking at the data from the console
@@ -713,8 +713,8 @@ async function update() {
   if (data.summary.activity && data.summary.activity.state === "proposing") drawHeader(data);  // the clock
   if (data.summary.recorded) await refreshModels();
   if (state.studies === null || state.studies.length > 1) {
-    state.studies = (await getJSON("/api/studies")).data.studies;
-    drawStudies();
+    const { text: listed, data: studies } = await getJSON("/api/studies");
+    if (listed !== state.studiesText) { state.studiesText = listed; state.studies = studies.studies; drawStudies(); }
   }
   return data;
 }
