@@ -73,7 +73,7 @@ def test_seed_and_strategy_options_override_the_yaml(tmp_path: Path) -> None:
     lines = [ln for ln in runs[0].output.splitlines() if ln.startswith("t000")]
     assert [ln.rsplit(" ", 1)[1] for ln in lines] == ["[init]"] * 2 + ["[random]"] * 2
     with Store(tmp_path / "run0.db") as store:
-        assert (store.study()["seed"], store.study()["strategy"]) == (3, "random")
+        assert (store.study().seed, store.study().strategy) == (3, "random")
         configs = [t.config for t in store.trials()]
     with Store(tmp_path / "run1.db") as store:
         assert [t.config for t in store.trials()] == configs  # same seed, same proposals
@@ -211,7 +211,7 @@ def test_misnamed_objective_stops_after_one_trial_and_resumes_once_fixed(tmp_pat
     assert result.exit_code == 0, result.output
     with Store(store) as s:
         assert (s.counts()["failed"], s.counts()["done"]) == (1, 3)
-        assert s.study()["objectives"][0]["name"] == "cost"
+        assert s.study().objectives[0]["name"] == "cost"
 
 
 def test_objectives_stay_fixed_once_a_trial_is_measured(tmp_path: Path) -> None:
