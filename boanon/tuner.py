@@ -80,20 +80,21 @@ class _Plan:
 class Tuner:
     """Structured Bayesian optimisation over ``space`` towards ``objectives``.
 
-    ``proposer`` (:mod:`boanon.acquisition.proposers`) is the strategy, injected as Optuna
-    injects a sampler: it says which models compete to propose and whether the loop learns a
-    graph for it; ``strategy`` names a registered one instead (:data:`boanon.strategies.STRATEGIES`);
-    neither: :class:`~boanon.acquisition.proposers.StructuredProposer`. ``graph`` fixes the
-    causal graph (``knowledge`` is then applied to it); without it the graph is learned from the
-    trials under ``knowledge``. ``store`` is a :class:`Store`, a path to one (created or resumed) or None for an in-memory run. ``learn_options`` go to
-    :func:`boanon.learners.learn`, ``propose_options`` to :func:`boanon.acquisition.propose`.
-    ``output_constraints`` bound metrics or objectives (trials breaking them are infeasible);
-    ``warm_start`` holds one related task's trials or several (:func:`boanon.multitask.load_related`):
-    each is modelled as a task of its own, and the first graph among them is the starting
-    structure. ``related_outputs`` name logged quantities to model jointly with the objectives
-    (the ``multitask`` strategy; a related task may have measured only these). ``budget`` (the
-    evaluations the run will have, when known) sizes the default initial design
-    (:func:`default_n_init`); a resumed run keeps the design its store recorded.
+    ``proposer`` (:mod:`boanon.acquisition.proposers`) is the strategy, injected as Optuna injects
+    a sampler: it says which models compete to propose and whether the loop learns a graph for it;
+    ``strategy`` names a registered one instead (:data:`boanon.strategies.STRATEGIES`); neither:
+    :class:`~boanon.acquisition.proposers.StructuredProposer`. ``graph`` fixes the causal graph
+    (``knowledge`` is then applied to it); without it the graph is learned from the trials under
+    ``knowledge``. ``store`` is a :class:`Store`, a path to one (created or resumed) or None for
+    an in-memory run. ``learn_options`` go to :func:`boanon.learners.learn`, ``propose_options``
+    to :func:`boanon.acquisition.propose`. ``output_constraints`` bound metrics or objectives
+    (trials breaking them are infeasible); ``warm_start`` holds one related task's trials or
+    several (:func:`boanon.multitask.load_related`): each is modelled as a task of its own, and
+    the first graph among them is the starting structure. ``related_outputs`` name logged
+    quantities to model jointly with the objectives (the ``multitask`` strategy; a related task
+    may have measured only these). ``budget`` (the evaluations the run will have, when known)
+    sizes the default initial design (:func:`default_n_init`); a resumed run keeps the design its
+    store recorded.
     """
 
     def __init__(self, space: Space, objectives: Sequence[Objective | Mapping[str, Any] | str],
