@@ -165,7 +165,7 @@ class Tuner:
         related task's learned graph (re-learned once the run has ``relearn_every`` trials of its own)."""
         if graph is not None:
             graph = self._own_roles(graph)
-            return knowledge_applied(graph, self.knowledge)
+            return graph if self.knowledge is None else self.knowledge.apply(graph)
         learned_before = next((t for t in self.related if t.graph is not None), None)
         if learned_before is None:
             return None
@@ -406,11 +406,6 @@ def _proposer(strategy: str | None, proposer: Proposer | None) -> Proposer:
     if strategy is not None and proposer is not None:
         raise TypeError("give a proposer or a strategy's name, not both")
     return proposer if proposer is not None else make_proposer(strategy or DEFAULT_STRATEGY)
-
-
-def knowledge_applied(graph: CausalGraph, knowledge: Any) -> CausalGraph:
-    """``graph`` with the expert ``knowledge`` applied (None: as it is)."""
-    return graph if knowledge is None else knowledge.apply(graph)
 
 
 def store_result(store: Store, space: Space, objectives: Sequence[Objective], trial: StoredTrial,

@@ -165,14 +165,14 @@ def open_run(request: TuneRequest) -> TuningRun:
                       related_outputs=config.related_outputs,
                       propose_options=config.propose_options(), budget=budget)
         left_running = tuner.resume() if request.resume else []  # a fresh store has nothing to take over
-    except ValueError:
+    except BaseException as exc:
         if store is not None:
             store.close()
-        if created is not None:  # a run that never started leaves no store to block the next try
-            for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):
+        if created is not None and isinstance(exc, ValueError):  # a run that never started leaves
+            for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):  # no store behind
                 with suppress(OSError):  # never mask the reason it did not start
                     path.unlink(missing_ok=True)
-        resources.close()
+        resources.close()  # the writer lock
         raise
     tuner.store.set_note(CONFIG_NOTE, str(Path(request.config_file).resolve()))
     tuner.store.set_note(TRIALS_NOTE, str(trials.resolve()))

@@ -57,7 +57,7 @@ def test_a_proposer_object_runs_the_loop_with_the_graph_it_needs() -> None:
     assert tuner.store.study().strategy == "test-gp-on-graph" and tuner.strategy == "test-gp-on-graph"
 
 
-def test_a_registered_name_works_wherever_a_strategy_is_named_and_its_fallback_is_used(tmp_path: Path) -> None:
+def test_a_registered_name_works_where_a_strategy_is_named_and_its_fallback_is_used(tmp_path: Path) -> None:
     assert "test-gp-on-graph" in strategy_names() and not models_graph("test-gp-on-graph")
     # an unknown learner cannot give a graph: the proposer's own fallback proposes, and says why
     tuner = Tuner(SYSTEM.space, ["cost"], strategy="test-gp-on-graph", n_init=2, seed=0,

@@ -49,9 +49,6 @@ class Proposer(ABC):
         and what prefixes the proposal's reason; by default itself, with no note."""
         return self, ""
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
-
     @abstractmethod
     def candidates(self, space: Space, table: pd.DataFrame, objectives: list[Objective],
                    graph: CausalGraph | None, outputs: Sequence[str], rng: np.random.Generator,

@@ -80,8 +80,10 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     tunes with that structure; no annotations needed (an expert's still win).
     """
     ctx = click.get_current_context()
-    request = TuneRequest(config_file, budget, store_path, resume, seed, strategy, trials_dir, warm_start,
-                          workers, dask, early_stopping, trial_timeout, plan_file, max_failures)
+    request = TuneRequest(config_file, budget=budget, store=store_path, resume=resume, seed=seed,
+                          strategy=strategy, trials_dir=trials_dir, warm_start=warm_start, workers=workers,
+                          dask=dask, early_stopping=early_stopping, trial_timeout=trial_timeout,
+                          plan_file=plan_file, max_failures=max_failures)
     try:
         run = ctx.with_resource(open_run(request))  # its writer lock: for the command's life
     except ValueError as exc:
