@@ -36,11 +36,12 @@ def test_run_tuning_runs_the_yaml_into_its_store_and_releases_it(tmp_path: Path)
     assert [t.name for t in seen] == ["t0000", "t0001", "t0002", "t0003"]
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the loop's handler is gone with it
     with Store(store) as s:
-        assert s.counts()["done"] == 4 and s.activity()["activity"] == "finished"
+        assert s.counts()["done"] == 4 and s.activity()["state"] == "finished"
         assert (s.study().strategy, s.study().seed) == ("random", 2)
         assert s.note(CONFIG_NOTE) == str((tmp_path / "tune.yaml").resolve())
     assert run.tuner.n_trials() == 4
-    with open_run(TuneRequest(_yaml(tmp_path, n_init=3), budget=6, store=store, resume=True)) as resumed:
+    with open_run(TuneRequest(_yaml(tmp_path, n_init=3), budget=6, store=store, resume=True,
+                                strategy="random", seed=2)) as resumed:
         resumed.loop()  # the lock of the first run was released: the store can be written again
         assert resumed.tuner.n_trials() == 6
     with pytest.raises(AlreadyStored, match="a run is already stored here"):
