@@ -1,9 +1,9 @@
-"""The tuning strategies' registry: a strategy's name -> its :class:`~boanon.acquisition.proposers.Proposer`
-class. Strings name a strategy only at the edges (the tuning YAML, ``--strategy``, the Optuna
-sampler's ``strategy=``), resolved here once; the loop holds the proposer object. The registry
-lives in a module of its own so that reading a tuning YAML (:mod:`boanon.config`) needs no model
-until a name is looked up; a plug-in registers its proposer under the entry-point group
-``boanon.strategies``.
+"""The tuning strategies' registry: a strategy's name -> its proposer class
+(:class:`~boanon.acquisition.proposers.Proposer`). Strings name a strategy only at the edges (the
+tuning YAML, ``--strategy``, the Optuna sampler's ``strategy=``), resolved here once; the loop
+holds the proposer object. The registry lives in a module of its own so that reading a tuning YAML
+(:mod:`boanon.config`) needs no model until a name is looked up; a plug-in registers its proposer
+under the entry-point group ``boanon.strategies``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ def register_strategy(cls: P) -> P:
 def strategy_names() -> list[str]:
     """The registered strategies' names, built-in and plugged in."""
     return STRATEGIES.names()
-
 
 
 def models_graph(strategy: str) -> bool:
