@@ -29,8 +29,8 @@ import pandas as pd  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
 from boanon.runners import make_runner  # noqa: E402
-from boanon.synthetic import SyntheticSystem  # noqa: E402
 from boanon.strategies import strategy_names  # noqa: E402
+from boanon.synthetic import SyntheticSystem  # noqa: E402
 from boanon.tuner import Tuner  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
