@@ -31,6 +31,8 @@ from boanon.report import model_trial, study_space
 from boanon.results import study_goals
 from boanon.store import MEASURED, Store, StoredTrial, dump_json
 from boanon.store import trials_dir as store_trials_dir
+from boanon.strategies import models_graph
+from boanon.study import Study
 from boanon.table import records_to_table, with_objectives
 
 T = TypeVar("T")
@@ -103,7 +105,7 @@ class TrialFiles(StaticFiles):
 class Snapshot(NamedTuple):
     """What the views read from the store, as of one version of it."""
 
-    study: dict[str, Any] | None
+    study: Study | None
     trials: list[StoredTrial]
     objectives: list[Objective]
     constraints: list[OutputConstraint]
@@ -156,7 +158,7 @@ class RunView:
 
     def _run(self) -> dict[str, Any]:
         study, trials, objectives, constraints, graph_id = self.snapshot()
-        summary = data.run_summary(str(self.store.path), study, trials, objectives, constraints)
+        summary = data.run_summary(str(self.store.path), _record(study), trials, objectives, constraints)
         summary["activity"] = self.store.activity()  # a note in the store: its version changes with it
         if study is None:
             return {"summary": summary, "poll_s": self.poll_s}
@@ -195,10 +197,10 @@ class RunView:
         measured = [t for t in trials if t.status in MEASURED]
         latest = model_trial(trials)
         graph_id = latest.graph_id if latest is not None else \
-            last_graph if study.get("strategy") == "structured" else None
+            last_graph if models_graph(study.strategy) else None
         structure = None if latest is None else latest.info["structure"]
         space = study_space(study)
-        best = data.run_summary(str(self.store.path), study, trials, objectives, constraints)["best"]
+        best = data.run_summary(str(self.store.path), _record(study), trials, objectives, constraints)["best"]
         first = best.get(objectives[0].name) if objectives else None
         base = first["config"] if first else space.default()
 
@@ -209,6 +211,11 @@ class RunView:
             return {**analysis.analyse(space, table, objectives, constraints, graph, base, structure),
                     "model_trial": None if latest is None else latest.name}
         return self.models.get((None if latest is None else latest.id, graph_id, len(measured)), compute)
+
+
+def _record(study: Study | None) -> dict[str, Any] | None:
+    """The study as the plain record the page's header reads."""
+    return None if study is None else study.to_dict()
 
 
 def logs_path(index: int) -> str:
