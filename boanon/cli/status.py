@@ -8,6 +8,7 @@ from datetime import datetime
 
 import click
 
+from boanon import units
 from boanon.best import config_line
 from boanon.cli.stores import reading_store
 from boanon.learners.relations import Relation
@@ -112,8 +113,9 @@ def summary(store: Store, n_failures: int = 10) -> str:
     for o in objectives:
         best = best_trial(done, o, constraints)
         if best is not None:
-            lines.append(f"best {o.name}: {best.objectives[o.name]:.6g} in {best.name} "
-                         f"[{best.surrogate}]")
+            unit = units.of(o.name, o.unit)
+            lines.append(f"best {o.name}: {best.objectives[o.name]:.6g}{' ' + unit if unit else ''} "
+                         f"in {best.name} [{best.surrogate}]")
             lines.append(wrapped(config_line(space, best.config), "  "))
     if done and (len(objectives) > 1 or constraints):
         table = store.to_table(("done",))  # as the best trials above: runs cut short are left out

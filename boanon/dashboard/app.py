@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -39,6 +39,8 @@ T = TypeVar("T")
 STATIC = Path(__file__).parent / "static"
 HOST = "127.0.0.1"
 PORT = 8765
+LOGS = "/logs"
+"""Where study ``i``'s trial files are served: ``/logs`` for the first, ``/logs-<i>`` for the others."""
 
 
 class JSON(Response):
@@ -70,7 +72,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        policy = FILE_POLICY if scope["path"].startswith("/logs/") else PAGE_POLICY
+        policy = FILE_POLICY if scope["path"].startswith(LOGS) else PAGE_POLICY
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -216,25 +218,73 @@ def _record(study: Study | None) -> dict[str, Any] | None:
     return None if study is None else study.to_dict()
 
 
-def create_app(view: RunView) -> Starlette:
-    """The dashboard's routes over ``view``."""
+def logs_path(index: int) -> str:
+    """The URL path under which study ``index``'s trial files are served."""
+    return LOGS if index == 0 else f"{LOGS}-{index}"
+
+
+def studies(views: Sequence[RunView]) -> dict[str, Any]:
+    """The studies served side by side: each one's name, strategy, counts, units, best values
+    and best-so-far history per objective (from its cached run view), for the page's selector
+    and its overlaid comparison."""
+    names = [Path(v.store.path).name for v in views]
+    if len(set(names)) < len(names):  # the same file name in two folders: the paths tell them apart
+        names = [str(v.store.path) for v in views]
+    out = []
+    for i, (name, view) in enumerate(zip(names, views, strict=True)):
+        run = view.run()
+        summary = run["summary"]
+        out.append({"index": i, "name": name, "store": summary["store"], "recorded": summary["recorded"],
+                    "strategy": summary.get("strategy"), "counts": summary.get("counts"),
+                    "objectives": summary.get("objectives", []), "units": summary.get("units", {}),
+                    "best": {o: b and {"trial": b["trial"], "value": b["value"]}
+                             for o, b in summary.get("best", {}).items()},
+                    "history": [{"objective": c["objective"], "direction": c["direction"], "best": c["best"],
+                                 "default": c["default"]} for c in run.get("convergence", [])]})
+    return {"studies": out}
+
+
+def create_app(views: RunView | Sequence[RunView]) -> Starlette:
+    """The dashboard's routes over one run's view, or several studies' side by side (each view
+    route takes ``?study=<index>``, default the first; all read-only)."""
+    views = [views] if isinstance(views, RunView) else list(views)
+    if not views:
+        raise ValueError("the dashboard needs at least one store")
+
+    def pick(request: Request) -> RunView:
+        raw = request.query_params.get("study", "0")
+        if not raw.isdigit() or int(raw) >= len(views):
+            raise ValueError(f"unknown study {raw!r}: 0 to {len(views) - 1}")
+        return views[int(raw)]
+
     async def index(request: Request) -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
     def run(request: Request) -> Response:
+        try:
+            view = pick(request)
+        except ValueError as exc:
+            return JSON({"error": str(exc)}, status_code=400)
         return Response(view.encoded("run", view.run), media_type=JSON.media_type)
 
     def graph(request: Request) -> Response:
         try:
+            view = pick(request)
             scope, node = request.query_params.get("scope", "auto"), request.query_params.get("node")
             # an unknown scope or node raises inside the computation: nothing is cached for it
             return Response(view.encoded(("graph", scope, node), lambda: view.graph(scope, node)),
                             media_type=JSON.media_type)
-        except ValueError as exc:  # an unknown scope or node: the page says what
+        except ValueError as exc:  # an unknown study, scope or node: the page says what
             return JSON({"error": str(exc)}, status_code=400)
 
     def models(request: Request) -> JSON:
-        return JSON(view.model_views())
+        try:
+            return JSON(pick(request).model_views())
+        except ValueError as exc:
+            return JSON({"error": str(exc)}, status_code=400)
+
+    def compare(request: Request) -> JSON:
+        return JSON(studies(views))
 
     # sync handlers run in Starlette's thread pool: a slow read never stalls the event loop
     return Starlette(routes=[
@@ -242,15 +292,18 @@ def create_app(view: RunView) -> Starlette:
         Route("/api/run", run),
         Route("/api/graph", graph),
         Route("/api/models", models),
+        Route("/api/studies", compare),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        Mount("/logs", TrialFiles(directory=view.trials_dir, check_dir=False), name="logs"),
+        *(Mount(logs_path(i), TrialFiles(directory=v.trials_dir, check_dir=False), name=f"logs{i}")
+          for i, v in enumerate(views)),
     ], middleware=[Middleware(SecurityHeaders)])
 
 
 class Dashboard:
-    """The dashboard served by uvicorn in a background thread (``boanon tune --dashboard``, tests)."""
+    """The dashboard of one run or several studies (:func:`create_app`), served by uvicorn in a
+    background thread (``boanon tune --dashboard``, ``boanon dashboard``, tests)."""
 
-    def __init__(self, view: RunView, host: str = HOST, port: int = PORT):
+    def __init__(self, view: RunView | Sequence[RunView], host: str = HOST, port: int = PORT):
         config = uvicorn.Config(create_app(view), host=host, port=port, log_level="warning",
                                 access_log=False)
         self.server = uvicorn.Server(config)
