@@ -304,6 +304,7 @@ class Dashboard:
     background thread (``boanon tune --dashboard``, ``boanon dashboard``, tests)."""
 
     def __init__(self, view: RunView | Sequence[RunView], host: str = HOST, port: int = PORT):
+        self.views = [view] if isinstance(view, RunView) else list(view)
         config = uvicorn.Config(create_app(view), host=host, port=port, log_level="warning",
                                 access_log=False)
         self.server = uvicorn.Server(config)
@@ -323,7 +324,11 @@ class Dashboard:
         host, port = self.server.servers[0].sockets[0].getsockname()[:2]
         return f"http://{host}:{port}/"
 
-    def stop(self) -> None:
+    def stop(self, models_timeout: float = 120.0) -> None:
+        """Stop serving, then wait for the views' model computations to end (bounded), so the
+        process never exits with a fit running in a daemon thread."""
         self.server.should_exit = True
         self.thread.join(timeout=5)
+        for view in self.views:
+            view.models.wait(models_timeout)
 
