@@ -62,6 +62,17 @@ class Study:
                    extra={k: v for k, v in data.items() if k not in known})
 
     def differs(self, other: Study) -> list[str]:
-        """The fields (stored names) whose values differ between the two records, sorted."""
-        a, b = self.to_dict(), other.to_dict()
+        """The fields (stored names) whose values differ between the two records, sorted. Units
+        are how values are shown, not what is tuned: a store written before a YAML declared one
+        (or by a version without units) resumes under it."""
+        a, b = _without_units(self.to_dict()), _without_units(other.to_dict())
         return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def _without_units(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with the ``unit`` of every parameter and objective left out."""
+    def drop(d: Any) -> Any:
+        return {k: v for k, v in d.items() if k != "unit"} if isinstance(d, dict) else d
+
+    return {**spec, "space": {n: drop(p) for n, p in spec["space"].items()},
+            "objectives": [drop(o) for o in spec["objectives"]]}

@@ -69,6 +69,21 @@ def test_resume_checks_the_study(tmp_path: Path) -> None:
             store.init_study(replace(SPEC, seed=1, strategy="gp"))
 
 
+def test_a_unit_declared_later_does_not_make_another_run(tmp_path: Path) -> None:
+    """Units are how values are shown: a store written before the YAML declared ``unit: s`` (the
+    SGD examples did) resumes under it; anything tuned that differs is still refused."""
+    before = replace(SPEC, objectives=[{"name": "t", "direction": "minimize"}])
+    after = replace(SPEC, space={"x": {**SPEC.space["x"], "unit": "MiB"}},
+                    objectives=[{"name": "t", "direction": "minimize", "unit": "s"}])
+    with Store(tmp_path / "run.db") as store:
+        store.init_study(before)
+        t = store.start_trial({"x": 0.1})
+        store.finish_trial(t.id, TrialRecord(t.name, {"x": 0.1}, {}, {"t": 1.0}))
+        store.init_study(after)
+        with pytest.raises(ConfigError, match="objectives"):
+            store.init_study(replace(after, objectives=[{"name": "t", "direction": "maximize", "unit": "s"}]))
+
+
 def test_recover_marks_running_interrupted_once(tmp_path: Path) -> None:
     with Store(tmp_path / "run.db") as store:
         done = store.start_trial({"x": 0.1})
