@@ -82,7 +82,8 @@ def test_a_registered_node_kind_is_parsed_from_yaml_fitted_and_shown(scaled, tmp
     x, y = table["metric:g0_load"].to_numpy(), table["metric:g0_m1"].to_numpy()
     assert node.c_ == pytest.approx(x @ y / (x @ x))
     record = model.structure_record()
-    assert record["nodes"]["g0_m1"]["kind"] == Scaled.kind and record["nodes"]["g0_m1"]["source"] == "annotation"
+    recorded = record["nodes"]["g0_m1"]
+    assert recorded["kind"] == Scaled.kind and recorded["source"] == "annotation"
     rebuilt = DAGSurrogate(system.space, graph, [Objective("cost")], structure=record).fit(table)
     assert rebuilt.models_["g0_m1"].c_ == node.c_
 

@@ -17,6 +17,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from boanon import units
 from boanon.graph import CausalGraph
 from boanon.graph_render import neighbourhood
 from boanon.models.dag import model_graph, node_label, node_parents
@@ -66,7 +67,16 @@ def run_summary(path: str, study: Mapping[str, Any] | None, trials: Sequence[Sto
         "started": trials[0].started if trials else None, "last_finished": last,
         "elapsed_s": seconds(trials[0].started, last) if trials and last else None,
         "best": bests,
+        "units": run_units(study, trials),
     }
+
+
+def run_units(study: Mapping[str, Any], trials: Sequence[StoredTrial]) -> dict[str, str]:
+    """``{name: unit}`` for the run's parameters, objectives and logged metrics that have one
+    (declared in the space or objective, else read off the name: :mod:`boanon.units`)."""
+    names = set(study.get("space") or {}) | {o["name"] for o in study.get("objectives") or []}
+    names.update(*(t.metrics for t in trials))
+    return units.units(sorted(names), units.declared(study))
 
 
 def convergence(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
