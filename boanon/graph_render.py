@@ -26,6 +26,7 @@ import networkx as nx
 
 from boanon.graph import CausalGraph, Edge
 from boanon.multitask.tasks import TASK
+from boanon.nodespec import NodeSpec
 
 STYLE = {
     "param": 'shape=box, style="rounded,filled", fillcolor="#cfe2ff", color="#3d6bb3"',
@@ -158,12 +159,13 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _formula(spec: dict | None, width: int) -> str | None:
+def _formula(node: str, spec: dict | None, width: int) -> str | None:
     """A node's relation or formula in short (``= f`` deterministic, ``~ f`` with a residual)."""
     if not spec:
         return None
-    text = spec.get("function") or spec.get("formula") or ""
-    sign = "=" if "function" in spec else "~"
+    parsed = NodeSpec.parse(node, spec)
+    text = parsed.expression.text
+    sign = "=" if parsed.node_kind.deterministic else "~"
     return f"{sign} {text if len(text) <= width else text[: width - 3] + '...'}"
 
 
@@ -171,7 +173,7 @@ def _label(node: str, spec: dict | None, inline: bool, width: int = 34) -> str:
     """A node's attributes beyond its role's style: a small graph shows its relation or formula
     under its name; a large one marks the node (a thick purple border, as the dashboard does)
     and lists the formula in the key, so long formulas do not widen every rank."""
-    formula = _formula(spec, width)
+    formula = _formula(node, spec, width)
     if formula is None:
         return ""
     if inline:
@@ -247,7 +249,7 @@ def _legend(v: View, labelled: bool) -> str:
     if not labelled:
         notes.append("edge width = weight (labels off: too many edges)")
     formulas = [] if labelled else [
-        f"{n} {f}" for n in v.graph.roles if (f := _formula(v.graph.node_models.get(n), 70)) is not None]
+        f"{n} {f}" for n in v.graph.roles if (f := _formula(n, v.graph.node_models.get(n), 70)) is not None]
     cell = '<td bgcolor="{}" border="1" color="{}">&nbsp;{}&nbsp;</td>'
     rows = [
         "<tr>" + cell.format("#cfe2ff", "#3d6bb3", "parameter") + cell.format("#eeeeee", "#777777", "metric")

@@ -56,7 +56,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
             n_candidates: int = 256, constraints: Sequence[OutputConstraint] = (), n_folds: int = 5,
             settings: SearchSettings | None = None, ref_point: Sequence[float] | None = None,
             scalarization: Scalarization | None = None, early_trials: int = EARLY_TRIALS,
-            related_outputs: Sequence[str] = ()) -> Proposal:
+            related_outputs: Sequence[str] = (), acquisition: str | None = None) -> Proposal:
     """Propose one configuration (see the module docstring).
 
     ``table`` holds finished trials; ``proposer`` (:mod:`boanon.acquisition.proposers`, or a
@@ -73,7 +73,9 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     While the run has fewer than ``early_trials`` trials of its own, the search stays in a trust
     region around its best configurations (:class:`SearchSettings`). ``related_outputs`` are
     logged quantities a joint model (the ``multitask`` strategy's, or the structured strategy's
-    coregionalised candidate) learns together with the objectives.
+    coregionalised candidate) learns together with the objectives. ``acquisition`` names a
+    registered acquisition (:data:`boanon.acquisition.base.ACQUISITIONS`); by default the
+    problem's own (:func:`boanon.acquisition.build.choose_acquisition`).
     """
     chooser = make_proposer(proposer)
     objectives = parse_objectives(objectives)
@@ -100,7 +102,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     chosen, model, reason, scores, t_fit = choose_model(candidates, table, model_rng, pending, n_folds,
                                                         fantasy_rng=rng)
     t_cv = time.perf_counter()
-    score, acq_info = build_acquisition(model, own, objectives, constraints, rng, ref_point, scalarization)
+    score = build_acquisition(model, own, objectives, constraints, rng, ref_point, scalarization, acquisition)
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
         if isinstance(chosen, DAGSurrogate) and graph is not None else []
     n_own = int(own[cols].notna().all(axis=1).sum())
@@ -110,7 +112,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     t_end = time.perf_counter()
     info = {
         "n_trials": n, "n_pending": len(pending), "cv": scores, "outputs": list(chosen.outputs),
-        "acquisition": {**acq_info, "value": value, **search},
+        "acquisition": {**score.describe(), "value": value, **search},
         "predicted": {name: {"mean": float(m[0]), "sd": float(s[0])} for name, (m, s) in predicted.items()},
         "groups": groups if len(groups) > 1 else [],
         "timings_s": {"fit": round(t_fit - started, 4), "cv": round(t_cv - t_fit, 4),
