@@ -70,7 +70,7 @@ def measure(n_trials: int, n_variables: int, seed: int) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     graph = learn(table, seed=seed).graph
     t1, c1 = time.perf_counter(), time.process_time()
-    proposal = propose(system.space, table, [Objective("cost")], graph=graph, strategy="structured",
+    proposal = propose(system.space, table, [Objective("cost")], graph=graph, proposer="structured",
                        rng=np.random.default_rng(seed))
     t2, c2 = time.perf_counter(), time.process_time()
     return {"variables": table.shape[1] - 1, "learn_s": t1 - t0, "suggest_s": t2 - t1,

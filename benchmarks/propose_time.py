@@ -31,7 +31,7 @@ def measure(n_trials: int, strategy: str, seed: int) -> dict:
     system = SyntheticSystem(seed=seed)
     table = system.sample_table(n_trials, seed=seed)
     cpu, wall = time.process_time(), time.perf_counter()
-    p = propose(system.space, table, [Objective("cost")], graph=system.true_graph(), strategy=strategy,
+    p = propose(system.space, table, [Objective("cost")], graph=system.true_graph(), proposer=strategy,
                 rng=np.random.default_rng(seed))
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     return {"trials": n_trials, "strategy": strategy, "seed": seed, "surrogate": p.surrogate,

@@ -29,8 +29,9 @@ import pandas as pd  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
 from boanon.runners import make_runner  # noqa: E402
+from boanon.strategies import strategy_names  # noqa: E402
 from boanon.synthetic import SyntheticSystem  # noqa: E402
-from boanon.tuner import STRATEGIES, Tuner  # noqa: E402
+from boanon.tuner import Tuner  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 COLUMNS = ["strategy", "seed", "trial", "cost", "true_cost", "regret", "surrogate", "seconds"]
@@ -84,7 +85,7 @@ def summarise(table: pd.DataFrame, at: list[int]) -> pd.DataFrame:
 def plot(table: pd.DataFrame, path: Path) -> None:
     """Median and interquartile band of the regret over seeds, per strategy (log scale)."""
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for strategy in [s for s in STRATEGIES if s in set(table["strategy"])]:
+    for strategy in [s for s in strategy_names() if s in set(table["strategy"])]:
         values = table[table["strategy"] == strategy].pivot(index="trial", columns="seed",
                                                             values="regret").clip(lower=REGRET_FLOOR)
         values = values.replace(np.inf, np.nan).dropna()
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--budget", type=int, default=40)
-    parser.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=list(STRATEGIES))
+    parser.add_argument("--strategies", nargs="+", choices=strategy_names(), default=strategy_names())
     parser.add_argument("--out", type=Path, default=RESULTS / "regret.csv")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=ConvergenceWarning)

@@ -128,7 +128,7 @@ class Knowledge:
                 parsed = NodeSpec.parse(node, spec, self.source)
                 out.node_models[node] = parsed.to_dict()
                 out.learned.add(node)
-                if parsed.kind == "function":
+                if parsed.node_kind.deterministic:
                     out.forbid_pattern(".*", re.escape(node))
         return out
 
@@ -153,8 +153,9 @@ class Knowledge:
         return replace(self, **{**fields, **changes}, _memo={}, _required=None)
 
     def is_function(self, node: str) -> bool:
-        """Whether ``node`` has a deterministic ``function`` model: it reads only its inputs."""
-        return "function" in self.node_models.get(node, {})
+        """Whether ``node`` has a deterministic model (a ``function``): it reads only its inputs."""
+        spec = self.node_models.get(node)
+        return bool(spec) and NodeSpec.parse(node, spec, self.source).node_kind.deterministic
 
     # --- YAML -----------------------------------------------------------------------------
     @classmethod

@@ -13,7 +13,7 @@
     annotations: annotations.yaml                       # optional: expert knowledge
     budget: 30
     seed: 0
-    strategy: structured                                # structured | gp | random
+    strategy: structured                                # structured | gp | multitask | random
     n_init: 6                                           # initial design incl. the default config
     relearn_every: 5                                    # re-learn the graph every N finished trials
     outputs: [{name: area, max: 2.0e6}]                 # optional: bounds on metrics/objectives
@@ -38,7 +38,7 @@ from boanon.errors import ConfigError
 from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
-from boanon.strategies import STRATEGIES
+from boanon.strategies import DEFAULT_STRATEGY, strategy_names
 from boanon.yamlfile import load_yaml
 
 KEYS = {"space", "constraints", "objectives", "runner", "adapter", "graph", "annotations", "budget",
@@ -61,7 +61,7 @@ class TuneConfig:
     annotations: Path | None = None
     budget: int | None = None
     seed: int = 0
-    strategy: str = "structured"
+    strategy: str = DEFAULT_STRATEGY
     n_init: int | None = None
     relearn_every: int = 5
     outputs: list[OutputConstraint] = field(default_factory=list)
@@ -140,9 +140,9 @@ def parse_config(data: Mapping[str, Any], source: str = "config") -> TuneConfig:
                               f"{', '.join(available_adapters())}")
         if runner == "command":
             options["adapter"] = adapter
-    strategy = data.get("strategy", "structured")
-    if strategy not in STRATEGIES:
-        raise ConfigError(source, "strategy", f"expected one of {STRATEGIES}, got {strategy!r}")
+    strategy = data.get("strategy", DEFAULT_STRATEGY)
+    if strategy not in strategy_names():
+        raise ConfigError(source, "strategy", f"expected one of {strategy_names()}, got {strategy!r}")
     return TuneConfig(
         source=source, space=space, objectives=objectives, runner=runner, runner_options=options,
         adapter=adapter, graph=_path(data, "graph", source), annotations=_path(data, "annotations", source),

@@ -2,13 +2,14 @@
 
 Parameters are blue boxes, metrics grey ellipses, objectives red double octagons. Edge width
 follows the weight; the fallback edges of parameters without a learned path are dotted. A
-legend explains all of that inside the picture.
+key under the picture explains all of that and says what was left out.
 
 Learned graphs of real systems are dense (the SGD cluster's: 102 nodes, 487 edges), and one
 drawn whole is a strip no one reads. :func:`view` makes the picture a person asks for: the
 objectives' ancestors only, each node's few strongest parents (the number of edges left out is
 said in the legend), and nodes grouped into boxes by entity (``m3_share`` and ``m3_busy_s``
-belong to machine ``m3``) so a machine's parameters sit with its metrics.
+belong to machine ``m3``) so a machine's parameters sit with its metrics. A large view lists
+the nodes' formulas in the key instead of under their names, so the picture fits a page.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import networkx as nx
 
 from boanon.graph import CausalGraph, Edge
 from boanon.multitask.tasks import TASK
+from boanon.nodespec import NodeSpec
 
 STYLE = {
     "param": 'shape=box, style="rounded,filled", fillcolor="#cfe2ff", color="#3d6bb3"',
@@ -157,15 +159,26 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _label(node: str, spec: dict | None, width: int = 34) -> str:
-    """A node's label: its name, and the relation or formula that models it (shortened)."""
+def _formula(node: str, spec: dict | None, width: int) -> str | None:
+    """A node's relation or formula in short (``= f`` deterministic, ``~ f`` with a residual)."""
     if not spec:
+        return None
+    parsed = NodeSpec.parse(node, spec)
+    text = parsed.expression.text
+    sign = "=" if parsed.node_kind.deterministic else "~"
+    return f"{sign} {text if len(text) <= width else text[: width - 3] + '...'}"
+
+
+def _label(node: str, spec: dict | None, inline: bool, width: int = 34) -> str:
+    """A node's attributes beyond its role's style: a small graph shows its relation or formula
+    under its name; a large one marks the node (a thick purple border, as the dashboard does)
+    and lists the formula in the key, so long formulas do not widen every rank."""
+    formula = _formula(node, spec, width)
+    if formula is None:
         return ""
-    text = spec.get("function") or spec.get("formula") or ""
-    sign = "=" if "function" in spec else "~"
-    short = text if len(text) <= width else text[: width - 3] + "..."
-    label = node + "\n" + f"{sign} {short}"
-    return f", label={_quote(label)}"
+    if inline:
+        return f", label={_quote(node + chr(10) + formula)}"
+    return ', penwidth=2.5, color="#6a3d9a"'
 
 
 def _width(weight: float | None) -> float:
@@ -179,15 +192,16 @@ def to_dot(graph: CausalGraph | View, legend: bool = True) -> str:
     g = v.graph
     fallback = {tuple(s.split(" -> ")) for s in g.metadata.get("params_connected", [])}
     labelled = len(g.edges) <= LABEL_EDGES_UP_TO
-    lines = ["digraph causal {", "  rankdir=LR; ranksep=0.4; nodesep=0.12;",
+    lines = ["digraph causal {", "  rankdir=LR; ranksep=0.4; nodesep=0.12; labelloc=b; labeljust=l;",
              '  graph [fontname="Helvetica", fontsize=12];',
              '  node [fontname="Helvetica", fontsize=11];',
              '  edge [fontname="Helvetica", fontsize=9, color="#555555", arrowsize=0.6];']
     for name in sorted(set(v.groups.values())):
         members = [n for n in g.roles if v.groups.get(n) == name]
         lines += [f"  subgraph {_quote('cluster_' + name)} {{",
-                  f'    label={_quote(name)}; style="rounded,filled"; fillcolor="#fbfbf4"; color="#bbbbaa";',
-                  *[f"    {_quote(n)} [{STYLE[g.roles[n]]}{_label(n, g.node_models.get(n))}];"
+                  f'    label={_quote(name)}; labelloc=t; style="rounded,filled"; fillcolor="#fbfbf4";'
+                  ' color="#bbbbaa";',
+                  *[f"    {_quote(n)} [{STYLE[g.roles[n]]}{_label(n, g.node_models.get(n), labelled)}];"
                     for n in members], "  }"]
     for role in ("param", "metric", "objective"):
         loose = [n for n in g.nodes(role) if n not in v.groups]
@@ -195,7 +209,8 @@ def to_dot(graph: CausalGraph | View, legend: bool = True) -> str:
             lines.append(f"  subgraph {role}s {{")
             if role != "metric" and not v.groups:  # ranks across group boxes would fight the boxes
                 lines.append(f"    rank={'source' if role == 'param' else 'sink'};")
-            lines += [f"    {_quote(n)} [{STYLE[role]}{_label(n, g.node_models.get(n))}];" for n in loose]
+            lines += [f"    {_quote(n)} [{STYLE[role]}{_label(n, g.node_models.get(n), labelled)}];"
+                      for n in loose]
             lines.append("  }")
     for e in g.edges:
         attrs = [f"penwidth={_width(e.weight):.2f}"] if e.weight is not None else []
@@ -209,40 +224,45 @@ def to_dot(graph: CausalGraph | View, legend: bool = True) -> str:
         style = f" [{', '.join(attrs)}]" if attrs else ""
         lines.append(f"  {_quote(e.source)} -> {_quote(e.target)}{style};")
     if legend:
-        lines += _legend(v)
+        lines.append(f"  label=<{_legend(v, labelled)}>;")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _legend(v: View) -> list[str]:
-    """A boxed key: the three node kinds, a strong, a weak and a fallback edge, and what was left out."""
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _legend(v: View, labelled: bool) -> str:
+    """The key, as the graph's own label under the picture (an HTML-like table: drawn legend
+    edges with labels would double every rank's width): the three node kinds, the edge styles,
+    what was left out and how to see it, and (large graphs) the formulas of the marked nodes."""
     notes = [f"{len(v.graph.roles)} nodes, {len(v.graph.edges)} edges"]
     if v.hidden_nodes:
-        notes.append(f"the objectives' neighbourhood: {v.hidden_nodes} more distant or weaker ancestors "
-                     "hidden (--max-nodes)")
+        notes.append(f"the objectives' strongest paths: {v.hidden_nodes} more distant or weaker ancestors "
+                     "left out (--max-nodes 0 draws every one)")
     if v.hidden_edges:
         notes.append(f"{v.hidden_edges} weaker edges hidden ({v.max_parents} strongest parents per node, "
-                     "and its strongest child)")
+                     "and its strongest child; --all-edges draws them)")
     if v.groups:
         notes.append("boxes: nodes of one entity (name prefix)")
-    if len(v.graph.edges) > LABEL_EDGES_UP_TO:
+    if not labelled:
         notes.append("edge width = weight (labels off: too many edges)")
-    key = 'fontsize=9, style="rounded,filled"'
-    return [
-        '  subgraph cluster_legend {', '    label="legend"; fontsize=10; color="#999999"; style=rounded;',
-        f'    legend_param [label="parameter", {STYLE["param"]}, fontsize=9];',
-        f'    legend_metric [label="metric", {STYLE["metric"]}, fontsize=9];',
-        f'    legend_objective [label="objective", {STYLE["objective"]}, fontsize=9];',
-        '    legend_a [label="", shape=point, width=0.05]; legend_b [label="", shape=point, width=0.05];',
-        '    legend_c [label="", shape=point, width=0.05]; legend_d [label="", shape=point, width=0.05];',
-        '    legend_e [label="", shape=point, width=0.05]; legend_f [label="", shape=point, width=0.05];',
-        f'    legend_a -> legend_b [label="strong (weight 1)", penwidth={_width(1.0):.2f}, fontsize=8];',
-        f'    legend_c -> legend_d [label="weak (weight 0.1)", penwidth={_width(0.1):.2f}, fontsize=8];',
-        '    legend_e -> legend_f [label="fallback: no learned path", style=dotted, fontsize=8];',
-        f'    legend_note [shape=note, {key}, fillcolor="#ffffff", label={_quote(chr(10).join(notes))}];',
-        '    legend_param -> legend_metric -> legend_objective [style=invis];',
-        "  }",
+    formulas = [] if labelled else [
+        f"{n} {f}" for n in v.graph.roles if (f := _formula(n, v.graph.node_models.get(n), 70)) is not None]
+    cell = '<td bgcolor="{}" border="1" color="{}">&nbsp;{}&nbsp;</td>'
+    rows = [
+        "<tr>" + cell.format("#cfe2ff", "#3d6bb3", "parameter") + cell.format("#eeeeee", "#777777", "metric")
+        + cell.format("#f8c4c0", "#b3403d", "objective")
+        + ("" if labelled else cell.format("#eeeeee", "#6a3d9a", "purple border: has a formula (below)"))
+        + "</tr>",
+        '<tr><td colspan="4" align="left">edges: thick = strong (weight 1), thin = weak (weight 0.1),'
+        " dotted = fallback (no learned path)</td></tr>",
+        *(f'<tr><td colspan="4" align="left">{_html(n)}</td></tr>' for n in notes),
+        *(f'<tr><td colspan="4" align="left"><font point-size="9">{_html(f)}</font></td></tr>'
+          for f in formulas),
     ]
+    return '<table border="0" cellborder="0" cellspacing="2" cellpadding="1">' + "".join(rows) + "</table>"
 
 
 def render(graph: CausalGraph | View, path: str | Path) -> Path:

@@ -1,7 +1,8 @@
 """A node model as written in an annotations file or a graph's JSON, read once into one typed value.
 
-A node model is either a deterministic ``function`` of its parents (``edp = energy * latency``)
-or a ``formula`` with ``free`` parameters to fit and a ``residual`` (``gp`` or ``none``)::
+An annotation names its node kind by a key holding the kind's expression: a deterministic
+``function`` of the parents (``edp = energy * latency``) or a ``formula`` with ``free``
+parameters to fit and a ``residual`` (``gp`` or ``none``)::
 
     {"function": "energy * latency"}
     {"formula": "a * reads / cache_hit + b", "free": {"a": {"init": 1.0, "low": 0.0}, "b": {}},
@@ -11,22 +12,64 @@ Graphs and knowledge keep this plain mapping (it is their on-disk form and cross
 boundaries as data); every reader goes through :meth:`NodeSpec.parse`, so the rules and the
 errors (naming the source and the field, ``node_models.<node>[.<key>]``) are written once.
 Which names are *parents* depends on the graph and is checked by the reader that knows it.
+
+The kinds are the node model classes registered in :data:`NODE_KINDS` (by their ``kind``; the
+built-ins are in :mod:`boanon.models.nodes`): each says what an annotation of it may hold and
+reads its own keys (:class:`NodeKind`), so adding a kind is one module with its class.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from boanon.errors import ConfigError
 from boanon.expressions import Expression
+from boanon.registry import Registry
 
-Kind = Literal["function", "formula"]
-RESIDUALS = ("gp", "none")
 FREE_KEYS = ("init", "low", "high", "mean", "sd")
+
+
+class NodeKind(Protocol):
+    """What a node model class says about its kind (:class:`boanon.models.nodes.NodeModel`).
+
+    ``annotation``: None when an annotation cannot write the kind (a GP, a marginal), else the
+    keys it may hold beside ``kind`` (``free`` are fitted constants, read here for every kind);
+    ``deterministic``: the node is its expression of its inputs (no noise, no other parents);
+    ``description``: a few words for errors and views."""
+
+    kind: ClassVar[str]
+    description: ClassVar[str]
+    annotation: ClassVar[tuple[str, ...] | None]
+    deterministic: ClassVar[bool]
+
+    @classmethod
+    def read_annotation(cls, source: str, where: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """The kind's own options from the annotation ``spec`` (errors name ``source`` and ``where``)."""
+        ...
+
+    @classmethod
+    def annotation_view(cls, spec: NodeSpec) -> dict[str, Any]:
+        """``spec`` in short for the views: ``kind``, ``text`` and what else the kind shows."""
+        ...
+
+
+NODE_KINDS: Registry[Any] = Registry("node kind", "boanon.node_kinds", builtins=("boanon.models.nodes",))
+"""Node model classes by ``kind``; a plug-in registers its own (:func:`register_node_kind`)."""
+
+
+def register_node_kind(cls: Any) -> Any:
+    """Class decorator: register a node model class under its ``kind``."""
+    NODE_KINDS.register(cls.kind, cls)
+    return cls
+
+
+def annotated_kinds() -> list[Any]:
+    """The registered kinds an annotation can write, by name."""
+    return [k for k in (NODE_KINDS.get(n) for n in NODE_KINDS.names()) if k.annotation is not None]
 
 
 @dataclass(frozen=True)
@@ -58,13 +101,18 @@ class FreeParameter:
 
 @dataclass(frozen=True)
 class NodeSpec:
-    """One node's annotated model: ``kind``, its ``expression``, the ``free`` parameters of a
-    formula (their priors as written, in order) and the formula's ``residual``."""
+    """One node's annotated model: ``kind``, its ``expression``, the ``free`` parameters to fit
+    (their priors as written, in order) and the kind's own ``options`` (a formula's ``residual``)."""
 
-    kind: Kind
+    kind: str
     expression: Expression
     free: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    residual: str = "gp"
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def node_kind(self) -> Any:
+        """The registered node model class of this kind (:data:`NODE_KINDS`)."""
+        return NODE_KINDS.get(self.kind)
 
     @property
     def parents(self) -> frozenset[str]:
@@ -76,10 +124,10 @@ class NodeSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The on-disk form (:meth:`parse` of it gives this spec back)."""
-        if self.kind == "function":
-            return {"function": self.expression.text}
-        return {"formula": self.expression.text, "free": {n: dict(p) for n, p in self.free.items()},
-                "residual": self.residual}
+        out: dict[str, Any] = {self.kind: self.expression.text}
+        if "free" in self.node_kind.annotation:
+            out["free"] = {n: dict(p) for n, p in self.free.items()}
+        return {**out, **self.options}
 
     @classmethod
     def parse(cls, node: str, spec: Any, source: str = "graph") -> NodeSpec:
@@ -90,13 +138,17 @@ class NodeSpec:
         if isinstance(spec, NodeSpec):
             return spec
         where = f"node_models.{node}"
+        kinds = annotated_kinds()
         if not isinstance(spec, Mapping):
-            raise ConfigError(source, where, "expected a mapping with 'formula' or 'function'")
-        if ("formula" in spec) == ("function" in spec):
-            raise ConfigError(source, where, "needs a 'formula' (with free parameters) or a 'function' "
-                              "(deterministic): give exactly one of them")
-        kind: Kind = "function" if "function" in spec else "formula"
-        allowed = {"function", "kind"} if kind == "function" else {"formula", "free", "residual", "kind"}
+            names = " or ".join(repr(k.kind) for k in kinds)
+            raise ConfigError(source, where, f"expected a mapping with {names}")
+        named = [k for k in kinds if k.kind in spec]
+        if len(named) != 1:
+            options = " or ".join(f"a {k.kind!r} ({k.description})" for k in kinds)
+            raise ConfigError(source, where, f"needs {options}: give exactly one of them")
+        node_kind = named[0]
+        kind = node_kind.kind
+        allowed = {kind, "kind", *node_kind.annotation}
         extra = set(spec) - allowed
         if extra:
             raise ConfigError(source, f"{where}.{sorted(extra)[0]}",
@@ -107,15 +159,8 @@ class NodeSpec:
             expr = Expression.parse(spec[kind])
         except ValueError as exc:
             raise ConfigError(source, f"{where}.{kind}", str(exc)) from None
-        free: dict[str, dict[str, float]] = {}
-        residual = "gp"
-        if kind == "formula":
-            free = _free(source, f"{where}.free", spec.get("free") or {}, expr)
-            residual = str(spec.get("residual", "gp")).lower()
-            if residual not in RESIDUALS:
-                raise ConfigError(source, f"{where}.residual",
-                                  f"residual must be 'gp' or 'none', got {spec['residual']!r}")
-        out = cls(kind, expr, free, residual)
+        free = _free(source, f"{where}.free", spec.get("free") or {}, expr) if "free" in allowed else {}
+        out = cls(kind, expr, free, node_kind.read_annotation(source, where, spec))
         if not out.parents:
             raise ConfigError(source, where, f"{expr.text!r} reads no parent node")
         return out

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import numpy as np
 
 from boanon.errors import ConfigError
+from boanon.units import check as check_unit
 
 Direction = Literal["minimize", "maximize"]
 DIRECTIONS: tuple[Direction, ...] = ("minimize", "maximize")
@@ -25,6 +26,8 @@ class Objective:
 
     name: str
     direction: Direction = "minimize"
+    unit: str | None = None
+    """What the value measures in (``s``, ``ops/s``); None: read off the name (:mod:`boanon.units`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -34,6 +37,7 @@ class Objective:
             raise ValueError(f"objective {self.name!r}: direction must be one of {DIRECTIONS}, "
                              f"got {self.direction!r}")
         object.__setattr__(self, "direction", direction)
+        object.__setattr__(self, "unit", check_unit(self.unit, f"objective {self.name!r}"))
 
     @property
     def sign(self) -> float:
@@ -54,7 +58,7 @@ class Objective:
         return self.sign * a < self.sign * b
 
     def to_dict(self) -> dict[str, str]:
-        return {"name": self.name, "direction": self.direction}
+        return {"name": self.name, "direction": self.direction, **({"unit": self.unit} if self.unit else {})}
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any] | str, source: str = "objectives",
@@ -64,11 +68,11 @@ class Objective:
             spec = {"name": spec}
         if not isinstance(spec, Mapping) or "name" not in spec:
             raise ConfigError(source, field_name, "needs a mapping with a 'name' (and a 'direction')")
-        extra = set(spec) - {"name", "direction"}
+        extra = set(spec) - {"name", "direction", "unit"}
         if extra:
             raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
         try:
-            return cls(str(spec["name"]), spec.get("direction", "minimize"))
+            return cls(str(spec["name"]), spec.get("direction", "minimize"), spec.get("unit"))
         except ValueError as exc:
             raise ConfigError(source, field_name, str(exc)) from None
 

@@ -38,11 +38,13 @@ from optuna.search_space import IntersectionSearchSpace
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import RelatedTask, TaskColumn
 from boanon.multitask.warmstart import load_related
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Param, Space
+from boanon.strategies import DEFAULT_STRATEGY
 from boanon.tuner import Tuner
 
 METRICS_ATTR = "metrics"
@@ -216,14 +218,15 @@ class BoAnonSampler(BaseSampler):
     Tuner's ``seed`` does (one generator per trial position). ``constraints_func`` is Optuna's
     (values <= 0 are feasible); ``warm_start`` takes BoAnon stores, dataset directories or CSV
     tables (or :class:`~boanon.multitask.RelatedTask` objects) as the Tuner's ``warm_start:``.
-    ``strategy``, ``graph``, ``knowledge``, ``relearn_every``, ``learn_options`` and
+    ``strategy`` (a registered strategy's name, resolved once, or a proposer object: the Tuner's
+    ``proposer``), ``graph``, ``knowledge``, ``relearn_every``, ``learn_options`` and
     ``propose_options`` go to the Tuner.
     """
 
     def __init__(self, *, n_startup_trials: int | None = None, seed: int | None = None,
                  constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
                  warm_start: str | Path | RelatedTask | Sequence[str | Path | RelatedTask] = (),
-                 strategy: str = "structured", graph: Any = None, knowledge: Any = None,
+                 strategy: str | Proposer = DEFAULT_STRATEGY, graph: Any = None, knowledge: Any = None,
                  relearn_every: int = 5, learn_options: Mapping[str, Any] | None = None,
                  propose_options: Mapping[str, Any] | None = None,
                  independent_sampler: BaseSampler | None = None):
@@ -232,7 +235,7 @@ class BoAnonSampler(BaseSampler):
         self.constraints_func = constraints_func
         sources = [warm_start] if isinstance(warm_start, (str, Path, RelatedTask)) else list(warm_start)
         self.related = [s if isinstance(s, RelatedTask) else load_related(s) for s in sources]
-        self.tuner_options = {"strategy": strategy, "graph": graph, "knowledge": knowledge,
+        self.tuner_options = {"proposer": make_proposer(strategy), "graph": graph, "knowledge": knowledge,
                               "relearn_every": relearn_every, "learn_options": learn_options,
                               "propose_options": propose_options}
         self.independent_sampler = independent_sampler or RandomSampler(seed=self.seed)

@@ -7,7 +7,7 @@ Graphviz rendering (:mod:`boanon.graph_render`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from boanon import units  # noqa: E402
 from boanon.objectives import Objective  # noqa: E402
 
 STATUS_STYLE = {"done": ("o", "tab:blue"), "stopped": ("v", "tab:orange"), "failed": ("x", "tab:red"),
@@ -65,7 +66,8 @@ def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], pat
         if default and np.isfinite(default.get(o.name, np.nan)):
             ax.axhline(default[o.name], ls="--", c="tab:green", lw=1.2,
                        label=f"default ({default[o.name]:.4g})")
-        ax.set_ylabel(f"{o.name} ({'lower' if o.direction == 'minimize' else 'higher'} is better)")
+        ax.set_ylabel(f"{units.objective_label(o)}, {'lower' if o.direction == 'minimize' else 'higher'} "
+                      "is better")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="best")
     axes[-1, 0].set_xlabel("trial (t0000 = 0)")
@@ -75,11 +77,13 @@ def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], pat
 
 
 def plot_effects(effects: pd.DataFrame, sizes: pd.DataFrame, objective: Objective, path: str | Path,
-                 at: dict[str, object] | None = None, top: int = 12, title: str = "") -> Path:
+                 at: dict[str, object] | None = None, top: int = 12, title: str = "",
+                 unit_of: Mapping[str, str] | None = None) -> Path:
     """The model's mean (and one standard deviation) of ``objective`` as each of the ``top``
     parameters with the largest effect is swept while the others stay put; the value they stay
     at (``at``) is marked; with a ``via`` column (the graph's metrics between the parameter and
-    the objective), each panel names the first of them."""
+    the objective), each panel names the first of them. ``unit_of`` gives the parameters' units
+    (declared in the space; the name's ending otherwise)."""
     rows_of = sizes[sizes["objective"] == objective.name].head(top)
     names = rows_of["param"].tolist()
     via = dict(zip(names, rows_of["via"], strict=True)) if "via" in rows_of else {}
@@ -105,12 +109,13 @@ def plot_effects(effects: pd.DataFrame, sizes: pd.DataFrame, objective: Objectiv
             ax.axvline(float(v) if numeric else values.index(v), c="k", ls=":", lw=1)
         metrics = via.get(name, "").split(", ") if via.get(name) else []
         more = f" +{len(metrics) - 1}" if len(metrics) > 1 else ""
-        ax.set_title(name + (f"\nvia {metrics[0]}{more}" if metrics else ""), fontsize=9)
+        ax.set_title(units.label(name, units.of(name, (unit_of or {}).get(name)))
+                     + (f"\nvia {metrics[0]}{more}" if metrics else ""), fontsize=9)
         ax.grid(alpha=0.3)
     for ax in axes.flat[len(names):]:
         ax.set_visible(False)
     for ax in axes[:, 0]:
-        ax.set_ylabel(objective.name)
+        ax.set_ylabel(units.objective_label(objective))
     fig.suptitle(title or f"what the model says each parameter does to {objective.name}: mean and "
                  "± 1 sd band, others fixed at the dotted line (each panel its own scale)", fontsize=10)
     return _save(fig, path)

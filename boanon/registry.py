@@ -10,6 +10,7 @@ third-party package adds entries through the registry's entry-point group, decla
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
@@ -26,6 +27,7 @@ class Registry(Generic[T]):
         self.group = group
         self.builtins = tuple(builtins)
         self.entries: dict[str, T] = {}
+        self._scanned: tuple[str, ...] | None = None  # sys.path at the last entry-point scan
 
     def register(self, name: str, entry: T) -> T:
         """Add ``entry`` under ``name``; a second, different entry under one name is an error
@@ -54,17 +56,26 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         """The entry called ``name``; an unknown name is a ValueError listing the known ones."""
-        self._load()
+        self._import_builtins()
+        if name not in self.entries:
+            self._load(rescan=True)
         try:
             return self.entries[name]
         except KeyError:
             known = ", ".join(sorted(self.entries))
             raise ValueError(f"unknown {self.kind} {name!r}; available: {known}") from None
 
-    def _load(self) -> None:
+    def _load(self, rescan: bool = False) -> None:
         """Import the built-in modules (once: Python caches modules) and the plug-ins not yet
-        registered (at every lookup: a package installed while the process runs is found)."""
+        registered: the entry points are scanned again when ``sys.path`` changed since the last
+        scan, or for a name not found (a package installed while the process runs is found by
+        name). A scan reads every installed distribution's metadata, too slow for each of the
+        lookups a proposal or an annotations file makes."""
         self._import_builtins()
+        path = tuple(sys.path)
+        if not rescan and self._scanned == path:
+            return
+        self._scanned = path
         for ep in entry_points(group=self.group):
             if ep.name not in self.entries:
                 loaded: Any = ep.load()

@@ -30,6 +30,7 @@ from boanon.objectives import Objective, parse_objectives
 from boanon.results import INIT, best_trial, is_feasible
 from boanon.space import Categorical, Space
 from boanon.store import Store, StoredTrial
+from boanon.study import Study
 from boanon.table import TRIAL, Value, with_objectives
 
 DEFAULT_REASON = "initial design: the default configuration"
@@ -84,9 +85,9 @@ def model_trial(trials: list[StoredTrial] | tuple[StoredTrial, ...]) -> StoredTr
                  if t.graph_id is not None and "nodes" in t.info.get("structure", {})), None)
 
 
-def study_space(study: dict[str, Any], source: str = "store") -> Space:
+def study_space(study: Study, source: str = "store") -> Space:
     """The run's search space as its store recorded it."""
-    return Space.from_dict(study["space"], study.get("constraints", []), source=source)
+    return Space.from_dict(study.space, study.constraints, source=source)
 
 
 def read_run(store: Store) -> RunView:
@@ -98,8 +99,8 @@ def read_run(store: Store) -> RunView:
     space = study_space(study, source)
     trials = store.trials()
     graph_ids = [t.graph_id for t in trials if t.graph_id is not None]
-    objectives = parse_objectives(study["objectives"], source=source)
-    constraints = parse_output_constraints(study.get("outputs"), source=source)
+    objectives = parse_objectives(study.objectives, source=source)
+    constraints = parse_output_constraints(study.outputs, source=source)
     graph = store.graph(graph_ids[-1]).with_objectives([o.name for o in objectives],
                                                        [c.name for c in constraints]) \
         if graph_ids else None

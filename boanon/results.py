@@ -18,10 +18,12 @@ INIT = "init"
 
 def study_goals(store: Store) -> tuple[list[Objective], list[OutputConstraint]]:
     """The run's objectives and output constraints, as its store recorded them (none before a run)."""
-    study = store.study() or {}
+    study = store.study()
+    if study is None:
+        return [], []
     source = str(store.path)
-    objectives = parse_objectives(study["objectives"], source=source) if study.get("objectives") else []
-    return objectives, parse_output_constraints(study.get("outputs"), source=source)
+    objectives = parse_objectives(study.objectives, source=source) if study.objectives else []
+    return objectives, parse_output_constraints(study.outputs, source=source)
 
 
 def is_feasible(trial: StoredTrial, constraints: Sequence[OutputConstraint]) -> bool:

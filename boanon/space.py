@@ -18,6 +18,7 @@ import numpy as np
 from boanon.errors import ConfigError
 from boanon.expressions import Expression
 from boanon.table import Value
+from boanon.units import check as check_unit
 from boanon.yamlfile import load_yaml
 
 
@@ -28,9 +29,12 @@ class Float:
     high: float
     log: bool = False
     default: float | None = None
+    unit: str | None = None
+    """What the value measures in (``s``, ``MB``), shown beside it; None: read off the name."""
 
     def __post_init__(self) -> None:
         _check_range(self)
+        object.__setattr__(self, "unit", check_unit(self.unit, self.name))
 
     def from_unit(self, u: float) -> float:
         """The value at ``u`` of [0, 1], clamped to the range: ``exp``/``log`` and ``low + u * width``
@@ -234,16 +238,18 @@ class Space:
             if not isinstance(p, Mapping) or "type" not in p:
                 raise ConfigError(source, field_name, "needs a mapping with a 'type'")
             kind = str(p["type"]).lower()
-            extra = set(p) - {"type", "low", "high", "log", "choices", "default"}
+            extra = set(p) - {"type", "low", "high", "log", "choices", "default", "unit"}
             if extra:
                 raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
             try:
                 if kind in ("int", "integer"):
                     params.append(Int(name, _bound(p, "low", int), _bound(p, "high", int),
-                                      bool(p.get("log", False)), p.get("default")))
+                                      bool(p.get("log", False)), p.get("default"), p.get("unit")))
                 elif kind == "float":
                     params.append(Float(name, _bound(p, "low", float), _bound(p, "high", float),
-                                        bool(p.get("log", False)), p.get("default")))
+                                        bool(p.get("log", False)), p.get("default"), p.get("unit")))
+                elif "unit" in p:
+                    raise ValueError(f"a {kind} parameter has no unit (int and float ones do)")
                 elif kind in ("categorical", "cat", "choice"):
                     params.append(Categorical(name, tuple(p["choices"]), p.get("default")))
                 elif kind in ("bool", "boolean"):
@@ -279,6 +285,8 @@ class Space:
                      "log": p.log}
             if p.default is not None:
                 d["default"] = p.default
+            if getattr(p, "unit", None):
+                d["unit"] = p.unit
             out[p.name] = d
         return out
 

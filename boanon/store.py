@@ -44,6 +44,7 @@ import pandas as pd
 
 from boanon.errors import ConfigError, StoreError
 from boanon.graph import CausalGraph
+from boanon.study import Study
 from boanon.table import TrialRecord, records_to_table
 
 SCHEMA_VERSION = 3  # 2: status "stopped"; 3: status "interrupted" (was "failed" + an error text)
@@ -376,36 +377,40 @@ class Store:
         return None if row is None else str(row["value"])
 
     # --- the study ------------------------------------------------------------------------------
-    def study(self) -> dict[str, Any] | None:
+    def study(self) -> Study | None:
         """The run's recorded specification (space, objectives, seed, strategy...), if any."""
         with self._read() as conn:
             row = conn.execute("SELECT id, spec FROM studies ORDER BY id LIMIT 1").fetchone()
-        return None if row is None else self._spec(row)
+        return None if row is None else self._study(row)
 
-    def _spec(self, row: sqlite3.Row) -> dict[str, Any]:
-        return _json(row["spec"], self.path, f"studies row {row['id']}", "spec")
+    def _study(self, row: sqlite3.Row) -> Study:
+        where = f"studies row {row['id']}"
+        try:
+            return Study.from_dict(_json(row["spec"], self.path, where, "spec"))
+        except ValueError as exc:
+            raise StoreError(self.path, where, str(exc)) from None
 
-    def init_study(self, spec: Mapping[str, Any]) -> None:
-        """Record ``spec`` for a new run, or check that a resumed run has the same ``spec``.
+    def init_study(self, study: Study) -> None:
+        """Record ``study`` for a new run, or check that a resumed run has the same ``study``.
 
         A mismatch is a :class:`ConfigError` naming the fields that differ, so a run is never
         resumed with another search space, objective, seed or strategy by mistake. The one
         exception: the objectives may change while no trial has been measured (a misnamed
         objective stops a run after its first trial; the run resumes with the name fixed).
         """
-        spec = json.loads(dump_json(spec))
+        study = Study.from_dict(json.loads(dump_json(study.to_dict())))  # as it reads back
+        text = dump_json(study.to_dict())
 
         def init(conn: sqlite3.Connection) -> None:
             row = conn.execute("SELECT id, spec FROM studies ORDER BY id LIMIT 1").fetchone()
             if row is None:
-                conn.execute("INSERT INTO studies (created, spec) VALUES (?, ?)", (_now(), dump_json(spec)))
+                conn.execute("INSERT INTO studies (created, spec) VALUES (?, ?)", (_now(), text))
                 return
-            stored = self._spec(row)
-            differ = sorted(k for k in set(stored) | set(spec) if stored.get(k) != spec.get(k))
+            differ = self._study(row).differs(study)
             measured = conn.execute("SELECT COUNT(*) FROM trials WHERE status IN (?, ?)",
                                     [s.value for s in MEASURED]).fetchone()[0]
             if differ == ["objectives"] and not measured:
-                conn.execute("UPDATE studies SET spec = ? WHERE id = ?", (dump_json(spec), row["id"]))
+                conn.execute("UPDATE studies SET spec = ? WHERE id = ?", (text, row["id"]))
             elif differ:
                 raise ConfigError(self.path, ", ".join(differ),
                                   "differs from the run recorded in this store; resume with the "

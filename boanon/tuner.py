@@ -1,10 +1,10 @@
 """The tuning loop: ask for a configuration, run it, tell the result, re-learn the structure.
 
 A run starts with the default configuration and a space-filling (scrambled Sobol) design, then
-asks :func:`boanon.acquisition.propose` for each next configuration. With the ``structured``
-strategy and no fixed graph, the causal graph is re-learned from the finished trials every
-``relearn_every`` trials; when it cannot be learned (too few trials, a degenerate table) the loop
-falls back to the plain GP and records why with the trial.
+asks :func:`boanon.acquisition.propose` for each next configuration. When the run's proposer
+needs a graph and none is fixed, the causal graph is re-learned from the finished trials every
+``relearn_every`` trials; when it cannot be learned (too few trials, a degenerate table) the
+proposer says what proposes instead (the structured one: the plain GP) and the trial records why.
 
 Everything lives in the :class:`~boanon.store.Store`, so a run rebuilds its state from the
 store: a killed run resumes where it stopped (:meth:`Tuner.resume`, only when asked: opening a
@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boanon.acquisition.propose import STRATEGIES, Proposal, propose
+from boanon.acquisition.propose import Proposal, propose
+from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.errors import LogParseError, StoreError
 from boanon.failures import not_logged_error
 from boanon.graph import CausalGraph
@@ -39,6 +40,8 @@ from boanon.runners.trial import run_trial
 from boanon.space import Space
 from boanon.store import MEASURED, Status, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
+from boanon.strategies import DEFAULT_STRATEGY
+from boanon.study import Study
 from boanon.table import TrialRecord, Value, with_objectives
 
 DESIGN_SHARE = 3
@@ -77,71 +80,52 @@ class _Plan:
 class Tuner:
     """Structured Bayesian optimisation over ``space`` towards ``objectives``.
 
-    ``graph`` fixes the causal graph (``knowledge`` is then applied to it); without it the graph
-    is learned from the trials under ``knowledge``. ``store`` is a :class:`Store`, a path to one
-    (created or resumed) or None for an in-memory run. ``learn_options`` go to
-    :func:`boanon.learners.learn`, ``propose_options`` to :func:`boanon.acquisition.propose`.
-    ``output_constraints`` bound metrics or objectives (trials breaking them are infeasible);
-    ``warm_start`` holds one related task's trials or several (:func:`boanon.multitask.load_related`):
-    each is modelled as a task of its own, and the first graph among them is the starting
-    structure. ``related_outputs`` name logged quantities to model jointly with the objectives
-    (the ``multitask`` strategy; a related task may have measured only these). ``budget`` (the
-    evaluations the run will have, when known) sizes the default initial design
-    (:func:`default_n_init`); a resumed run keeps the design its store recorded.
+    ``proposer`` (:mod:`boanon.acquisition.proposers`) is the strategy, injected as Optuna injects
+    a sampler: it says which models compete to propose and whether the loop learns a graph for it;
+    ``strategy`` names a registered one instead (:data:`boanon.strategies.STRATEGIES`); neither:
+    :class:`~boanon.acquisition.proposers.StructuredProposer`. ``graph`` fixes the causal graph
+    (``knowledge`` is then applied to it); without it the graph is learned from the trials under
+    ``knowledge``. ``store`` is a :class:`Store`, a path to one (created or resumed) or None for
+    an in-memory run. ``learn_options`` go to :func:`boanon.learners.learn`, ``propose_options``
+    to :func:`boanon.acquisition.propose`. ``output_constraints`` bound metrics or objectives
+    (trials breaking them are infeasible); ``warm_start`` holds one related task's trials or
+    several (:func:`boanon.multitask.load_related`): each is modelled as a task of its own, and
+    the first graph among them is the starting structure. ``related_outputs`` name logged
+    quantities to model jointly with the objectives (the ``multitask`` strategy; a related task
+    may have measured only these). ``budget`` (the evaluations the run will have, when known)
+    sizes the default initial design (:func:`default_n_init`); a resumed run keeps the design its
+    store recorded.
     """
 
     def __init__(self, space: Space, objectives: Sequence[Objective | Mapping[str, Any] | str],
-                 graph: CausalGraph | None = None, knowledge: Any = None, strategy: str = "structured",
+                 graph: CausalGraph | None = None, knowledge: Any = None, strategy: str | None = None,
                  seed: int = 0, n_init: int | None = None, relearn_every: int = 5,
                  store: Store | str | Path | None = None,
                  learn_options: Mapping[str, Any] | None = None,
                  propose_options: Mapping[str, Any] | None = None,
                  output_constraints: Sequence[OutputConstraint] = (),
                  warm_start: RelatedTask | Sequence[RelatedTask] | None = None,
-                 related_outputs: Sequence[str] = (), budget: int | None = None):
-        if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+                 related_outputs: Sequence[str] = (), budget: int | None = None,
+                 proposer: Proposer | None = None):
         if relearn_every < 1:
             raise ValueError("relearn_every must be >= 1")
+        self.proposer = _proposer(strategy, proposer)
         self.space = space
         self.objectives = parse_objectives(objectives)
         self.knowledge = knowledge
-        self.strategy = strategy
         self.seed = int(seed)
         self.output_constraints = list(output_constraints)
         self.related_outputs = list(related_outputs)
-        related = [] if warm_start is None else [warm_start] if isinstance(warm_start, RelatedTask) \
-            else list(warm_start)
-        distinct_labels(related)
-        names = [o.name for o in self.objectives]
-        self.related: tuple[RelatedTask, ...] = tuple(
-            align_to_space(t, space, names, self._constrained(), self.related_outputs) for t in related)
+        self.related = self._aligned(warm_start)
         self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
-        recorded = self.store.study()
-        if n_init is None and recorded is not None and "n_init" in recorded:
-            n_init = recorded["n_init"]  # resumed (perhaps with another budget): the same design
-        elif n_init is None:  # a warm start already knows the landscape: the default and two more
-            n_init = default_n_init(space, budget) if not related else min(3, default_n_init(space, budget))
-        self.n_init = int(n_init)
-        if self.n_init < 1:
-            raise ValueError("n_init must be >= 1")
+        self.n_init = self._design_size(n_init, budget)
         self.relearn_every = int(relearn_every)
         self.learn_options = dict(learn_options or {})
         self.propose_options = dict(propose_options or {})
-        self.store.init_study(self.spec())
+        self.store.init_study(self.study())
         self.fixed_graph = graph is not None
-        if graph is not None:
-            graph = self._own_roles(graph)
-        if graph is not None and knowledge is not None:
-            graph = knowledge.apply(graph)
-        learned_before = next((t for t in self.related if t.graph is not None), None)
-        if graph is None and learned_before is not None:
-            # the starting structure, learned from the related trials: re-learned once the run
-            # has relearn_every trials of its own
-            graph = copy.deepcopy(learned_before.graph)
-            graph.metadata.setdefault("learned_from_trials", len(learned_before.table))
-        self.graph: CausalGraph | None = graph
-        self._graph_id = self.store.add_graph(graph) if graph is not None else None
+        self.graph: CausalGraph | None = self._starting_graph(graph)
+        self._graph_id = self.store.add_graph(self.graph) if self.graph is not None else None
         self.learn_note = ""  # why the structure is not (or no longer) learned
         self._design = self._initial_design()
         self._running: dict[int, StoredTrial] = {}
@@ -153,17 +137,56 @@ class Tuner:
         self.learn_attempted_at: int = -1 if self.graph is None or self.fixed_graph else \
             int(self.graph.metadata.get("learned_from_trials", -1))
 
+    def _aligned(self, warm_start: RelatedTask | Sequence[RelatedTask] | None) -> tuple[RelatedTask, ...]:
+        """The related tasks, each aligned to this run's space, objectives and outputs."""
+        related = [] if warm_start is None else [warm_start] if isinstance(warm_start, RelatedTask) \
+            else list(warm_start)
+        distinct_labels(related)
+        names = [o.name for o in self.objectives]
+        return tuple(align_to_space(t, self.space, names, self._constrained(), self.related_outputs)
+                     for t in related)
+
+    def _design_size(self, n_init: int | None, budget: int | None) -> int:
+        """``n_init``, else the size a resumed run recorded (perhaps run on with another budget:
+        the same design), else :func:`default_n_init` (a warm start already knows the landscape:
+        the default and two more)."""
+        recorded = self.store.study()
+        if n_init is None and recorded is not None and recorded.n_init is not None:
+            n_init = recorded.n_init
+        elif n_init is None:
+            n_init = default_n_init(self.space, budget) if not self.related \
+                else min(3, default_n_init(self.space, budget))
+        if int(n_init) < 1:
+            raise ValueError("n_init must be >= 1")
+        return int(n_init)
+
+    def _starting_graph(self, graph: CausalGraph | None) -> CausalGraph | None:
+        """A fixed ``graph`` with this run's roles and the knowledge applied; else the first
+        related task's learned graph (re-learned once the run has ``relearn_every`` trials of its own)."""
+        if graph is not None:
+            graph = self._own_roles(graph)
+            return graph if self.knowledge is None else self.knowledge.apply(graph)
+        learned_before = next((t for t in self.related if t.graph is not None), None)
+        if learned_before is None:
+            return None
+        graph = copy.deepcopy(learned_before.graph)
+        graph.metadata.setdefault("learned_from_trials", len(learned_before.table))
+        return graph
+
     # --- state --------------------------------------------------------------------------------
-    def spec(self) -> dict[str, Any]:
+    @property
+    def strategy(self) -> str:
+        """The registered name of the run's proposer (what the store records)."""
+        return self.proposer.name
+
+    def study(self) -> Study:
         """What makes two runs the same run (checked when a store is resumed)."""
-        return {"space": self.space.to_dict(),
-                "constraints": [c.expression for c in self.space.constraints],
-                "objectives": [o.to_dict() for o in self.objectives], "seed": self.seed,
-                "strategy": self.strategy, "n_init": self.n_init, "relearn_every": self.relearn_every,
-                **({"outputs": [c.to_dict() for c in self.output_constraints]}
-                   if self.output_constraints else {}),
-                **({"warm_start": self._sources()} if self.related else {}),
-                **({"related_outputs": self.related_outputs} if self.related_outputs else {})}
+        return Study(space=self.space.to_dict(), constraints=[c.expression for c in self.space.constraints],
+                     objectives=[o.to_dict() for o in self.objectives], seed=self.seed,
+                     strategy=self.strategy, n_init=self.n_init, relearn_every=self.relearn_every,
+                     outputs=[c.to_dict() for c in self.output_constraints],
+                     warm_start=self._sources() if self.related else None,
+                     related_outputs=self.related_outputs)
 
     def _sources(self) -> str | list[str]:
         """Where the related tasks came from (one as a string, as runs with one always stored it)."""
@@ -255,17 +278,17 @@ class Tuner:
             self.store.set_activity("running trials")
 
     def _propose(self, table: pd.DataFrame, rng: np.random.Generator) -> _Plan:
-        strategy, note = self.strategy, ""
+        proposer, note = self.proposer, ""
         tasks = TaskColumn(self.related)  # the models see related tasks' trials beside the run's
         table, space = tasks.table(table), tasks.space(self.space)
         uses_graph = self.uses_graph
         if uses_graph:
             self._maybe_learn(table)
-            if self.graph is None and strategy == "structured":
-                strategy, note = "gp", f"structure not learned ({self.learn_note}); "
+            if self.graph is None:
+                proposer, note = proposer.without_graph(self.learn_note)
         graph = tasks.graph(self.graph if uses_graph else None)
         pending = tasks.pending([t.config for t in self._running.values()])
-        proposal = propose(space, table, self.objectives, graph=graph, strategy=strategy, rng=rng,
+        proposal = propose(space, table, self.objectives, graph=graph, proposer=proposer, rng=rng,
                            pending=pending, constraints=self.output_constraints,
                            related_outputs=self.related_outputs, **self.propose_options)
         proposal.reason = note + proposal.reason
@@ -273,9 +296,8 @@ class Tuner:
 
     @property
     def uses_graph(self) -> bool:
-        """Whether proposals need a graph: the structured model is built on it; the multitask
-        model takes the objectives' mediators from it as related outputs when it is told none."""
-        return self.strategy == "structured" or self.strategy == "multitask" and not self.related_outputs
+        """Whether proposals need a graph (the proposer says: :meth:`Proposer.needs_graph`)."""
+        return self.proposer.needs_graph(self.related_outputs)
 
     def _maybe_learn(self, table: pd.DataFrame) -> None:
         """Re-learn the graph every ``relearn_every`` finished trials (not when it is fixed)."""
@@ -377,6 +399,13 @@ class Tuner:
                     self._running.pop(trial_id)
                     self.store.interrupt_trial(trial_id)
             raise
+
+
+def _proposer(strategy: str | None, proposer: Proposer | None) -> Proposer:
+    """The run's proposer: the one given, else the strategy named (the registry's), else structured."""
+    if strategy is not None and proposer is not None:
+        raise TypeError("give a proposer or a strategy's name, not both")
+    return proposer if proposer is not None else make_proposer(strategy or DEFAULT_STRATEGY)
 
 
 def store_result(store: Store, space: Space, objectives: Sequence[Objective], trial: StoredTrial,

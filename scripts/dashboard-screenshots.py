@@ -1,9 +1,10 @@
 """Regenerate the dashboard's screenshots in docs/img/ from stored runs (headless Chromium).
 
-    python scripts/dashboard-screenshots.py SGD.db MO.db docs/img
+    python scripts/dashboard-screenshots.py SGD.db MO.db docs/img [OTHER.db ...]
 
 ``SGD.db``: a run of examples/sgd-from-logs.yaml (35 parameters); ``MO.db``: a run of
-examples/synthetic-multiobjective.yaml (two objectives, for the Pareto front). Each store is
+examples/synthetic-multiobjective.yaml (two objectives, for the Pareto front); ``OTHER.db``:
+studies compared with ``SGD.db`` (e.g. the same file with ``--strategy gp``). Each store is
 served read-only by the dashboard in this process; nothing is written but the images.
 """
 
@@ -29,8 +30,8 @@ def browser() -> webdriver.Chrome:
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 
 
-def open_run(b: webdriver.Chrome, store: Path) -> Dashboard:
-    server = Dashboard(RunView(store, poll_s=1.0, min_model_interval_s=0.0), port=0)
+def open_run(b: webdriver.Chrome, store: Path, *others: Path) -> Dashboard:
+    server = Dashboard([RunView(s, poll_s=1.0, min_model_interval_s=0.0) for s in (store, *others)], port=0)
     b.get(server.start())
     deadline = time.monotonic() + 180
     while not b.execute_script("return !!(window.boanon.models && window.boanon.models.status === 'ready'"
@@ -50,9 +51,13 @@ def shoot(b: webdriver.Chrome, selector: str, path: Path) -> None:
     print(f"wrote {path}")
 
 
-def main(sgd: Path, mo: Path, out: Path) -> None:
+def main(sgd: Path, mo: Path, out: Path, others: list[Path]) -> None:
     b = browser()
     try:
+        if others:
+            server = open_run(b, sgd, *others)
+            shoot(b, "#studies", out / "dashboard-studies.png")
+            server.stop()
         server = open_run(b, sgd)
         summary = b.execute_script("return window.boanon.run.summary")
         best = summary["best"][summary["objectives"][0]["name"]]["trial"]
@@ -81,6 +86,6 @@ def main(sgd: Path, mo: Path, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) < 4:
         sys.exit(__doc__)
-    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), [Path(a) for a in sys.argv[4:]])

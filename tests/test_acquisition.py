@@ -190,7 +190,7 @@ def test_candidates_are_scored_on_common_random_numbers():
     config = system.space.default()
     twice = model.sample([config, config], 8, np.random.default_rng(0))["cost"]
     np.testing.assert_array_equal(twice[:, 0], twice[:, 1])
-    score, _ = build_acquisition(model, table, [objective], [], np.random.default_rng(0))
+    score = build_acquisition(model, table, [objective], [], np.random.default_rng(0))
     candidates = system.space.sample(16, np.random.default_rng(1))
     np.testing.assert_array_equal(score(candidates, 8), score(candidates, 8))
     np.testing.assert_array_equal(score(candidates, 8)[3:5], score(candidates[3:5], 8))

@@ -16,9 +16,11 @@ from click.testing import CliRunner
 
 from boanon.adapters.ingest import ingest
 from boanon.cli import main
+from boanon.errors import ConfigError
 from boanon.store import Store
 from boanon.store_lock import lock_path
 from boanon.table import read_table
+from boanon.tuning import CONFIG_NOTE, AlreadyStored, TuneRequest, open_run, run_tuning
 
 ROOT = Path(__file__).resolve().parents[1]
 BOANON = str(Path(sys.executable).parent / "boanon")
@@ -73,7 +75,7 @@ def test_seed_and_strategy_options_override_the_yaml(tmp_path: Path) -> None:
     lines = [ln for ln in runs[0].output.splitlines() if ln.startswith("t000")]
     assert [ln.rsplit(" ", 1)[1] for ln in lines] == ["[init]"] * 2 + ["[random]"] * 2
     with Store(tmp_path / "run0.db") as store:
-        assert (store.study()["seed"], store.study()["strategy"]) == (3, "random")
+        assert (store.study().seed, store.study().strategy) == (3, "random")
         configs = [t.config for t in store.trials()]
     with Store(tmp_path / "run1.db") as store:
         assert [t.config for t in store.trials()] == configs  # same seed, same proposals
@@ -211,7 +213,7 @@ def test_misnamed_objective_stops_after_one_trial_and_resumes_once_fixed(tmp_pat
     assert result.exit_code == 0, result.output
     with Store(store) as s:
         assert (s.counts()["failed"], s.counts()["done"]) == (1, 3)
-        assert s.study()["objectives"][0]["name"] == "cost"
+        assert s.study().objectives[0]["name"] == "cost"
 
 
 def test_objectives_stay_fixed_once_a_trial_is_measured(tmp_path: Path) -> None:
@@ -234,3 +236,36 @@ def test_an_infinite_bound_is_refused_before_any_trial(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert f"{config}: space.x3: high (inf) must be a finite number" in result.output
     assert not store.exists()
+
+
+# --- run_tuning: the same, called from Python without the command line ------------------------
+def test_run_tuning_runs_the_yaml_into_its_store_and_releases_it(tmp_path: Path) -> None:
+    store = tmp_path / "run.db"
+    seen = []
+    run = run_tuning(TuneRequest(_yaml(tmp_path, n_init=3), budget=4, store=store, strategy="random", seed=2),
+                     callback=seen.append)
+    assert [t.name for t in seen] == ["t0000", "t0001", "t0002", "t0003"]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the loop's handler is gone with it
+    with Store(store) as s:
+        assert s.counts()["done"] == 4 and s.activity()["state"] == "finished"
+        assert (s.study().strategy, s.study().seed) == ("random", 2)
+        assert s.note(CONFIG_NOTE) == str((tmp_path / "tune.yaml").resolve())
+    assert run.tuner.n_trials() == 4
+    with open_run(TuneRequest(_yaml(tmp_path, n_init=3), budget=6, store=store, resume=True,
+                                strategy="random", seed=2)) as resumed:
+        resumed.loop()  # the lock of the first run was released: the store can be written again
+        assert resumed.tuner.n_trials() == 6
+    with pytest.raises(AlreadyStored, match="a run is already stored here"):
+        open_run(TuneRequest(_yaml(tmp_path), budget=4, store=store))
+
+
+def test_a_run_that_cannot_start_leaves_no_store_and_no_lock_held(tmp_path: Path) -> None:
+    store = tmp_path / "run.db"
+    with pytest.raises(ConfigError, match="strategy: expected one of"):
+        open_run(TuneRequest(_yaml(tmp_path, strategy="bayes"), budget=4, store=store))
+    # the Tuner refuses it after the store was created: the store goes again
+    with pytest.raises(ValueError, match="feasible configurations"):
+        open_run(TuneRequest(_yaml(tmp_path, constraints=["x0 > 2"]), budget=4, store=store))
+    assert not store.exists()
+    with open_run(TuneRequest(_yaml(tmp_path), budget=4, store=store)) as run:  # nothing holds it
+        assert run.tuner.n_trials() == 0

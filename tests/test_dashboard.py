@@ -41,10 +41,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextmanager
-def serving(store: Path):
-    """``boanon dashboard STORE --port 0`` in its own process; yields the page's URL."""
-    proc = subprocess.Popen([*BOANON, "dashboard", str(store), "--port", "0", "--poll", "0.5"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def serving(*stores: Path):
+    """``boanon dashboard STORE [STORE ...] --port 0`` in its own process; yields the page's URL."""
+    proc = subprocess.Popen([*BOANON, "dashboard", *map(str, stores), "--port", "0", "--poll", "0.5"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
         found = re.search(r"http://127\.0\.0\.1:\d+/", line)
@@ -227,6 +227,114 @@ def test_a_plain_gp_run_shows_effects_without_node_models(tmp_path: Path, browse
         assert "no per-node models" in browser.find_element(By.ID, "fit-caption").text
     finally:
         server.stop()
+
+
+def latency(config: dict) -> dict:
+    """A small system whose numbers have units: a declared one (``cache``: MiB, the objective
+    ``response_time``: ms) and ones its names say (``wait_us``, ``read_bytes``)."""
+    wait = (config["cache"] - 40) ** 2 / 10 + 30 * config["threads"]
+    return {"response_time": 1 + wait / 1000, "wait_us": wait, "read_bytes": 4096 * config["cache"]}
+
+
+def latency_run(store: Path, strategy: str, budget: int, seed: int = 0) -> Path:
+    """A real run of :func:`latency` into ``store`` (its trials beside it); returns ``store``."""
+    from boanon.objectives import Objective
+    from boanon.runners.function import CallableRunner
+    from boanon.space import Space
+    from boanon.tuner import Tuner
+
+    space = Space.from_dict({"cache": {"type": "int", "low": 8, "high": 64, "default": 16, "unit": "MiB"},
+                             "threads": {"type": "float", "low": 0.0, "high": 4.0, "default": 1.0}})
+    tuner = Tuner(space, [Objective("response_time", unit="ms")], strategy=strategy, n_init=4, seed=seed,
+                  store=store)
+    tuner.optimize(CallableRunner(latency), budget, trials_dir=store.with_suffix(".trials"))
+    tuner.store.close()
+    return store
+
+
+def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path: Path, browser) -> None:
+    """Units declared on a parameter and an objective, and read off metric names, are shown
+    wherever their numbers are: the convergence and slice axes, the header, the best
+    configuration, the trials table, a trial's detail, the parallel coordinates, the effects."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.dashboard.app import Dashboard, RunView
+
+    store = latency_run(tmp_path / "units.db", "gp", 5)
+    server = Dashboard(RunView(store, poll_s=0.5, min_model_interval_s=0.0), port=0)
+    url = server.start()
+    try:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 5, what="the trials table never showed the 5 trials")
+        axis = "return Chart.getChart('{}').options.scales.{}.title.text"
+        assert browser.execute_script(axis.format("convergence", "y")).startswith("response_time (ms)")
+        assert browser.execute_script(axis.format("slice-chart", "y")).startswith("response_time (ms)")
+        assert " ms in t" in browser.find_element(By.ID, "run-facts").text
+        assert " ms, proposed by" in browser.find_element(By.ID, "best-caption").text
+        best = {tr.find_elements(By.TAG_NAME, "td")[0].text: tr.find_elements(By.TAG_NAME, "td")[1].text
+                for tr in browser.find_elements(By.CSS_SELECTOR, "#best-config tr")[1:]}
+        assert best["cache"].endswith(" MiB") and not best["threads"].endswith("MiB")
+        heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#trial-table th")]
+        assert "response_time (ms)" in heads
+        labels = browser.execute_script(  # read at once: the axes are redrawn when the model's ranking comes
+            "return [...document.querySelectorAll('#parcoords text.axis-label')].map(t => t.textContent)")
+        assert "cache (MiB)" in labels and "response_time (ms)" in labels
+        inside = browser.execute_script(  # the axes' names, units and all, are not cut at the ends
+            "const s = document.getElementById('parcoords').getBoundingClientRect();"
+            "return [...document.querySelectorAll('#parcoords text.axis-label')].every(t => {"
+            " const r = t.getBoundingClientRect(); return r.left >= s.left && r.right <= s.right; });")
+        assert inside, "a parallel coordinates axis label is cut at the chart's edge"
+        browser.find_element(By.CSS_SELECTOR, "#trial-table tbody tr[data-trial='t0001']").click()
+        metrics = dict(browser.execute_script(
+            "return [...document.querySelectorAll('#trial-metrics tr')].map(r => [...r.cells].slice(0, 2)"
+            ".map(c => c.textContent))"))
+        assert metrics["wait_us"].endswith(" µs") and metrics["read_bytes"].endswith(" B")
+        wait_for(browser, lambda b: b.execute_script("return Chart.getChart('effect-curve') !== undefined"),
+                 timeout=60, what="no effects drawn")
+        assert browser.execute_script(axis.format("effect-curve", "y")) == "predicted response_time (ms)"
+        browser.execute_script("window.boanon.effectParam = 'cache'; drawEffects()")
+        assert browser.execute_script(axis.format("effect-curve", "x")).startswith("cache (MiB); ")
+        assert " ms to " in browser.find_element(By.ID, "effect-caption").text
+    finally:
+        server.stop()
+
+
+def test_several_studies_side_by_side(tmp_path: Path, browser) -> None:
+    """``boanon dashboard A.db B.db``: a selector picks the study every panel shows (its trials,
+    its log files), one chart overlays each study's best so far, and neither store is written."""
+    import hashlib
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    stores = {"gp": latency_run(tmp_path / "gp.db", "gp", 5, seed=1),
+              "random": latency_run(tmp_path / "random.db", "random", 7, seed=1)}
+    digest = {n: hashlib.sha256(p.read_bytes()).hexdigest() for n, p in stores.items()}
+    with serving(stores["gp"], stores["random"]) as url:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 5, what="the first study's 5 trials never showed")
+        wait_for(browser, lambda b: b.find_element(By.ID, "studies").is_displayed(), what="no studies panel")
+        select = Select(browser.find_element(By.ID, "study-select"))
+        assert [o.text for o in select.options] == ["gp.db", "random.db"]
+        overlay = "return Chart.getChart('studies-chart').data.datasets.map(d => [d.label, d.data.length])"
+        wait_for(browser, lambda b: len(b.execute_script(overlay)) == 2, what="no overlaid lines")
+        assert browser.execute_script(overlay) == [["gp.db (gp)", 5], ["random.db (random)", 7]]
+        assert "best response_time (ms) so far" == browser.execute_script(
+            "return Chart.getChart('studies-chart').options.scales.y.title.text")
+
+        select.select_by_visible_text("random.db")
+        wait_for(browser, lambda b: len(rows(b)) == 7, what="the second study's 7 trials not shown")
+        assert browser.find_element(By.ID, "store").text == str(stores["random"])
+        browser.find_element(By.CSS_SELECTOR, "#trial-table tbody tr[data-trial='t0006']").click()
+        link = browser.find_element(By.CSS_SELECTOR, "#trial-detail ul a")
+        assert "/logs-1/t0006/" in link.get_attribute("href")
+        with urllib.request.urlopen(link.get_attribute("href"), timeout=10) as r:
+            assert r.read() == (tmp_path / "random.trials" / "t0006" / link.text).read_bytes()
+
+        browser.find_element(By.CSS_SELECTOR, "#studies-table tbody tr[data-study='0']").click()
+        wait_for(browser, lambda b: len(rows(b)) == 5, what="the first study's row did not open it")
+        assert api(url, "api/run?study=1")["summary"]["counts"]["done"] == 7
+    assert {n: hashlib.sha256(p.read_bytes()).hexdigest() for n, p in stores.items()} == digest
 
 
 # --- an SGD-size run (35 parameters, ~105 nodes): what a user sees -----------------------------------

@@ -139,3 +139,17 @@ def test_concurrent_clients_share_one_encoding_of_the_run(served, monkeypatch) -
         t.join()
     assert len(bodies) == 50 and len(set(bodies)) == 1
     assert len(encoded) == 1, f"the run view was encoded {len(encoded)} times for 50 requests"
+
+
+def test_stopping_the_dashboard_waits_for_a_model_computation_under_way(run: Path) -> None:
+    """``boanon tune --dashboard`` stopped by SIGTERM exited with SIGABRT now and then: the
+    process finalised while the models' daemon thread was still fitting. ``stop`` now waits."""
+    import time
+
+    view = RunView(run, min_model_interval_s=0.0)
+    dashboard = Dashboard(view, port=0)
+    dashboard.start()
+    view.models.get("slow", lambda: time.sleep(1.5) or {"done": True})
+    dashboard.stop()
+    assert not any(t.name == "boanon-dashboard-models" and t.is_alive() for t in threading.enumerate())
+    assert view.models.get("slow", dict)["done"] is True  # it finished, not abandoned

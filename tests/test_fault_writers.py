@@ -125,5 +125,5 @@ def test_racing_fresh_starts_leave_the_winners_store(tmp_path: Path) -> None:
             assert "in use by another run" in out or "a run is already stored here" in out, out
     assert store.is_file(), f"the winner's store was deleted; its output:\n{ended[winners[0]][1]}"
     with Store(store, read_only=True) as s:
-        assert s.study()["seed"] == winners[0]
+        assert s.study().seed == winners[0]
         assert s.counts()["done"] == budget

@@ -247,7 +247,7 @@ def test_multitask_strategy_models_related_outputs_on_every_related_task():
     # Two related workloads, one of which logged only a related output (no objective): the
     # multitask strategy's coregionalised GP learns the objective and the related output on the
     # run's and both tasks' trials; without the related output that task would be refused.
-    from boanon.acquisition.proposers import proposer
+    from boanon.acquisition.proposers import make_proposer
     from boanon.tuner import Tuner
 
     system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
@@ -261,14 +261,14 @@ def test_multitask_strategy_models_related_outputs_on_every_related_task():
         trial = tuner.ask()
         tuner.tell(trial.id, system.evaluate(trial.config))
     assert trial.surrogate == "multitask-gp" and trial.info["outputs"] == ["cost", "g0_m2"]
-    assert tuner.spec()["warm_start"] == ["full.csv", "blind.csv"]
+    assert tuner.study().warm_start == ["full.csv", "blind.csv"]
     table = TaskColumn(tuner.related).table(tuner.table())
     rng = np.random.default_rng(0)
-    (joint,), _ = proposer("multitask").candidates(tuner.space, table, tuner.objectives, None, [], rng,
+    (joint,), _ = make_proposer("multitask").candidates(tuner.space, table, tuner.objectives, None, [], rng,
                                                    ["g0_m2", "not_logged"])
     joint.fit(table)
     assert joint.outputs == ["cost", "g0_m2"] and joint.describe()["workloads"] == [TARGET, "blind", "full"]
     # without related outputs, a graph names the objective's mediators
-    (joint,), _ = proposer("multitask").candidates(tuner.space, table, tuner.objectives, system.true_graph(),
-                                                   [], rng)
+    (joint,), _ = make_proposer("multitask").candidates(tuner.space, table, tuner.objectives,
+                                                        system.true_graph(), [], rng)
     assert joint.outputs == ["cost", "g0_m2", "g1_m2"]

@@ -49,6 +49,14 @@ def test_status_plot_of_a_single_objective_run_draws_its_convergence(run_db, tmp
     assert _png_size(out)[0] > 0
 
 
+def test_export_orders_numbered_names_by_their_number(run_db, tmp_path):
+    """``boanon export`` writes x0, x1, x2 ... x10, x11 (it wrote x0, x1, x10, x11, x2)."""
+    out = tmp_path / "trials.csv"
+    _invoke("export", str(run_db), "-o", str(out))
+    params = [c for c in out.read_text().splitlines()[0].split(",") if c.startswith("param:")]
+    assert params == [f"param:x{i}" for i in range(12)]
+
+
 def test_history_has_the_best_so_far_and_the_default(run_db):
     with Store(run_db) as store:
         run = read_run(store)
@@ -136,8 +144,8 @@ def test_view_of_the_sgd_graph_is_focused_grouped_and_keeps_every_path(sgd_graph
     assert {v.groups[f"m{i}_busy_s"] for i in range(10)} == {f"m{i}" for i in range(10)}
     assert "worker_busy_max_s" not in v.groups  # the cluster-wide metrics stay outside the boxes
     dot = to_dot(v)
-    assert 'subgraph "cluster_m3"' in dot and "cluster_legend" in dot
-    assert f"{v.hidden_edges} weaker edges hidden" in dot and "fallback: no learned path" in dot
+    assert 'subgraph "cluster_m3"' in dot and "label=<<table" in dot  # the key under the picture
+    assert f"{v.hidden_edges} weaker edges hidden" in dot and "fallback (no learned path)" in dot
 
 
 @needs_dot
@@ -147,6 +155,41 @@ def test_the_sgd_graph_renders_as_a_page_not_a_strip(sgd_graph, tmp_path):
     ratio = max(focused) / min(focused)
     assert ratio < 3, focused  # the old rendering of the whole graph was 26:1
     assert max(whole) / min(whole) < 10, whole
+
+
+PAGE_PX = 1600
+"""A figure that fits a page or a screen without shrinking its text."""
+
+
+def _svg_text_px(path: Path) -> tuple[list[float], float]:
+    """The font sizes of an SVG's texts as a PNG of it draws them (px at Graphviz's 96 dpi), and
+    its width in px."""
+    import re
+
+    text = path.read_text()
+    width_pt = float(re.search(r'<svg width="([\d.]+)pt"', text)[1])
+    scale = float(re.search(r'transform="scale\(([\d.]+)', text)[1])
+    sizes = [float(s) * scale * 96 / 72 for s in re.findall(r'font-size="([\d.]+)"', text)]
+    return sizes, width_pt * 96 / 72
+
+
+@needs_dot
+def test_the_static_sgd_graph_fits_a_page_with_readable_labels(sgd_graph, tmp_path):
+    """``boanon plot --kind graph``'s default view of the SGD graph (105 nodes): the objective's
+    strongest paths, at most 1600 px wide with no text under 11 px, saying what was left out and
+    how to draw it all (it was 2846-3473 px wide: labelled legend edges doubled every rank and
+    formulas widened them)."""
+    v = view(sgd_graph, ["iteration_time"], max_nodes=30)
+    assert 0 < len(v.graph.roles) <= 30 and v.hidden_nodes > 0
+    width, _ = _png_size(render(v, tmp_path / "view.png"))
+    assert width <= PAGE_PX, width
+    sizes, svg_width = _svg_text_px(render(v, tmp_path / "view.svg"))
+    assert abs(svg_width - width) < 8
+    assert min(sizes) >= 11, min(sizes)
+    dot = to_dot(v)
+    assert f"{v.hidden_nodes} more distant or weaker ancestors left out (--max-nodes 0" in dot
+    every = view(sgd_graph, ["iteration_time"], max_nodes=None)
+    assert len(every.graph.roles) == len(v.graph.roles) + v.hidden_nodes
 
 
 def test_a_multiobjective_convergence_has_the_hypervolume_over_trials(tmp_path):

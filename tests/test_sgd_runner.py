@@ -46,7 +46,7 @@ def test_shipped_examples_use_the_target_space(name):
     assert ("annotations" in example) == (name == "sgd.yaml")  # the logs-first one has none
     assert example["constraints"] == default_constraints()
     assert example["runner"]["name"] == "sgd"
-    assert example["objectives"] == [{"name": "iteration_time", "direction": "minimize"}]
+    assert example["objectives"] == [{"name": "iteration_time", "direction": "minimize", "unit": "s"}]
 
 
 def test_constraints_admit_exactly_the_runnable_configurations():

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 import sqlite3
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,11 +14,13 @@ import pytest
 from boanon.adapters.table import read_table_file
 from boanon.errors import ConfigError, StoreError
 from boanon.graph import CausalGraph, Edge
+from boanon.space import Float, Space
 from boanon.store import _SCHEMA, DIED, INTERRUPTED, Store, TrialState
+from boanon.study import Study
 from boanon.synthetic import SyntheticSystem
 from boanon.table import TrialRecord, records_to_table
 
-SPEC = {"space": {"x": {"type": "float", "low": 0, "high": 1}}, "seed": 0, "strategy": "random"}
+SPEC = Study(space={"x": {"type": "float", "low": 0, "high": 1}}, objectives=[], seed=0, strategy="random")
 
 
 def test_lifecycle_and_table(tmp_path: Path) -> None:
@@ -60,9 +64,24 @@ def test_a_trial_ends_once(tmp_path: Path) -> None:
 def test_resume_checks_the_study(tmp_path: Path) -> None:
     with Store(tmp_path / "run.db") as store:
         store.init_study(SPEC)
-        store.init_study(dict(SPEC))  # same run: fine
+        store.init_study(replace(SPEC))  # same run: fine
         with pytest.raises(ConfigError, match="seed, strategy"):
-            store.init_study({**SPEC, "seed": 1, "strategy": "gp"})
+            store.init_study(replace(SPEC, seed=1, strategy="gp"))
+
+
+def test_a_unit_declared_later_does_not_make_another_run(tmp_path: Path) -> None:
+    """Units are how values are shown: a store written before the YAML declared ``unit: s`` (the
+    SGD examples did) resumes under it; anything tuned that differs is still refused."""
+    before = replace(SPEC, objectives=[{"name": "t", "direction": "minimize"}])
+    after = replace(SPEC, space={"x": {**SPEC.space["x"], "unit": "MiB"}},
+                    objectives=[{"name": "t", "direction": "minimize", "unit": "s"}])
+    with Store(tmp_path / "run.db") as store:
+        store.init_study(before)
+        t = store.start_trial({"x": 0.1})
+        store.finish_trial(t.id, TrialRecord(t.name, {"x": 0.1}, {}, {"t": 1.0}))
+        store.init_study(after)
+        with pytest.raises(ConfigError, match="objectives"):
+            store.init_study(replace(after, objectives=[{"name": "t", "direction": "maximize", "unit": "s"}]))
 
 
 def test_recover_marks_running_interrupted_once(tmp_path: Path) -> None:
@@ -200,7 +219,7 @@ def test_a_commit_that_finds_the_database_locked_is_retried(tmp_path: Path) -> N
 
 def test_trial_state_tells_interrupted_from_failed(tmp_path: Path) -> None:
     with Store(tmp_path / "s.db") as store:
-        store.init_study({"x": 1})
+        store.init_study(SPEC)
         ids = [store.start_trial({"a": i}).id for i in range(4)]
         store.fail_trial(ids[0], "boom")
         store.interrupt_trial(ids[1])
@@ -257,3 +276,33 @@ def test_a_store_before_schema_3_reads_its_interrupted_trials_as_interrupted(tmp
     assert [r[0] for r in conn.execute("SELECT status FROM trials ORDER BY id")] == \
         ["interrupted", "interrupted", "failed"]
     conn.close()
+
+
+def test_a_store_written_before_the_study_record_reads_resumes_and_shows(tmp_path: Path) -> None:
+    """Older runs stored the spec without n_init, relearn_every or constraints (and a later
+    version may add fields): the record reads them whole, and an unknown field is kept."""
+    from boanon.cli.status import summary
+    from boanon.report import read_run
+    from boanon.tuner import Tuner
+
+    old = {"space": {"x": {"type": "float", "low": 0.0, "high": 1.0, "default": 0.5}},
+           "objectives": [{"name": "cost", "direction": "minimize"}], "seed": 4, "strategy": "gp",
+           "from_the_future": {"a": 1}}
+    path = tmp_path / "old.db"
+    with Store(path) as store:
+        store.start_trial({"x": 0.25})
+        store.finish_trial(0, TrialRecord("t0000", {"x": 0.25}, {}, {"cost": 1.0}))
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO studies (created, spec) VALUES ('2026-01-01T00:00:00', ?)", (json.dumps(old),))
+    conn.commit()
+    conn.close()
+    with Store(path, read_only=True) as store:
+        study = store.study()
+        assert (study.seed, study.strategy, study.n_init, study.constraints) == (4, "gp", None, [])
+        assert study.extra == {"from_the_future": {"a": 1}} and study.to_dict() == {**old, "constraints": []}
+        assert "strategy gp, seed 4, 1 parameters" in summary(store)
+        assert read_run(store).space.names == ["x"]
+    # resumed by this version: the stored record is the run's; the design size it lacks is kept
+    # from the caller, so only the fields the old record did not have differ
+    with pytest.raises(ConfigError, match="from_the_future, n_init, relearn_every"):
+        Tuner(Space([Float("x", 0.0, 1.0, default=0.5)]), ["cost"], strategy="gp", seed=4, store=path)

@@ -1,34 +1,29 @@
-"""The acquisition function of a fitted model: what :func:`boanon.acquisition.maximize` maximises.
+"""The acquisition of a fitted model: what :func:`boanon.acquisition.maximize` maximises.
 
-Single objective without output constraints: Monte-Carlo expected improvement over a plug-in
-incumbent (the best posterior mean among the trials run so far: with noisy observations the best
-*observed* value is biased low, a known weakness of plain EI). Several objectives or output
-constraints: :func:`boanon.acquisition.scores.score_candidates` (EHVI, or EI of a scalarisation,
-times feasibility) from the same joint samples.
-
-The acquisition is a deterministic function of the configurations: every call with ``n`` samples
-draws from a generator seeded by ``(base, n)``, ``base`` drawn once from the run's generator. With
-the models' shared draws (:func:`boanon.models.nodes.shared_normals`) every candidate of a search
-is scored on the same random numbers, as BoTorch's fixed base samples do. The exception is the
-coregionalised GP (:mod:`boanon.multitask.icm`), which draws jointly over the configurations of
-a call: its score of a candidate depends on the other candidates in the call.
+The one place that chooses an acquisition (:mod:`boanon.acquisition.base` has the classes'
+contract): by name when one is given, else from what the registered classes declare they apply
+to. The built-ins: a single objective without output constraints gets Monte-Carlo expected
+improvement over a plug-in incumbent (:mod:`boanon.acquisition.ei`); several objectives or
+output constraints get EHVI (:mod:`boanon.acquisition.ehvi`), or the expected improvement of a
+scalarisation (:mod:`boanon.acquisition.scalarized`), both weighted by feasibility, and while no
+observed trial is feasible the probability of feasibility (:mod:`boanon.acquisition.feasibility`),
+so the search first finds the feasible region.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from boanon.acquisition.ei import expected_improvement
-from boanon.acquisition.scores import score_candidates
-from boanon.models import Surrogate
-from boanon.models.base import param_configs
+from boanon.acquisition.base import ACQUISITIONS, AcquisitionFunction, Problem
 from boanon.multiobjective import OutputConstraint, Scalarization
 from boanon.objectives import Objective
-from boanon.ties import stable_order
+
+if TYPE_CHECKING:
+    from boanon.models import Surrogate
 
 Acquisition = Callable[[list[dict[str, Any]], int], np.ndarray]
 """``(configs, n_samples) -> values`` to maximise."""
@@ -36,43 +31,36 @@ Acquisition = Callable[[list[dict[str, Any]], int], np.ndarray]
 
 def build_acquisition(model: Surrogate, table: pd.DataFrame, objectives: Sequence[Objective],
                       constraints: Sequence[OutputConstraint], rng: np.random.Generator,
-                      ref_point: Sequence[float] | None = None,
-                      scalarization: Scalarization | None = None) -> tuple[Acquisition, dict[str, Any]]:
-    """The acquisition of ``model`` against the finished trials in ``table``, and plain data on
-    what it is (filled in as it is evaluated, for the several-objective scores)."""
-    if len(objectives) == 1 and not constraints:
-        return _expected_improvement(model, table, objectives[0], rng)
-    info: dict[str, Any] = {}
-    draws = _fixed_draws(rng)
-
-    def multi(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
-        values, details = score_candidates(model.sample(configs, n_samples, draws(n_samples)), table,
-                                           objectives, constraints, ref_point, scalarization)
-        info.update({k: v for k, v in details.items() if not isinstance(v, np.ndarray)})
-        return values
-
-    return multi, info
+                      ref_point: Sequence[float] | None = None, scalarization: Scalarization | None = None,
+                      name: str | None = None) -> AcquisitionFunction:
+    """The acquisition ``name`` (default: the one the problem calls for) of ``model`` against
+    the finished trials in ``table``."""
+    problem = Problem(table, tuple(objectives), tuple(constraints),
+                      None if ref_point is None else tuple(ref_point), scalarization)
+    return choose_acquisition(problem, name)(model, problem, rng)
 
 
-def _expected_improvement(model: Surrogate, table: pd.DataFrame, o: Objective,
-                          rng: np.random.Generator) -> tuple[Acquisition, dict[str, Any]]:
-    observed = param_configs(model.space, table[table[f"objective:{o.name}"].notna()])
-    # Screen with few samples, then re-estimate the five best: the minimum of noisy Monte-Carlo
-    # means is biased low.
-    means = o.to_minimize(np.nanmean(model.sample(observed, 16, rng)[o.name], axis=0))
-    top = [observed[i] for i in stable_order(means)[:5]]
-    best = float(np.nanmin(o.to_minimize(np.nanmean(model.sample(top, 128, rng)[o.name], axis=0))))
-    draws = _fixed_draws(rng)
+def choose_acquisition(problem: Problem, name: str | None = None,
+                       with_model: bool = True) -> type[AcquisitionFunction]:
+    """The class named ``name``, or else the registered ``default`` class of highest ``priority``
+    that applies to ``problem`` (``with_model`` False: one that scores samples without a model).
 
-    def ei(configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
-        return expected_improvement(o.to_minimize(model.sample(configs, n_samples, draws(n_samples))[o.name]),
-                                    best)
-
-    return ei, {"kind": "ei", "incumbent": float(o.from_minimize(best)),
-                "incumbent_rule": "best posterior mean among observed trials"}
-
-
-def _fixed_draws(rng: np.random.Generator) -> Callable[[int], np.random.Generator]:
-    """``n_samples -> generator``, the same draws for every call with the same ``n_samples``."""
-    base = int(rng.integers(2**63))
-    return lambda n_samples: np.random.default_rng([base, n_samples])
+    Raises ValueError when the named class does not apply, or when no default one does (or two
+    of equal priority do: registering them was a mistake)."""
+    if name is not None:
+        cls = ACQUISITIONS.get(name)
+        if not cls.applies(problem):
+            raise ValueError(f"acquisition {name!r} does not apply to {problem.summary()}")
+        return cls
+    fits = [ACQUISITIONS.get(n) for n in ACQUISITIONS.names()]
+    fits = [c for c in fits if c.default and (with_model or not c.needs_model) and c.applies(problem)]
+    if not fits:
+        if not problem.n_feasible and not problem.constraints:
+            raise ValueError("no finished trial has all objectives measured: nothing to improve on")
+        raise ValueError(f"no acquisition applies to {problem.summary()}")
+    top = max(c.priority for c in fits)
+    best = [c for c in fits if c.priority == top]
+    if len(best) > 1:
+        raise ValueError(f"acquisitions {[c.name for c in best]} all apply to {problem.summary()} "
+                         "with the same priority")
+    return best[0]

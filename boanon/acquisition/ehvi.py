@@ -7,9 +7,18 @@ of each draw keeps that correlation, which a product of per-objective marginals 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
+from boanon.acquisition.base import AcquisitionFunction, Problem, register_acquisition, stack_objectives
+from boanon.acquisition.feasibility import feasible_samples
 from boanon.multiobjective.hypervolume import hypervolume_improvement, nondominated_boxes
+from boanon.multiobjective.pareto import pareto_mask, reference_point
+
+if TYPE_CHECKING:
+    from boanon.models import Surrogate
 
 
 def expected_hypervolume_improvement(samples: np.ndarray, front: np.ndarray, ref: np.ndarray,
@@ -32,3 +41,31 @@ def expected_hypervolume_improvement(samples: np.ndarray, front: np.ndarray, ref
     if feasible is not None:
         hvi = hvi * np.asarray(feasible, dtype=bool)
     return hvi.mean(axis=0)
+
+
+@register_acquisition
+class ExpectedHypervolumeImprovement(AcquisitionFunction):
+    """EHVI of the candidates over the observed feasible front, weighted by feasibility: any
+    number of objectives, with or without output constraints, once a trial is feasible."""
+
+    name = "ehvi"
+
+    def __init__(self, model: Surrogate | None, problem: Problem, rng: np.random.Generator | None = None):
+        p = problem
+        self.ref = reference_point(p.objectives, p.ref_point, p.observed, p.feasible)
+        self.front = p.observed[pareto_mask(p.observed, p.feasible)]
+        super().__init__(model, problem, rng)
+
+    @classmethod
+    def applies(cls, problem: Problem) -> bool:
+        return problem.scalarization is None and problem.n_feasible > 0
+
+    def score(self, samples: Mapping[str, np.ndarray]) -> np.ndarray:
+        p = self.problem
+        return expected_hypervolume_improvement(stack_objectives(samples, p.objectives), self.front, self.ref,
+                                                feasible_samples(samples, p.constraints))
+
+    def describe(self) -> dict[str, Any]:
+        p = self.problem
+        return {"n_feasible_trials": p.n_feasible, "kind": self.name, "n_front": int(len(self.front)),
+                "ref_point": [float(o.from_minimize(r)) for o, r in zip(p.objectives, self.ref, strict=True)]}

@@ -2,15 +2,19 @@
 
 The probability of feasibility is the fraction of joint samples in which all constraints hold at
 once, so constraints on correlated outputs (sharing ancestors in the DAG) are not treated as
-independent (:mod:`boanon.multiobjective.feasibility` judges the trials that ran).
+independent (:mod:`boanon.multiobjective.feasibility` judges the trials that ran). While no
+trial that ran is feasible, :class:`ProbabilityOfFeasibility` is the acquisition, so the search
+first finds the feasible region.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from boanon.acquisition.base import AcquisitionFunction, Problem, register_acquisition
 from boanon.multiobjective.feasibility import OutputConstraint
 
 
@@ -37,3 +41,20 @@ def probability_of_feasibility(samples: Mapping[str, np.ndarray],
         n = np.shape(next(iter(samples.values())))[1] if samples else 0
         return np.ones(n)
     return ok.mean(axis=0)
+
+
+@register_acquisition
+class ProbabilityOfFeasibility(AcquisitionFunction):
+    """Under output constraints, before any trial is feasible: there is no front to improve yet."""
+
+    name = "probability_of_feasibility"
+
+    @classmethod
+    def applies(cls, problem: Problem) -> bool:
+        return bool(problem.constraints) and problem.n_feasible == 0
+
+    def score(self, samples: Mapping[str, np.ndarray]) -> np.ndarray:
+        return probability_of_feasibility(samples, self.problem.constraints)
+
+    def describe(self) -> dict[str, Any]:
+        return {"n_feasible_trials": self.problem.n_feasible, "kind": self.name}

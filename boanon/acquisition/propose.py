@@ -1,6 +1,6 @@
 """The next configuration to run, in three steps: choose the model, build the acquisition, maximise it.
 
-The strategy's proposer (:mod:`boanon.acquisition.proposers`) names the candidate surrogates;
+The run's proposer (:mod:`boanon.acquisition.proposers`) names the candidate surrogates;
 :func:`choose_model` fits them and keeps the one that cross-validates best,
 with the pending configurations fantasised into it (kriging believer) so parallel workers do not
 all get the same proposal; :func:`boanon.acquisition.build.build_acquisition` turns it into a
@@ -21,7 +21,7 @@ import pandas as pd
 from boanon.acquisition.build import Acquisition, build_acquisition
 from boanon.acquisition.decompose import parameter_groups
 from boanon.acquisition.optimize import SearchSettings, SpaceExhausted, config_key, maximize
-from boanon.acquisition.proposers import STRATEGIES, proposer
+from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.acquisition.selection import select_surrogate
 from boanon.graph import CausalGraph
 from boanon.models import DAGSurrogate, Surrogate
@@ -31,11 +31,12 @@ from boanon.multiobjective import OutputConstraint, Scalarization
 from boanon.multitask import target_trials
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
+from boanon.strategies import DEFAULT_STRATEGY
 from boanon.ties import stable_order
 
 EARLY_TRIALS = 20
 TRUST_REGION = 0.2
-__all__ = ["STRATEGIES", "Proposal", "choose_model", "maximize_acquisition", "propose"]
+__all__ = ["Proposal", "choose_model", "maximize_acquisition", "propose"]
 
 
 @dataclass
@@ -50,31 +51,33 @@ class Proposal:
 
 @single_blas_thread
 def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | Mapping[str, Any] | str],
-            graph: CausalGraph | None = None, strategy: str = "structured",
+            graph: CausalGraph | None = None, proposer: Proposer | str = DEFAULT_STRATEGY,
             rng: np.random.Generator | int = 0, pending: Sequence[Mapping[str, Any]] = (),
             n_candidates: int = 256, constraints: Sequence[OutputConstraint] = (), n_folds: int = 5,
             settings: SearchSettings | None = None, ref_point: Sequence[float] | None = None,
             scalarization: Scalarization | None = None, early_trials: int = EARLY_TRIALS,
-            related_outputs: Sequence[str] = ()) -> Proposal:
+            related_outputs: Sequence[str] = (), acquisition: str | None = None) -> Proposal:
     """Propose one configuration (see the module docstring).
 
-    ``table`` holds finished trials; ``strategy`` names the proposer
-    (:mod:`boanon.acquisition.proposers`): ``"structured"`` fits the DAG surrogate (when a
-    ``graph`` is given) and the plain GP and uses whichever cross-validates better;
-    ``"gp"`` uses the plain GP only; ``"multitask"`` the coregionalised GP; ``"random"`` a
-    random feasible configuration. ``rng`` is a generator or the seed of one: every proposal is
-    reproducible (the tuning loop seeds it with the run's seed and the trial's position). With a
-    related task in ``table``, proposals stay random until one of the run's own trials has every
-    objective: the incumbent to improve on is the run's (parallel workers can ask before then).
+    ``table`` holds finished trials; ``proposer`` (:mod:`boanon.acquisition.proposers`, or a
+    registered strategy's name) names the candidate surrogates: the structured one fits the DAG
+    surrogate (when a ``graph`` is given) and the plain GP and uses whichever cross-validates
+    better; the others the plain GP only, the coregionalised GP, or a random feasible
+    configuration. ``rng`` is a generator or the seed of one: every proposal is reproducible
+    (the tuning loop seeds it with the run's seed and the trial's position). With a related task
+    in ``table``, proposals stay random until one of the run's own trials has every objective:
+    the incumbent to improve on is the run's (parallel workers can ask before then).
     ``n_candidates`` is the size of the Sobol design (``settings`` tunes the rest of the search).
     With several objectives, ``ref_point`` (objectives' units) fixes EHVI's reference point and
     ``scalarization`` replaces EHVI by the expected improvement of that scalarisation.
     While the run has fewer than ``early_trials`` trials of its own, the search stays in a trust
     region around its best configurations (:class:`SearchSettings`). ``related_outputs`` are
     logged quantities a joint model (the ``multitask`` strategy's, or the structured strategy's
-    coregionalised candidate) learns together with the objectives.
+    coregionalised candidate) learns together with the objectives. ``acquisition`` names a
+    registered acquisition (:data:`boanon.acquisition.base.ACQUISITIONS`); by default the
+    problem's own (:func:`boanon.acquisition.build.choose_acquisition`).
     """
-    chooser = proposer(strategy)
+    chooser = make_proposer(proposer)
     objectives = parse_objectives(objectives)
     rng = np.random.default_rng(rng)  # a generator passes through; a seed makes one
     settings = settings or SearchSettings(n_sobol=n_candidates)
@@ -85,7 +88,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     n = 0 if missing else int(table[cols].notna().all(axis=1).sum())
     own = target_trials(table)  # with a related task, only the run's own trials set the bar
     if chooser.at_random or n < 2 or not own[cols].notna().all(axis=1).any():
-        why = f"{strategy} strategy" if chooser.at_random \
+        why = f"{chooser.name} strategy" if chooser.at_random \
             else f"{n} trial(s) with all objectives: too few to model" if n < 2 \
             else "none of the run's own trials has all objectives yet (only a related task's): no bar to beat"
         return Proposal(_random_unseen(space, seen, rng), "random", why, {"n_trials": n})
@@ -99,7 +102,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     chosen, model, reason, scores, t_fit = choose_model(candidates, table, model_rng, pending, n_folds,
                                                         fantasy_rng=rng)
     t_cv = time.perf_counter()
-    score, acq_info = build_acquisition(model, own, objectives, constraints, rng, ref_point, scalarization)
+    score = build_acquisition(model, own, objectives, constraints, rng, ref_point, scalarization, acquisition)
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
         if isinstance(chosen, DAGSurrogate) and graph is not None else []
     n_own = int(own[cols].notna().all(axis=1).sum())
@@ -109,7 +112,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     t_end = time.perf_counter()
     info = {
         "n_trials": n, "n_pending": len(pending), "cv": scores, "outputs": list(chosen.outputs),
-        "acquisition": {**acq_info, "value": value, **search},
+        "acquisition": {**score.describe(), "value": value, **search},
         "predicted": {name: {"mean": float(m[0]), "sd": float(s[0])} for name, (m, s) in predicted.items()},
         "groups": groups if len(groups) > 1 else [],
         "timings_s": {"fit": round(t_fit - started, 4), "cv": round(t_cv - t_fit, 4),

@@ -1,10 +1,11 @@
-"""One score for several objectives and output constraints, from a model's joint samples.
+"""One score for several objectives and output constraints, from given joint samples.
 
 It turns a surrogate's joint samples (``{name: (n_samples, n_configs)}``, the Surrogate
-protocol's output) and the finished trials into one score per candidate, to be maximised:
-EHVI over the observed feasible front by default, or the expected improvement of a
-scalarisation. While no observed trial is feasible, the score is the probability of
-feasibility, so the search first finds the feasible region.
+protocol's output) and the finished trials into one score per candidate, to be maximised, with
+the acquisition the problem calls for among those that need no model
+(:func:`boanon.acquisition.build.choose_acquisition`): EHVI over the observed feasible front by
+default, or the expected improvement of a scalarisation; while no observed trial is feasible,
+the probability of feasibility. Benchmarks and tests score samples they drew themselves with it.
 """
 
 from __future__ import annotations
@@ -15,21 +16,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boanon.acquisition.ehvi import expected_hypervolume_improvement
-from boanon.acquisition.ei import expected_improvement
-from boanon.acquisition.feasibility import feasible_samples
-from boanon.multiobjective.feasibility import OutputConstraint, observed_feasible
-from boanon.multiobjective.pareto import objective_matrix, pareto_mask, reference_point
+from boanon.acquisition.base import Problem
+from boanon.acquisition.build import choose_acquisition
+from boanon.acquisition.feasibility import probability_of_feasibility
+from boanon.multiobjective.feasibility import OutputConstraint
 from boanon.multiobjective.scalarize import Scalarization
 from boanon.objectives import Objective
-
-
-def stack_objectives(samples: Mapping[str, np.ndarray], objectives: Sequence[Objective]) -> np.ndarray:
-    """(n_samples, n_configs, n_objectives) in the minimisation convention."""
-    missing = [o.name for o in objectives if o.name not in samples]
-    if missing:
-        raise KeyError(f"the model gave no samples for objective(s) {missing}")
-    return np.stack([o.to_minimize(samples[o.name]) for o in objectives], axis=-1)
 
 
 def score_candidates(samples: Mapping[str, np.ndarray], table: pd.DataFrame,
@@ -42,27 +34,8 @@ def score_candidates(samples: Mapping[str, np.ndarray], table: pd.DataFrame,
     directions (inferred from the feasible front when None). Configurations still running are
     already in the model that drew ``samples`` (:meth:`boanon.models.Surrogate.fantasize`).
     """
-    y = stack_objectives(samples, objectives)
-    observed = objective_matrix(table, objectives)
-    ok = observed_feasible(table, constraints) & np.all(np.isfinite(observed), axis=1)
-    feasible = feasible_samples(samples, constraints)
-    pof = np.ones(y.shape[1]) if feasible is None else feasible.mean(axis=0)
-    info: dict[str, Any] = {"n_feasible_trials": int(ok.sum())}
-    if not ok.any():
-        if not constraints:
-            raise ValueError("no finished trial has all objectives measured: nothing to improve on")
-        return pof, {**info, "kind": "probability_of_feasibility", "probability_of_feasibility": pof}
-    if scalarization is not None:
-        front = observed[pareto_mask(observed, ok)]
-        ideal, nadir = front.min(axis=0), front.max(axis=0)
-        signs = [o.sign for o in objectives]
-        best = float(np.min(scalarization(observed[ok], ideal, nadir, signs)))
-        values = expected_improvement(scalarization(y, ideal, nadir, signs), best, feasible)
-        return values, {**info, "kind": f"scalarized_ei:{scalarization.kind}", "best_scalarized": best,
-                        "weights": list(scalarization.weights or []), "probability_of_feasibility": pof}
-    ref = reference_point(objectives, ref_point, observed, ok)
-    front = observed[pareto_mask(observed, ok)]
-    values = expected_hypervolume_improvement(y, front, ref, feasible)
-    return values, {**info, "kind": "ehvi", "n_front": int(len(front)),
-                    "ref_point": [float(o.from_minimize(r)) for o, r in zip(objectives, ref, strict=True)],
-                    "probability_of_feasibility": pof}
+    problem = Problem(table, tuple(objectives), tuple(constraints),
+                      None if ref_point is None else tuple(ref_point), scalarization)
+    acquisition = choose_acquisition(problem, with_model=False)(None, problem)
+    pof = probability_of_feasibility(samples, constraints)
+    return acquisition.score(samples), {**acquisition.describe(), "probability_of_feasibility": pof}

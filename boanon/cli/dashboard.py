@@ -8,30 +8,38 @@ from boanon.errors import ConfigError
 
 
 @click.command("dashboard")
-@click.argument("store_file", metavar="RUN.db", type=click.Path(exists=True, dir_okay=False))
+@click.argument("store_files", metavar="RUN.db [RUN.db ...]", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False))
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (the default serves this machine only).")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8765, show_default=True,
               help="Port to listen on (0: any free one).")
 @click.option("--trials-dir", type=click.Path(file_okay=False), default=None,
-              help="Where the run keeps its trials' logs (default: <store>.trials, as boanon tune).")
+              help="Where the run keeps its trials' logs (default: <store>.trials, as boanon tune); "
+                   "one store only.")
 @click.option("--poll", "poll_s", type=click.FloatRange(min=0.2), default=2.0, show_default=True,
               help="Seconds between the page's refreshes.")
-def dashboard_command(store_file: str, host: str, port: int, trials_dir: str | None, poll_s: float) -> None:
-    """Follow a tuning run in the browser: progress, trials, graph, models (read-only; Ctrl-C stops)."""
+def dashboard_command(store_files: tuple[str, ...], host: str, port: int, trials_dir: str | None,
+                      poll_s: float) -> None:
+    """Follow a tuning run in the browser: progress, trials, graph, models (read-only; Ctrl-C stops).
+
+    Several stores are several studies side by side: pick one to see it, and compare their best
+    so far on one chart."""
     from boanon.dashboard.app import Dashboard, RunView  # the web stack only for this command
 
+    if trials_dir is not None and len(store_files) > 1:
+        raise click.UsageError("--trials-dir names one store's trials: give one store with it")
     try:
-        view = RunView(store_file, trials_dir, poll_s=poll_s)
+        views = [RunView(f, trials_dir, poll_s=poll_s) for f in store_files]
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    dashboard = Dashboard(view, host, port)
+    dashboard = Dashboard(views, host, port)
     try:
         url = dashboard.start()
     except RuntimeError as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        click.echo(f"dashboard of {store_file}: {url}  (Ctrl-C to stop)")
+        click.echo(f"dashboard of {', '.join(store_files)}: {url}  (Ctrl-C to stop)")
         dashboard.thread.join()
     except KeyboardInterrupt:
         pass

@@ -8,7 +8,6 @@ import pandas as pd
 
 from boanon.best import plain_config
 from boanon.cli.stores import reading_store, writing_store
-from boanon.cli.tune import CONFIG_NOTE, TRIALS_NOTE
 from boanon.errors import ConfigError
 from boanon.explain import START, ablation_path, metric_moves
 from boanon.report import RunView, fit_surrogate, read_run
@@ -16,6 +15,7 @@ from boanon.space import Space
 from boanon.store import StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.tuner import store_result
+from boanon.tuning import CONFIG_NOTE, TRIALS_NOTE
 
 ABLATION = "ablation"
 """The ``surrogate`` recorded with the trials ``--measure`` runs."""

@@ -82,6 +82,7 @@ def _effects(run: RunView, output: str, objective: str | None) -> None:
     surrogate = fit_surrogate(run)
     table = effects(surrogate, best.config)
     plot_effects(table, effect_sizes(table, run.graph), chosen, output, at=best.config,
+                 unit_of={p.name: p.unit for p in run.space.params.values() if getattr(p, "unit", None)},
                  title=f"{surrogate.name} model of {chosen.name} around the best trial {best.name} "
                        "(dotted); band: one standard deviation")
 

@@ -8,9 +8,9 @@ from datetime import datetime
 
 import click
 
+from boanon import units
 from boanon.best import config_line
 from boanon.cli.stores import reading_store
-from boanon.errors import StoreError
 from boanon.learners.relations import Relation
 from boanon.models.dag import node_label, node_parents
 from boanon.multiobjective import (
@@ -85,25 +85,21 @@ def summary(store: Store, n_failures: int = 10) -> str:
     study = store.study()
     if study is None:
         return f"{store.path}: no run recorded yet"
-    missing = [k for k in ("space", "objectives", "seed", "strategy") if k not in study]
-    if missing or not isinstance(study["space"], dict):
-        raise StoreError(store.path, "studies", f"the run's spec lacks {missing[0]!r}" if missing
-                         else "the run's spec has no space")
     objectives, constraints = study_goals(store)
     trials = store.trials()
     counts = store.counts()
     done = [t for t in trials if t.status == "done"]
     lines = [
         f"store:      {store.path}",
-        f"run:        strategy {study['strategy']}, seed {study['seed']}, {len(study['space'])} "
+        f"run:        strategy {study.strategy}, seed {study.seed}, {len(study.space)} "
         f"parameters, objectives " + ", ".join(f"{o.name} ({o.direction})" for o in objectives),
         f"trials:     {len(trials)}: {counts['done']} done, {counts['stopped']} stopped early, "
         f"{counts['failed']} failed, {counts['interrupted']} interrupted, {counts['running']} running",
     ]
-    related = study.get("warm_start")
-    if related:  # one source as a string, several as a list (Tuner.spec)
+    related = study.warm_start
+    if related:  # one source as a string, several as a list (Study)
         sources = [related] if isinstance(related, str) else related
-        outputs = study.get("related_outputs") or []
+        outputs = study.related_outputs
         lines.insert(2, f"related:    {len(sources)} task(s): {', '.join(map(str, sources))}"
                      + (f"; related outputs: {', '.join(map(str, outputs))}" if outputs else ""))
     if trials:
@@ -117,8 +113,9 @@ def summary(store: Store, n_failures: int = 10) -> str:
     for o in objectives:
         best = best_trial(done, o, constraints)
         if best is not None:
-            lines.append(f"best {o.name}: {best.objectives[o.name]:.6g} in {best.name} "
-                         f"[{best.surrogate}]")
+            unit = units.of(o.name, o.unit)
+            lines.append(f"best {o.name}: {best.objectives[o.name]:.6g}{' ' + unit if unit else ''} "
+                         f"in {best.name} [{best.surrogate}]")
             lines.append(wrapped(config_line(space, best.config), "  "))
     if done and (len(objectives) > 1 or constraints):
         table = store.to_table(("done",))  # as the best trials above: runs cut short are left out

@@ -2,38 +2,28 @@
 
 from __future__ import annotations
 
-import os
 import shlex
-import signal
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from types import FrameType
 
 import click
 from click.core import ParameterSource
 
 from boanon.best import config_line
 from boanon.cli.progress import Progress
-from boanon.config import load_config
-from boanon.early_stopping import parse_stopper
-from boanon.errors import ConfigError, StoreError
-from boanon.failures import FailureStreak, TooManyFailures
+from boanon.errors import StoreError
+from boanon.failures import TooManyFailures
 from boanon.multiobjective import OutputConstraint, format_front
-from boanon.multitask import RelatedTask, load_related
+from boanon.multitask import RelatedTask
 from boanon.objectives import Objective
-from boanon.parallel import supports_progress, tune_parallel
-from boanon.planning.run import load_plan, run_plan
+from boanon.planning.run import PlannedRun
 from boanon.results import INIT, best_trial, is_feasible
-from boanon.store import MEASURED, Store, StoredTrial
-from boanon.store import trials_dir as store_trials_dir
-from boanon.store_lock import WriterLock
-from boanon.tuner import STRATEGIES, Tuner
-
-CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
-"""Store notes: where the run's YAML and trial directories are (``boanon explain --measure``)."""
+from boanon.store import MEASURED, StoredTrial
+from boanon.strategies import strategy_names
+from boanon.tuning import TuneRequest, TuningRun, open_run, sigterm_interrupts
 
 
 @click.command("tune")
@@ -44,7 +34,7 @@ CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
               help="SQLite file of the run (default: <CONFIG>.db in the current directory).")
 @click.option("--resume", is_flag=True, help="Continue the run recorded in --store.")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Overrides the YAML's seed.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
+@click.option("--strategy", type=click.Choice(strategy_names()), default=None,
               help="Overrides the YAML's strategy.")
 @click.option("--trials-dir", type=click.Path(file_okay=False), default=None,
               help="Where trial logs go (default: <store>.trials beside the store).")
@@ -89,124 +79,98 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     (sums, maxima, shares: `boanon learn DIR` shows them) and a model form per node, then
     tunes with that structure; no annotations needed (an expert's still win).
     """
-    created: Path | None = None
-    store: Store | None = None
+    ctx = click.get_current_context()
+    request = TuneRequest(config_file, budget=budget, store=store_path, resume=resume, seed=seed,
+                          strategy=strategy, trials_dir=trials_dir, warm_start=warm_start, workers=workers,
+                          dask=dask, early_stopping=early_stopping, trial_timeout=trial_timeout,
+                          plan_file=plan_file, max_failures=max_failures)
     try:
-        config = load_config(config_file)
-        plan = load_plan(plan_file, budget, workers, dask, early_stopping) if plan_file else None
-        budget = plan.plan.budget if plan else budget or config.budget
-        early_stopping = plan.plan.early_stopping if plan else early_stopping
-        if budget is None:
-            raise ConfigError(config_file, "budget", "missing: set it in the file or pass --budget")
-        store_file = Path(store_path or Path(config_file).with_suffix(".db").name)
-        trials = store_trials_dir(store_file, trials_dir)
-        click.get_current_context().with_resource(WriterLock(store_file))  # for the command's life
-        _check_fresh_or_resume(store_file, trials, resume)
-        runner = config.make_runner()
-        stopper = None if early_stopping is None else \
-            parse_stopper(early_stopping, direction=config.objectives[0].direction)
-        if stopper is not None and not supports_progress(runner):
-            raise ConfigError(config_file, "runner", f"the {config.runner} runner does not report "
-                              "progress, so --early-stopping cannot judge its trials")
-        related = [load_related(p) for p in (warm_start or config.warm_start)]  # the Tuner aligns them
-        created = None if resume else _create(store_file)
-        store = Store(store_file, create=not resume)  # a run to resume must be there
-        tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
-                      knowledge=config.load_knowledge(), strategy=strategy or config.strategy,
-                      seed=config.seed if seed is None else seed, n_init=config.n_init,
-                      relearn_every=config.relearn_every, store=store,
-                      output_constraints=config.outputs, warm_start=related,
-                      related_outputs=config.related_outputs,
-                      propose_options=config.propose_options(), budget=budget)
-        left_running = tuner.resume() if resume else []  # a fresh store has nothing to take over
-    except (ConfigError, ValueError) as exc:
-        if store is not None:
-            store.close()
-        if created is not None:  # a run that never started leaves no store to block the next try
-            for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):
-                with suppress(OSError):  # never mask the reason it did not start
-                    path.unlink(missing_ok=True)
+        run = ctx.with_resource(open_run(request))  # its writer lock: for the command's life
+    except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
-    tuner.store.set_note(CONFIG_NOTE, str(Path(config_file).resolve()))
-    tuner.store.set_note(TRIALS_NOTE, str(trials.resolve()))
-    signal.signal(signal.SIGTERM, _interrupt)  # a polite kill stops as cleanly as Ctrl-C
-    start = tuner.n_trials()
+    ctx.with_resource(sigterm_interrupts())  # a polite kill stops as cleanly as Ctrl-C, also after the loop
+    _echo_start(run)
+    served = ExitStack()  # the dashboard, if asked for, lives as long as the command
+    url = served.enter_context(_dashboard(run.store_file, run.trials, dashboard_port)) if dashboard else None
+    with served:
+        outcome = _loop(run)
+        _echo_end(run, outcome)
+        if url is not None:
+            _keep_serving(url, dashboard_keep)
+
+
+def _echo_start(run: TuningRun) -> None:
+    """The related tasks, where the run is kept, and the trials a dead run left running."""
+    tuner = run.tuner
     starting = next((t for t in tuner.related if t.graph is not None), None)
     for related in tuner.related:
         click.echo(f"warm start: {len(related.table)} trials of {related.label!r} from {related.source}"
                    + (f" ({len(related.dropped)} outside this space left out)" if related.dropped else "")
                    + (", its graph as the starting structure" if related is starting else ""))
         echo_alignment(related)
-    click.echo(f"store {store_file}, trials in {trials}/, strategy {tuner.strategy}, "
-               f"{start} of {budget} trials done" + (" (resumed)" if resume else ""))
-    for trial in left_running:
+    click.echo(f"store {run.store_file}, trials in {run.trials}/, strategy {tuner.strategy}, "
+               f"{tuner.n_trials()} of {run.budget} trials done"
+               + (" (resumed)" if run.request.resume else ""))
+    for trial in run.left_running:
         click.echo(f"{trial.name}: running when the run died: " + (
             "its configuration runs again (once: one the run dies on twice is failed)"
             if trial.interrupted else f"FAILED ({trial.error})"))
-    streak = FailureStreak(max_failures)
-    served = ExitStack()  # the dashboard, if asked for, lives as long as the command
-    url = served.enter_context(_dashboard(store_file, trials, dashboard_port)) if dashboard else None
-    with served:
-        with Progress(budget, start, n_init=tuner.n_init) as progress:
-            def report(trial: StoredTrial) -> None:
-                done = tuner.store.trials("done")
-                figures = progress.count(not trial.interrupted, trial.surrogate != INIT)
-                line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
-                                  "" if progress.on_terminal else figures)
-                progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
-                streak(trial)
 
-            try:
-                if plan is not None:
-                    outcome = run_plan(plan, tuner, runner, stopper=stopper, trial_timeout=trial_timeout,
-                                       trials_dir=trials, adapter=config.adapter, callback=report)
-                elif workers or dask or stopper or trial_timeout:
-                    tune_parallel(tuner, runner, budget, workers=workers, dask=dask, stopper=stopper,
-                                  trial_timeout=trial_timeout, trials_dir=trials, adapter=config.adapter,
-                                  callback=report)
-                else:
-                    tuner.optimize(runner, budget, trials_dir=trials, adapter=config.adapter, callback=report)
-            except KeyboardInterrupt:
-                progress.close()
-                tuner.store.set_activity("interrupted")
-                click.echo(f"\ninterrupted: running trials are stored as interrupted; continue with\n"
-                           f"  {resume_command(store_file)}", err=True)
-                sys.exit(130)
-            except TooManyFailures as exc:
-                progress.close()
-                tuner.store.set_activity("stopped: too many failures in a row")
-                raise click.ClickException(
-                    f"run stopped: {exc}\nfix the cause (the runner's options, the system, the YAML), then "
-                    f"continue with\n  {resume_command(store_file)}") from None
-            except StoreError as exc:  # a full disk: what is stored is intact
-                progress.close()
-                raise click.ClickException(f"run stopped: {exc}\nevery finished trial is kept; once the "
-                                           f"cause is fixed, continue with\n  {resume_command(store_file)}") \
-                    from None
-        tuner.store.set_activity("finished")
-        if plan is not None:
-            click.echo(outcome.report())
-        if stopper is not None:
-            counts = tuner.store.counts()
-            stopped = counts["stopped"]
-            click.echo(f"early stopping ({stopper.name}): {stopped} of {counts['done'] + stopped} trials "
-                       "stopped" + ("" if stopped else f"; none because {stopper.why_none_stopped()}"))
-        best = tuner.best()
-        if len(tuner.objectives) > 1 or tuner.output_constraints:
-            click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
-                                    max_rows=10))
-        elif best is not None:
-            click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
-            click.echo("  " + config_line(tuner.space, best.config))
-        click.echo(f"summary: boanon status {store_file}; the best configuration as a file: boanon export "
-                   f"{store_file} --best -o best.yaml; figures: boanon plot {store_file} --kind convergence "
-                   "-o run.png")
+
+def _loop(run: TuningRun) -> PlannedRun | None:
+    """:meth:`TuningRun.loop`, one line per trial; how to continue a run that stopped."""
+    tuner, store_file = run.tuner, run.store_file
+    with Progress(run.budget, tuner.n_trials(), n_init=tuner.n_init) as progress:
+        def report(trial: StoredTrial) -> None:
+            done = tuner.store.trials("done")
+            figures = progress.count(not trial.interrupted, trial.surrogate != INIT)
+            line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
+                              "" if progress.on_terminal else figures)
+            progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
+
+        try:
+            return run.loop(report)
+        except KeyboardInterrupt:
+            progress.close()
+            click.echo(f"\ninterrupted: running trials are stored as interrupted; continue with\n"
+                       f"  {resume_command(store_file)}", err=True)
+            sys.exit(130)
+        except TooManyFailures as exc:
+            progress.close()
+            raise click.ClickException(
+                f"run stopped: {exc}\nfix the cause (the runner's options, the system, the YAML), then "
+                f"continue with\n  {resume_command(store_file)}") from None
+        except StoreError as exc:  # a full disk: what is stored is intact
+            progress.close()
+            raise click.ClickException(f"run stopped: {exc}\nevery finished trial is kept; once the "
+                                       f"cause is fixed, continue with\n  {resume_command(store_file)}") \
+                from None
+
+
+def _echo_end(run: TuningRun, outcome: PlannedRun | None) -> None:
+    """The plan's report, early stopping's count, the best trial (or the front) and what next."""
+    tuner, store_file = run.tuner, run.store_file
+    if outcome is not None:
+        click.echo(outcome.report())
+    if run.stopper is not None:
         counts = tuner.store.counts()
-        if not counts["done"] + counts["stopped"]:
-            raise click.ClickException(f"no trial succeeded ({counts['failed']} failed); "
-                                       f"see boanon status {store_file}")
-        if url is not None:
-            _keep_serving(url, dashboard_keep)
+        stopped = counts["stopped"]
+        click.echo(f"early stopping ({run.stopper.name}): {stopped} of {counts['done'] + stopped} trials "
+                   "stopped" + ("" if stopped else f"; none because {run.stopper.why_none_stopped()}"))
+    best = tuner.best()
+    if len(tuner.objectives) > 1 or tuner.output_constraints:
+        click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
+                                max_rows=10))
+    elif best is not None:
+        click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
+        click.echo("  " + config_line(tuner.space, best.config))
+    click.echo(f"summary: boanon status {store_file}; the best configuration as a file: boanon export "
+               f"{store_file} --best -o best.yaml; figures: boanon plot {store_file} --kind convergence "
+               "-o run.png")
+    counts = tuner.store.counts()
+    if not counts["done"] + counts["stopped"]:
+        raise click.ClickException(f"no trial succeeded ({counts['failed']} failed); "
+                                   f"see boanon status {store_file}")
 
 
 def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Objective],
@@ -284,33 +248,6 @@ def resume_command(store_file: Path) -> str:
     return shlex.join([*args, "--resume"])
 
 
-def _create(store_file: Path) -> Path:
-    """Create the empty store file, failing if it exists: only the call that made it may remove it
-    (a fresh start that lost a race to another must not delete the winner's store)."""
-    try:
-        os.close(os.open(store_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-    except FileExistsError:
-        raise _already_stored(store_file) from None
-    except OSError as exc:
-        raise StoreError(store_file, "store", f"cannot open it ({exc.strerror})") from None
-    return store_file
-
-
-def _already_stored(store_file: Path) -> click.ClickException:
-    return click.ClickException(f"{store_file}: a run is already stored here; pass --resume to "
-                                "continue it or choose another --store")
-
-
-def _check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None:
-    if resume and not store_file.is_file():
-        raise click.ClickException(f"{store_file}: no store to resume (drop --resume to start a run)")
-    if not resume and store_file.exists():
-        raise _already_stored(store_file)
-    if not resume and trials.is_dir() and any(trials.iterdir()):
-        raise click.ClickException(f"{trials}: holds trials of another run; remove it or pass "
-                                   "another --trials-dir")
-
-
 def echo_alignment(related: RelatedTask) -> None:
     """Why each related trial was left out, and (once per task, as a warning on stderr) the
     parameters its trials varied that the space cannot use."""
@@ -319,7 +256,3 @@ def echo_alignment(related: RelatedTask) -> None:
     if related.unmapped:
         click.echo(f"warning: {related.source}: parameters its trials varied that are not in the "
                    f"search space (not used as causes): {', '.join(related.unmapped)}", err=True)
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt

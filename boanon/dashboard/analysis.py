@@ -42,6 +42,7 @@ class Background:
         self._result: dict[str, Any] | None = None
         self._running = False
         self._last_start = -float("inf")
+        self._thread: threading.Thread | None = None
 
     def get(self, key: Hashable, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """The result for ``key`` if there is one; else start computing it (when none is under way
@@ -50,11 +51,19 @@ class Background:
             fresh = self._key == key and self._result is not None
             if not fresh and not self._running and time.monotonic() - self._last_start >= self.min_interval_s:
                 self._running, self._last_start = True, time.monotonic()
-                threading.Thread(target=self._run, args=(key, compute), daemon=True,
-                                 name="boanon-dashboard-models").start()
+                self._thread = threading.Thread(target=self._run, args=(key, compute), daemon=True,
+                                                name="boanon-dashboard-models")
+                self._thread.start()
             if self._result is None:
                 return {"status": "computing"}
             return {**self._result, "status": "ready" if fresh else "stale"}
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Until the computation under way (if any) ends: a process that exits while a daemon
+        thread is inside numpy or writes a warning can abort in the interpreter's finalisation."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
 
     def _run(self, key: Hashable, compute: Callable[[], dict[str, Any]]) -> None:
         started = time.perf_counter()

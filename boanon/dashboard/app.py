@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -31,12 +31,16 @@ from boanon.report import model_trial, study_space
 from boanon.results import study_goals
 from boanon.store import MEASURED, Store, StoredTrial, dump_json
 from boanon.store import trials_dir as store_trials_dir
+from boanon.strategies import models_graph
+from boanon.study import Study
 from boanon.table import records_to_table, with_objectives
 
 T = TypeVar("T")
 STATIC = Path(__file__).parent / "static"
 HOST = "127.0.0.1"
 PORT = 8765
+LOGS = "/logs"
+"""Where study ``i``'s trial files are served: ``/logs`` for the first, ``/logs-<i>`` for the others."""
 
 
 class JSON(Response):
@@ -68,7 +72,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        policy = FILE_POLICY if scope["path"].startswith("/logs/") else PAGE_POLICY
+        policy = FILE_POLICY if scope["path"].startswith(LOGS) else PAGE_POLICY
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -101,7 +105,7 @@ class TrialFiles(StaticFiles):
 class Snapshot(NamedTuple):
     """What the views read from the store, as of one version of it."""
 
-    study: dict[str, Any] | None
+    study: Study | None
     trials: list[StoredTrial]
     objectives: list[Objective]
     constraints: list[OutputConstraint]
@@ -154,7 +158,7 @@ class RunView:
 
     def _run(self) -> dict[str, Any]:
         study, trials, objectives, constraints, graph_id = self.snapshot()
-        summary = data.run_summary(str(self.store.path), study, trials, objectives, constraints)
+        summary = data.run_summary(str(self.store.path), _record(study), trials, objectives, constraints)
         summary["activity"] = self.store.activity()  # a note in the store: its version changes with it
         if study is None:
             return {"summary": summary, "poll_s": self.poll_s}
@@ -193,10 +197,10 @@ class RunView:
         measured = [t for t in trials if t.status in MEASURED]
         latest = model_trial(trials)
         graph_id = latest.graph_id if latest is not None else \
-            last_graph if study.get("strategy") == "structured" else None
+            last_graph if models_graph(study.strategy) else None
         structure = None if latest is None else latest.info["structure"]
         space = study_space(study)
-        best = data.run_summary(str(self.store.path), study, trials, objectives, constraints)["best"]
+        best = data.run_summary(str(self.store.path), _record(study), trials, objectives, constraints)["best"]
         first = best.get(objectives[0].name) if objectives else None
         base = first["config"] if first else space.default()
 
@@ -209,25 +213,78 @@ class RunView:
         return self.models.get((None if latest is None else latest.id, graph_id, len(measured)), compute)
 
 
-def create_app(view: RunView) -> Starlette:
-    """The dashboard's routes over ``view``."""
+def _record(study: Study | None) -> dict[str, Any] | None:
+    """The study as the plain record the page's header reads."""
+    return None if study is None else study.to_dict()
+
+
+def logs_path(index: int) -> str:
+    """The URL path under which study ``index``'s trial files are served."""
+    return LOGS if index == 0 else f"{LOGS}-{index}"
+
+
+def studies(views: Sequence[RunView]) -> dict[str, Any]:
+    """The studies served side by side: each one's name, strategy, counts, units, best values
+    and best-so-far history per objective (from its cached run view), for the page's selector
+    and its overlaid comparison."""
+    names = [Path(v.store.path).name for v in views]
+    if len(set(names)) < len(names):  # the same file name in two folders: the paths tell them apart
+        names = [str(v.store.path) for v in views]
+    out = []
+    for i, (name, view) in enumerate(zip(names, views, strict=True)):
+        run = view.run()
+        summary = run["summary"]
+        out.append({"index": i, "name": name, "store": summary["store"], "recorded": summary["recorded"],
+                    "strategy": summary.get("strategy"), "counts": summary.get("counts"),
+                    "objectives": summary.get("objectives", []), "units": summary.get("units", {}),
+                    "best": {o: b and {"trial": b["trial"], "value": b["value"]}
+                             for o, b in summary.get("best", {}).items()},
+                    "history": [{"objective": c["objective"], "direction": c["direction"], "best": c["best"],
+                                 "default": c["default"]} for c in run.get("convergence", [])]})
+    return {"studies": out}
+
+
+def create_app(views: RunView | Sequence[RunView]) -> Starlette:
+    """The dashboard's routes over one run's view, or several studies' side by side (each view
+    route takes ``?study=<index>``, default the first; all read-only)."""
+    views = [views] if isinstance(views, RunView) else list(views)
+    if not views:
+        raise ValueError("the dashboard needs at least one store")
+
+    def pick(request: Request) -> RunView:
+        raw = request.query_params.get("study", "0")
+        if not raw.isdigit() or int(raw) >= len(views):
+            raise ValueError(f"unknown study {raw!r}: 0 to {len(views) - 1}")
+        return views[int(raw)]
+
     async def index(request: Request) -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
     def run(request: Request) -> Response:
+        try:
+            view = pick(request)
+        except ValueError as exc:
+            return JSON({"error": str(exc)}, status_code=400)
         return Response(view.encoded("run", view.run), media_type=JSON.media_type)
 
     def graph(request: Request) -> Response:
         try:
+            view = pick(request)
             scope, node = request.query_params.get("scope", "auto"), request.query_params.get("node")
             # an unknown scope or node raises inside the computation: nothing is cached for it
             return Response(view.encoded(("graph", scope, node), lambda: view.graph(scope, node)),
                             media_type=JSON.media_type)
-        except ValueError as exc:  # an unknown scope or node: the page says what
+        except ValueError as exc:  # an unknown study, scope or node: the page says what
             return JSON({"error": str(exc)}, status_code=400)
 
     def models(request: Request) -> JSON:
-        return JSON(view.model_views())
+        try:
+            return JSON(pick(request).model_views())
+        except ValueError as exc:
+            return JSON({"error": str(exc)}, status_code=400)
+
+    def compare(request: Request) -> JSON:
+        return JSON(studies(views))
 
     # sync handlers run in Starlette's thread pool: a slow read never stalls the event loop
     return Starlette(routes=[
@@ -235,15 +292,19 @@ def create_app(view: RunView) -> Starlette:
         Route("/api/run", run),
         Route("/api/graph", graph),
         Route("/api/models", models),
+        Route("/api/studies", compare),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        Mount("/logs", TrialFiles(directory=view.trials_dir, check_dir=False), name="logs"),
+        *(Mount(logs_path(i), TrialFiles(directory=v.trials_dir, check_dir=False), name=f"logs{i}")
+          for i, v in enumerate(views)),
     ], middleware=[Middleware(SecurityHeaders)])
 
 
 class Dashboard:
-    """The dashboard served by uvicorn in a background thread (``boanon tune --dashboard``, tests)."""
+    """The dashboard of one run or several studies (:func:`create_app`), served by uvicorn in a
+    background thread (``boanon tune --dashboard``, ``boanon dashboard``, tests)."""
 
-    def __init__(self, view: RunView, host: str = HOST, port: int = PORT):
+    def __init__(self, view: RunView | Sequence[RunView], host: str = HOST, port: int = PORT):
+        self.views = [view] if isinstance(view, RunView) else list(view)
         config = uvicorn.Config(create_app(view), host=host, port=port, log_level="warning",
                                 access_log=False)
         self.server = uvicorn.Server(config)
@@ -263,7 +324,11 @@ class Dashboard:
         host, port = self.server.servers[0].sockets[0].getsockname()[:2]
         return f"http://{host}:{port}/"
 
-    def stop(self) -> None:
+    def stop(self, models_timeout: float = 120.0) -> None:
+        """Stop serving, then wait for the views' model computations to end (bounded), so the
+        process never exits with a fit running in a daemon thread."""
         self.server.should_exit = True
         self.thread.join(timeout=5)
+        for view in self.views:
+            view.models.wait(models_timeout)
 

@@ -17,12 +17,14 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from boanon import units
 from boanon.graph import CausalGraph
 from boanon.graph_render import neighbourhood
 from boanon.models.dag import model_graph, node_label, node_parents
 from boanon.multiobjective import OutputConstraint
 from boanon.multiobjective.summary import hypervolume_trace, pareto_flags
 from boanon.multitask.tasks import TASK as TASK_NODE
+from boanon.nodespec import NodeSpec
 from boanon.objectives import Objective
 from boanon.report import default_trial, history_reference_point
 from boanon.results import best_trial, is_feasible
@@ -65,7 +67,16 @@ def run_summary(path: str, study: Mapping[str, Any] | None, trials: Sequence[Sto
         "started": trials[0].started if trials else None, "last_finished": last,
         "elapsed_s": seconds(trials[0].started, last) if trials and last else None,
         "best": bests,
+        "units": run_units(study, trials),
     }
+
+
+def run_units(study: Mapping[str, Any], trials: Sequence[StoredTrial]) -> dict[str, str]:
+    """``{name: unit}`` for the run's parameters, objectives and logged metrics that have one
+    (declared in the space or objective, else read off the name: :mod:`boanon.units`)."""
+    names = set(study.get("space") or {}) | {o["name"] for o in study.get("objectives") or []}
+    names.update(*(t.metrics for t in trials))
+    return units.units(sorted(names), units.declared(study))
 
 
 def convergence(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
@@ -191,16 +202,15 @@ def name_groups(roles: Mapping[str, str]) -> dict[str, str]:
     return {n: k for n, k in key.items() if sizes[k] >= MIN_GROUP}
 
 
-def node_form(spec: Mapping[str, Any] | None, learned: bool = False) -> dict[str, Any] | None:
-    """A node's expression in short: a deterministic function or a formula with a residual,
-    ``learned`` from the logs (a relation the learner found) or an expert's annotation."""
+def node_form(node: str, spec: Mapping[str, Any] | None, learned: bool = False) -> dict[str, Any] | None:
+    """A node's expression in short, as its kind shows it (a deterministic function, a formula
+    with a residual), ``learned`` from the logs (a relation the learner found) or an expert's
+    annotation."""
     if not spec:
         return None
-    source = "learned from the logs" if learned else "annotated"
-    if "function" in spec:
-        return {"kind": "function", "text": spec["function"], "source": source}
-    return {"kind": "formula", "text": spec.get("formula"), "residual": spec.get("residual", "gp"),
-            "free": sorted(spec.get("free") or {}), "source": source}
+    parsed = NodeSpec.parse(node, spec)
+    return {**parsed.node_kind.annotation_view(parsed),
+            "source": "learned from the logs" if learned else "annotated"}
 
 
 SCOPES = ("auto", "neighbourhood", "ancestors", "all", "node")
@@ -247,7 +257,7 @@ def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scop
     relations = {r.get("target") for r in graph.metadata.get("relations", [])}
     return {
         "nodes": [{"id": n, "role": role, "group": groups.get(n),
-                   "form": node_form(graph.node_models.get(n), n in relations),
+                   "form": node_form(n, graph.node_models.get(n), n in relations),
                    "model": node_model_view(models.get(n), space, n in unused),
                    "parents": sum(1 for p in g.predecessors(n) if p in roles)} for n, role in roles.items()],
         "edges": [{"source": s, "target": t, "weight": d.get("weight"), "stability": d.get("stability"),

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from boanon.leave_one_out import loo_fit
+from boanon.models.forms import Form
 from boanon.table import Role, columns_of, split_column
 from boanon.ties import better, first_best, rounded, stable_order
 
@@ -93,11 +94,13 @@ class Relation:
         return self.exact and self.kind in ("sum", "linear", "group sum", "group mean")
 
     def node_model(self) -> dict:
-        """The annotation an expert would write: a function, or a formula with a GP residual."""
+        """The annotation an expert would write: a function, or, approximate, the relation as a
+        parametric form (:class:`boanon.models.forms.Form`: a scale and an offset, a GP residual)."""
         if self.exact:
             return {"function": self.expression}
-        return {"formula": f"{SCALE} * ({self.expression}) + {OFFSET}",
-                "free": {SCALE: {"init": 1.0}, OFFSET: {"init": 0.0}}, "residual": "gp"}
+        form = Form(self.kind, f"{SCALE} * ({self.expression}) + {OFFSET}", {SCALE: 1.0, OFFSET: 0.0},
+                    1.0 - self.heldout_error**2, self.inputs)
+        return form.node_spec().to_dict()
 
     def to_dict(self) -> dict:
         return {**asdict(self), "inputs": list(self.inputs)}

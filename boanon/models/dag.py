@@ -26,16 +26,13 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from boanon.expressions import Expression
 from boanon.graph import CausalGraph
 from boanon.models.base import Config, Surrogate, heldout_scores, param_configs
 from boanon.models.forms import choose_form
 from boanon.models.inputs import ConfigBatch, NodeInputs
 from boanon.models.nodes import (
     FormulaNode,
-    FunctionNode,
     GPNode,
-    MarginalNode,
     NodeModel,
     build_node_model,
     heavy_tailed,
@@ -43,7 +40,7 @@ from boanon.models.nodes import (
     node_model_from_spec,
 )
 from boanon.models.threads import single_blas_thread
-from boanon.nodespec import FreeParameter, NodeSpec
+from boanon.nodespec import NodeSpec
 from boanon.objectives import Objective
 from boanon.space import Categorical, Space
 from boanon.table import Role
@@ -209,9 +206,8 @@ class DAGSurrogate(Surrogate):
             inputs, y = self._node_data(table, batch, node, model)
             form = choose_form({p: np.ravel(v) for p, v in inputs.raw.items()}, y, model.parents)
             if form is not None:
-                free = [FreeParameter(name, init=value) for name, value in form.init.items()]
-                self.models_[node] = FormulaNode(Expression.parse(form.formula), free, True,
-                                                model.param_parents, model.metric_parents)
+                self.models_[node] = FormulaNode.from_annotation(form.node_spec(), model.parents,
+                                                                 set(model.param_parents))
                 self.report_["forms"][node] = form.describe()
 
     def _node_data(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
@@ -253,7 +249,7 @@ class DAGSurrogate(Surrogate):
             graph_model = self.models_[node]
             candidates = [graph_model]
             learned = node in self.report_["forms"]
-            if learned or isinstance(graph_model, (GPNode, MarginalNode)):
+            if learned or graph_model.annotation is None:  # not an expert's (or a relation's) model
                 candidates += self._alternatives(table, batch, node, graph_model, with_own=learned)
             scored = [self._chain_cv(table, batch, node, m, folds, held, rng) for m in candidates]
             score = [np.nan_to_num(s[0], nan=-np.inf) for s in scored]  # non-finite samples never win
@@ -341,8 +337,8 @@ class DAGSurrogate(Surrogate):
         return out
 
     def _check_formula_inputs(self, node: str, model: NodeModel) -> None:
-        if isinstance(model, (FormulaNode, FunctionNode)):
-            expr = model.formula if isinstance(model, FormulaNode) else model.function
+        expr = model.expression
+        if expr is not None:
             cats = [p for p in model.param_parents
                     if p in expr.names and isinstance(self.space.params[p], Categorical)]
             if cats:

@@ -20,6 +20,10 @@ so its leave-one-out error comes from one least-squares fit (the hat matrix): fo
 in milliseconds per node, by held-out error with a penalty per constant, and a form is used only
 when it explains most of the node's held-out variance; otherwise the node keeps its GP.
 Parent values are standardised inside the formula, so the constants are of the node's scale.
+
+A :class:`Form` reaches a node model as an annotated formula (:meth:`Form.node_spec`), the way
+an expert's ``formula:`` does; an approximate relation found in the logs
+(:mod:`boanon.learners.relations`) is a form too, so fitted forms have one way into the models.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from boanon.expressions import Expression
 from boanon.leave_one_out import loo_fit
+from boanon.nodespec import NodeSpec
 from boanon.ties import better
 
 MIN_HELDOUT_R2 = 0.5
@@ -56,6 +62,12 @@ class Form:
 
     def describe(self) -> dict:
         return {"form": self.name, "formula": self.formula, "heldout_r2": round(self.heldout_r2, 4)}
+
+    def node_spec(self) -> NodeSpec:
+        """The form as a formula node model: its constants free, starting at their fit, and a GP
+        on the residual for what the form misses."""
+        free = {c: {"init": v} for c, v in self.init.items()}
+        return NodeSpec("formula", Expression.parse(self.formula), free, {"residual": "gp"})
 
 
 @dataclass

@@ -11,6 +11,11 @@ Four kinds, all with the same small interface (``fit``, ``refit``, ``predict``, 
 ``predict`` returns a mean and variance per (sample, configuration); ``sample`` draws from that
 Gaussian with :func:`shared_normals`. Sampled parents enter as inputs, so a child's spread
 includes its parents' spread.
+
+Each class is its kind's one entry in :data:`boanon.nodespec.NODE_KINDS`: the model, what an
+annotation of it holds (:class:`boanon.nodespec.NodeKind`) and how an annotation builds it
+(:meth:`NodeModel.from_annotation`). A new kind is a subclass in a module of its own, decorated
+with :func:`boanon.nodespec.register_node_kind`.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -29,7 +34,10 @@ from boanon.expressions import Expression
 from boanon.models.base import heldout_scores
 from boanon.models.gp import GP
 from boanon.models.inputs import InputEncoder, NodeInputs
-from boanon.nodespec import FreeParameter, NodeSpec
+from boanon.nodespec import NODE_KINDS, FreeParameter, NodeSpec, register_node_kind
+
+RESIDUALS = ("gp", "none")
+"""What a formula's residual is modelled by: a GP over the parents, or Gaussian noise."""
 
 
 def shared_normals(rng: np.random.Generator, n_samples: int) -> np.ndarray:
@@ -47,9 +55,15 @@ def shared_normals(rng: np.random.Generator, n_samples: int) -> np.ndarray:
 
 
 class NodeModel(ABC):
-    """One node's conditional distribution given its parents."""
+    """One node's conditional distribution given its parents.
 
-    kind: str = ""
+    The class attributes describe the kind (:class:`boanon.nodespec.NodeKind`): ``annotation``
+    None means an annotation cannot write it (the default models of a graph's nodes)."""
+
+    kind: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    annotation: ClassVar[tuple[str, ...] | None] = None
+    deterministic: ClassVar[bool] = False
 
     def __init__(self, param_parents: list[str], metric_parents: list[str]):
         self.param_parents = list(param_parents)
@@ -58,6 +72,25 @@ class NodeModel(ABC):
     @property
     def parents(self) -> list[str]:
         return self.param_parents + self.metric_parents
+
+    @property
+    def expression(self) -> Expression | None:
+        """The expression of the parents this model computes (None: it has none)."""
+        return None
+
+    @classmethod
+    def read_annotation(cls, source: str, where: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+        return {}
+
+    @classmethod
+    def annotation_view(cls, spec: NodeSpec) -> dict[str, Any]:
+        return {"kind": cls.kind, "text": spec.expression.text}
+
+    @classmethod
+    def from_annotation(cls, spec: NodeSpec, parents: list[str], param_names: set[str]) -> NodeModel:
+        """The unfitted model an annotation ``spec`` of this kind describes, for a node with the
+        graph's ``parents`` (``param_names``: which names are parameters)."""
+        raise TypeError(f"a {cls.kind!r} node model is not written in annotations")
 
     @abstractmethod
     def fit(self, inputs: NodeInputs, y: np.ndarray) -> NodeModel:
@@ -131,6 +164,7 @@ def heavy_tailed(values: np.ndarray) -> bool:
     return bool(raw > 1.0 and abs(logged) < raw / 2)
 
 
+@register_node_kind
 class GPNode(NodeModel):
     """A GP (Matern-5/2, one lengthscale per input, plus noise) over the node's parents.
 
@@ -140,6 +174,7 @@ class GPNode(NodeModel):
     """
 
     kind = "gp"
+    description = "a Gaussian process over the parents"
 
     def __init__(self, param_parents: list[str], metric_parents: list[str], log_target: bool = False):
         super().__init__(param_parents, metric_parents)
@@ -187,6 +222,7 @@ class GPNode(NodeModel):
         return cls(list(spec["param_parents"]), list(spec["metric_parents"]), bool(spec.get("log_target")))
 
 
+@register_node_kind
 class FormulaNode(NodeModel):
     """BOAT's semi-parametric node: ``formula(parents; free) + GP residual`` (or Gaussian noise).
 
@@ -198,6 +234,8 @@ class FormulaNode(NodeModel):
     """
 
     kind = "formula"
+    description = "with free parameters"
+    annotation = ("free", "residual")
 
     def __init__(self, formula: Expression, free: list[FreeParameter], residual_gp: bool,
                  param_parents: list[str], metric_parents: list[str]):
@@ -205,6 +243,28 @@ class FormulaNode(NodeModel):
         self.formula = formula
         self.free = free
         self.residual_gp = residual_gp
+
+    @property
+    def expression(self) -> Expression:
+        return self.formula
+
+    @classmethod
+    def read_annotation(cls, source: str, where: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+        residual = str(spec.get("residual", "gp")).lower()
+        if residual not in RESIDUALS:
+            raise ConfigError(source, f"{where}.residual",
+                              f"residual must be 'gp' or 'none', got {spec['residual']!r}")
+        return {"residual": residual}
+
+    @classmethod
+    def annotation_view(cls, spec: NodeSpec) -> dict[str, Any]:
+        return {**super().annotation_view(spec), "residual": spec.options["residual"],
+                "free": sorted(spec.free)}
+
+    @classmethod
+    def from_annotation(cls, spec: NodeSpec, parents: list[str], param_names: set[str]) -> FormulaNode:
+        return cls(spec.expression, spec.free_parameters(), spec.options["residual"] == "gp",
+                   *split_parents(parents, param_names))
 
     def _mean(self, raw: Mapping[str, np.ndarray], theta: np.ndarray) -> np.ndarray:
         env = dict(raw)
@@ -292,14 +352,27 @@ class FormulaNode(NodeModel):
                    list(spec["param_parents"]), list(spec["metric_parents"]))
 
 
+@register_node_kind
 class FunctionNode(NodeModel):
     """A deterministic function of the parents: nothing to fit, no noise."""
 
     kind = "function"
+    description = "deterministic"
+    annotation = ()
+    deterministic = True
 
     def __init__(self, function: Expression, param_parents: list[str], metric_parents: list[str]):
         super().__init__(param_parents, metric_parents)
         self.function = function
+
+    @property
+    def expression(self) -> Expression:
+        return self.function
+
+    @classmethod
+    def from_annotation(cls, spec: NodeSpec, parents: list[str], param_names: set[str]) -> FunctionNode:
+        """Its parents are the names it reads (checked to be the graph's)."""
+        return cls(spec.expression, *split_parents(sorted(spec.expression.names), param_names))
 
     def fit(self, inputs: NodeInputs, y: np.ndarray) -> FunctionNode:
         return self
@@ -320,10 +393,12 @@ class FunctionNode(NodeModel):
                    list(spec["metric_parents"]))
 
 
+@register_node_kind
 class MarginalNode(NodeModel):
     """A node without parents: its observed mean and variance, the same for every configuration."""
 
     kind = "marginal"
+    description = "no parents: the observed distribution"
 
     def __init__(self) -> None:
         super().__init__([], [])
@@ -341,15 +416,15 @@ class MarginalNode(NodeModel):
         return np.full((1, inputs.n_configs), self.mean_), np.full((1, inputs.n_configs), self.var_)
 
 
-NODE_KINDS: dict[str, type[NodeModel]] = {c.kind: c for c in (GPNode, FormulaNode, FunctionNode,
-                                                               MarginalNode)}
-
-
 def node_model_from_spec(spec: Mapping[str, Any]) -> NodeModel:
     """The unfitted node model a :meth:`NodeModel.spec` describes."""
-    if spec.get("kind") not in NODE_KINDS:
-        raise ValueError(f"unknown node model kind {spec.get('kind')!r}")
-    return NODE_KINDS[spec["kind"]].from_spec(spec)
+    model: NodeModel = NODE_KINDS.get(str(spec.get("kind"))).from_spec(spec)
+    return model
+
+
+def split_parents(names: list[str], param_names: set[str]) -> tuple[list[str], list[str]]:
+    """``names`` as (parameter parents, metric parents), each in the given order."""
+    return [p for p in names if p in param_names], [p for p in names if p not in param_names]
 
 
 def cross_validate_node(model: NodeModel, inputs: NodeInputs, y: np.ndarray, rng: np.random.Generator,
@@ -384,19 +459,15 @@ def build_node_model(node: str, spec: NodeSpec | Mapping[str, Any] | None, paren
 
     Names in a formula or function that are not free parameters must be parents of the node.
     """
-    def split(names: list[str]) -> tuple[list[str], list[str]]:
-        return [p for p in names if p in param_names], [p for p in names if p not in param_names]
-
     if not spec:
-        return GPNode(*split(parents)) if parents else MarginalNode()
+        return GPNode(*split_parents(parents, param_names)) if parents else MarginalNode()
     spec = NodeSpec.parse(node, spec, source)
     try:
         _check_names(spec.parents, parents)
     except ValueError as exc:
         raise ConfigError(source, f"node_models.{node}", str(exc)) from None
-    if spec.kind == "function":
-        return FunctionNode(spec.expression, *split(sorted(spec.expression.names)))
-    return FormulaNode(spec.expression, spec.free_parameters(), spec.residual == "gp", *split(parents))
+    model: NodeModel = spec.node_kind.from_annotation(spec, parents, param_names)
+    return model
 
 
 def _check_names(names: set[str] | frozenset[str], parents: list[str]) -> None:

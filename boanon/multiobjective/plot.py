@@ -17,6 +17,7 @@ from boanon.multiobjective.feasibility import OutputConstraint, observed_feasibl
 from boanon.multiobjective.summary import pareto_flags  # noqa: E402
 from boanon.objectives import Objective  # noqa: E402
 from boanon.table import column  # noqa: E402
+from boanon.units import objective_label  # noqa: E402
 
 
 def plot_pareto(table: pd.DataFrame, objectives: Sequence[Objective], path: str | Path,
@@ -43,8 +44,8 @@ def plot_pareto(table: pd.DataFrame, objectives: Sequence[Objective], path: str 
         ax.scatter(x[on_front], y[on_front], s=28, c="tab:blue", zorder=3, label="Pareto front")
         if len(objectives) == 2 and on_front.any():
             _staircase(ax, x[on_front], y[on_front], objectives[i], objectives[j])
-        ax.set_xlabel(f"{objectives[i].name} ({objectives[i].direction})")
-        ax.set_ylabel(f"{objectives[j].name} ({objectives[j].direction})")
+        ax.set_xlabel(f"{objective_label(objectives[i])}, {objectives[i].direction}d")
+        ax.set_ylabel(f"{objective_label(objectives[j])}, {objectives[j].direction}d")
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
     fig.suptitle(title or f"Pareto front: {int(on_front.sum())} of {len(table)} trials")

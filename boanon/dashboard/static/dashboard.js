@@ -8,7 +8,7 @@ const COLORS = { init: "#868e96", structured: "#2f6fd6", gp: "#e8590c", random: 
 const STATUS_COLORS = { done: "#2f9e44", stopped: "#e8890c", failed: "#d6336c", running: "#1c7ed6" };
 const ROLE_STYLE = { param: ["#cfe2ff", "#3d6bb3", "round-rectangle"], metric: ["#eeeeee", "#777777", "ellipse"],
   objective: ["#f8c4c0", "#b3403d", "octagon"] };
-const state = { run: null, runText: "", objective: 0, statusFilter: "all", search: "", sort: { key: "id", asc: true },
+const state = { study: 0, studies: null, studiesText: "", run: null, runText: "", objective: 0, statusFilter: "all", search: "", sort: { key: "id", asc: true },
   selectedTrial: null, extraColumns: [], brush: {}, logScale: false, sliceParam: null, scope: "auto", scopeNode: null, graphKey: null, graph: null, folded: new Set(), foldedInit: false,
   models: null, modelsKey: null, fitNode: null, effectParam: null, charts: {}, cy: null };
 window.boanon = state;  // for the browser test and for poking at the data from the console
@@ -32,6 +32,10 @@ function fmt(v) {
   const a = Math.abs(v);
   return (a !== 0 && (a < 1e-3 || a >= 1e6)) ? v.toExponential(3) : String(Number(v.toPrecision(4)));
 }
+// units (declared in the space or objective, else read off the name: boanon.units), the same everywhere
+const unitOf = (name) => ((state.run && state.run.summary.units) || {})[name];
+const withUnit = (name) => unitOf(name) ? `${name} (${unitOf(name)})` : name;
+const fmtU = (name, v) => fmt(v) + (typeof v === "number" && unitOf(name) ? ` ${unitOf(name)}` : "");
 function fmtSeconds(s) {
   if (s === null || s === undefined) return "–";
   if (s < 60) return `${fmt(s)} s`;
@@ -44,6 +48,9 @@ async function getJSON(url) {
   const text = await r.text();
   return { text, data: JSON.parse(text), date: r.headers.get("Date") };
 }
+// the views of the study picked (several stores served side by side: boanon dashboard A.db B.db)
+const apiUrl = (path) => path + (path.includes("?") ? "&" : "?") + `study=${state.study}`;
+const logsUrl = (trial, file) => `${state.study ? `/logs-${state.study}` : "/logs"}/${encodeURIComponent(trial)}/${encodeURIComponent(file)}`;
 // the data point under a Chart.js click
 const clicked = (chart, items) => items.length ? chart.data.datasets[items[0].datasetIndex].data[items[0].index] : null;
 function chart(id, config) {
@@ -81,7 +88,7 @@ function drawHeader(run) {
   for (const o of s.objectives) {
     const b = s.best[o.name];
     facts.push(el("span", {}, `best ${o.name} (${o.direction === "minimize" ? "min" : "max"}) `,
-      el("b", {}, b ? fmt(b.value) : "–"), b ? ` in ${b.trial}` : ""));
+      el("b", {}, b ? fmtU(o.name, b.value) : "–"), b ? ` in ${b.trial}` : ""));
   }
   $("#run-facts").replaceChildren(...facts);
 }
@@ -115,9 +122,9 @@ function drawConvergence(run) {
     data: { datasets },
     options: { maintainAspectRatio: false, scales: {
       x: { type: "linear", title: { display: true, text: "trial (t0000 = 0)" }, ticks: { precision: 0, stepSize: 1, autoSkip: true } },
-      y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${c.objective} (${c.direction})` } } },
+      y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${withUnit(c.objective)}, ${c.direction}d` } } },
       plugins: { tooltip: { callbacks: { label: (ctx) => ctx.raw.trial
-        ? `${ctx.raw.trial}: ${fmt(ctx.raw.y)} [${ctx.raw.surrogate}]${ctx.raw.status === "stopped" ? " stopped early" : ""}${ctx.raw.feasible ? "" : " infeasible"}`
+        ? `${ctx.raw.trial}: ${fmtU(c.objective, ctx.raw.y)} [${ctx.raw.surrogate}]${ctx.raw.status === "stopped" ? " stopped early" : ""}${ctx.raw.feasible ? "" : " infeasible"}`
         : `${ctx.dataset.label}: ${fmt(ctx.raw.y)}` } } },
       onClick: (evt, items, c) => { const p = clicked(c, items); if (p && p.trial) selectTrial(p.trial, true); } },
   });
@@ -126,14 +133,14 @@ function drawConvergence(run) {
   const gain = (last !== null && c.default && c.default_feasible) ? (c.direction === "minimize"
     ? (c.default - last) / Math.abs(c.default) : (last - c.default) / Math.abs(c.default)) : null;
   const against = c.default === null ? "; the default configuration was not measured"
-    : !c.default_feasible ? ` (the default's ${fmt(c.default)} is infeasible: no gain over it is claimed)`
-    : ` against the default's ${fmt(c.default)}` + (gain !== null ? ` (${(100 * Math.abs(gain)).toFixed(1)} % ${gain >= 0 ? "better" : "worse"})` : "");
-  $("#progress-caption").textContent = `${c.points.length} trials measured; best feasible ${c.objective} ${fmt(last)}` + against +
+    : !c.default_feasible ? ` (the default's ${fmtU(c.objective, c.default)} is infeasible: no gain over it is claimed)`
+    : ` against the default's ${fmtU(c.objective, c.default)}` + (gain !== null ? ` (${(100 * Math.abs(gain)).toFixed(1)} % ${gain >= 0 ? "better" : "worse"})` : "");
+  $("#progress-caption").textContent = `${c.points.length} trials measured; best feasible ${c.objective} ${fmtU(c.objective, last)}` + against +
     ". Hollow points: stopped early; crosses: infeasible. Click a point to open its trial.";
 }
 function pickObjective(k) {  // every panel follows the objective tab
   state.objective = Number(k);
-  drawConvergence(state.run); drawBest(state.run); drawEffects(); drawSlice(); drawParcoords();
+  drawConvergence(state.run); drawBest(state.run); drawEffects(); drawSlice(); drawParcoords(); drawStudies();
 }
 
 function drawBest(run) {
@@ -142,10 +149,10 @@ function drawBest(run) {
   if (!b) { $("#best-caption").textContent = "no finished trial yet"; $("#best-config").replaceChildren(); return; }
   const dflt = (run.trials.find((t) => t.name === (run.convergence[state.objective] || {}).default_trial) || {}).config || {};
   $("#best-head").textContent = `Best configuration by ${o.name}`;
-  $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmt(b.value)}, proposed by ${b.surrogate}. Bold: differs from the default.`;
+  $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmtU(o.name, b.value)}, proposed by ${b.surrogate}. Bold: differs from the default.`;
   $("#best-config").replaceChildren(el("tr", {}, el("td", {}, "parameter"), el("td", {}, "best"), el("td", {}, "default")),
     ...Object.entries(b.config).map(([k, v]) => el("tr", { class: k in dflt && dflt[k] !== v ? "changed" : "" },
-      el("td", {}, k), el("td", {}, fmt(v)), el("td", {}, k in dflt ? fmt(dflt[k]) : "–"))));
+      el("td", {}, k), el("td", {}, fmtU(k, v)), el("td", {}, k in dflt ? fmtU(k, dflt[k]) : "–"))));
 }
 
 // --- trials table ---------------------------------------------------------------------------------------
@@ -153,8 +160,8 @@ function trialColumns(run) {
   const objs = run.summary.objectives.map((o) => o.name);
   return [
     ["id", "#", (t) => t.id, true], ["name", "trial", (t) => t.name], ["status", "status", (t) => t.status],
-    ...objs.map((o) => [`obj:${o}`, o, (t) => t.objectives[o] ?? null, true]),
-    ...state.extraColumns.map((c) => [`col:${c}`, c, (t) => trialValue(t, c) ?? null, true]),
+    ...objs.map((o) => [`obj:${o}`, withUnit(o), (t) => t.objectives[o] ?? null, true]),
+    ...state.extraColumns.map((c) => [`col:${c}`, withUnit(c), (t) => trialValue(t, c) ?? null, true]),
     ["duration_s", "duration", (t) => t.duration_s, true], ["surrogate", "surrogate", (t) => t.surrogate],
     ["reason", "why", (t) => t.error ? `error: ${t.error}` : t.reason], ["started", "started", (t) => t.started],
   ];
@@ -239,24 +246,24 @@ function drawTrialDetail() {
   const objs = Object.keys({ ...t.objectives, ...t.predicted });
   if (objs.length) {
     parts.push(el("table", { class: "kv" }, el("tr", {}, el("td", {}, "objective"), el("td", {}, "observed"), el("td", {}, "predicted")),
-      ...objs.map((o) => el("tr", {}, el("td", {}, o), el("td", {}, fmt(t.objectives[o])),
-        el("td", {}, t.predicted[o] ? `${fmt(t.predicted[o].mean)} ± ${fmt(t.predicted[o].sd)}` : "–")))));
+      ...objs.map((o) => el("tr", {}, el("td", {}, o), el("td", {}, fmtU(o, t.objectives[o])),
+        el("td", {}, t.predicted[o] ? `${fmt(t.predicted[o].mean)} ± ${fmtU(o, t.predicted[o].sd)}` : "–")))));
   }
   const dflt = state.run.trials.find((x) => x.name === (state.run.convergence[0] || {}).default_trial);
   const other = dflt && dflt.name !== t.name ? dflt : null;
   const change = (a, b) => typeof a === "number" && typeof b === "number" && b !== 0 ? ` (${a >= b ? "+" : ""}${fmt(100 * (a - b) / Math.abs(b))} %)` : "";
   if (other) {
     parts.push(el("div", { class: "hint", id: "vs-default" }, `against the default configuration (${other.name}): ` +
-      Object.keys(t.objectives).map((o) => `${o} ${fmt(t.objectives[o])} vs ${fmt(other.objectives[o])}${change(t.objectives[o], other.objectives[o])}`).join("; ")));
+      Object.keys(t.objectives).map((o) => `${o} ${fmtU(o, t.objectives[o])} vs ${fmtU(o, other.objectives[o])}${change(t.objectives[o], other.objectives[o])}`).join("; ")));
   }
   parts.push(el("h3", {}, "configuration"), el("table", { class: "kv", id: "trial-config" },
     ...Object.entries(t.config).map(([k, v]) => el("tr", { class: other && other.config[k] !== v ? "changed" : "" },
-      el("td", {}, k), el("td", {}, fmt(v)), other ? el("td", {}, fmt(other.config[k])) : ""))));
+      el("td", {}, k), el("td", {}, fmtU(k, v)), other ? el("td", {}, fmtU(k, other.config[k])) : ""))));
   const logged = Object.entries(t.metrics || {});
   if (logged.length) {
     parts.push(el("h3", {}, `logged metrics (${logged.length})` + (other ? `, against ${other.name}` : "")),
-      el("table", { class: "kv", id: "trial-metrics" }, ...logged.map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, fmt(v)),
-        other ? el("td", {}, fmt((other.metrics || {})[k]) + change(v, (other.metrics || {})[k])) : ""))));
+      el("table", { class: "kv", id: "trial-metrics" }, ...logged.map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, fmtU(k, v)),
+        other ? el("td", {}, fmtU(k, (other.metrics || {})[k]) + change(v, (other.metrics || {})[k])) : ""))));
   }
   const cv = Object.entries(t.cv || {});
   if (cv.length) parts.push(el("h3", {}, "surrogates compared (held-out)"), el("table", { class: "kv" },
@@ -264,7 +271,7 @@ function drawTrialDetail() {
     ...cv.map(([m, s]) => el("tr", {}, el("td", {}, m), el("td", {}, fmt(s.log_predictive_density)), el("td", {}, fmt(s.rank_correlation))))));
   parts.push(el("h3", {}, "logs"), el("div", { class: "mono" }, t.logs || "–"));
   if (t.log_files.length) parts.push(el("ul", {}, ...t.log_files.map((f) =>
-    el("li", {}, el("a", { href: `/logs/${encodeURIComponent(t.name)}/${encodeURIComponent(f)}`, target: "_blank" }, f)))));
+    el("li", {}, el("a", { href: logsUrl(t.name, f), target: "_blank" }, f)))));
   else parts.push(el("div", { class: "hint" }, "no files there (yet)"));
   box.replaceChildren(...parts);
 }
@@ -316,7 +323,8 @@ function drawParcoords() {
   }
   axes.forEach((a, i) => {
     kids.push(svg("line", { x1: x(i), x2: x(i), y1: top, y2: bottom, stroke: "#8a94a0" }));
-    kids.push(svg("text", { x: x(i), y: top - 18 - (i % 2) * 13, "text-anchor": "middle", class: "axis-label" }, a));
+    const edge = i === 0 ? ["start", -10] : i === axes.length - 1 ? ["end", 10] : ["middle", 0];  // the ends stay inside
+    kids.push(svg("text", { x: x(i) + edge[1], y: top - 18 - (i % 2) * 13, "text-anchor": edge[0], class: "axis-label" }, withUnit(a)));
     kids.push(svg("text", { x: x(i) + 4, y: top - 4, class: "tick" }, fmt(ranges[a][1])));
     kids.push(svg("text", { x: x(i) + 4, y: bottom + 14, class: "tick" }, fmt(ranges[a][0])));
     if (state.brush[a]) { const [lo, hi] = state.brush[a];
@@ -359,9 +367,9 @@ function drawSlice() {
   chart("slice-chart", { data: { datasets: [{ type: "scatter", label: `${obj.name} against ${state.sliceParam}`, data: pts, parsing: false,
     backgroundColor: pts.map((p) => COLORS[p.surrogate] || "#495057"), pointRadius: 4.5 }] },
   options: { maintainAspectRatio: false, plugins: { legend: { display: false },
-    tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${state.sliceParam} ${fmt(c.raw.x)}, ${obj.name} ${fmt(c.raw.y)}` } } },
-  scales: { x: { type: "linear", title: { display: true, text: state.sliceParam } },
-    y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${obj.name} (measured)` } } },
+    tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${state.sliceParam} ${fmtU(state.sliceParam, c.raw.x)}, ${obj.name} ${fmtU(obj.name, c.raw.y)}` } } },
+  scales: { x: { type: "linear", title: { display: true, text: withUnit(state.sliceParam) } },
+    y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${withUnit(obj.name)}, measured` } } },
   onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
 }
 
@@ -527,8 +535,8 @@ function drawFit() {
     { type: "scatter", label: "trials", data: pts, parsing: false, backgroundColor: "#2f6fd6", pointRadius: 4 },
     { type: "line", label: "predicted = observed", data: [{ x: lo, y: lo }, { x: hi, y: hi }], parsing: false,
       borderColor: "#adb5bd", borderDash: [4, 4], pointRadius: 0 }] },
-  options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: "observed" } },
-    y: { title: { display: true, text: "predicted (held out)" } } },
+  options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: `observed ${withUnit(state.fitNode)}` } },
+    y: { title: { display: true, text: `predicted (held out)${unitOf(state.fitNode) ? `, ${unitOf(state.fitNode)}` : ""}` } } },
   plugins: { tooltip: { callbacks: { label: (c) => c.raw.trial ? `${c.raw.trial}: observed ${fmt(c.raw.x)}, predicted ${fmt(c.raw.y)} ± ${fmt(c.raw.sd)}` : "" } } } } });
   for (const tr of document.querySelectorAll("#fit-table tbody tr")) tr.classList.toggle("selected", tr.dataset.node === state.fitNode);
 }
@@ -548,10 +556,10 @@ function drawEffects() {
   const ranked = [...m.effects].sort((a, b) => rangeOf(b) - rangeOf(a));
   const top = ranked.slice(0, 15);
   $("#effects-head").textContent = `Parameter effects on ${objName}`;
-  chart("effect-ranking", { type: "bar", data: { labels: top.map((e) => e.param), datasets: [{ label: `range of predicted ${objName} mean`,
+  chart("effect-ranking", { type: "bar", data: { labels: top.map((e) => e.param), datasets: [{ label: `range of predicted ${withUnit(objName)} mean`,
     data: top.map(rangeOf), backgroundColor: top.map((e) => e.param === state.effectParam ? "#f08c00" : "#2f6fd6") }] },
   options: { indexAxis: "y", maintainAspectRatio: false, plugins: { legend: { display: false },
-    title: { display: true, text: `How far each parameter moves the predicted ${objName} (top ${top.length} of ${m.effects.length}; click one)` } },
+    title: { display: true, text: `How far each parameter moves the predicted ${withUnit(objName)} (top ${top.length} of ${m.effects.length}; click one)` } },
   onClick: (evt, items) => { if (items.length) { state.effectParam = top[items[0].index].param; drawEffects(); } } } });
   if (!state.effectParam || !m.effects.find((e) => e.param === state.effectParam)) state.effectParam = top[0].param;
   const e = m.effects.find((x) => x.param === state.effectParam);
@@ -563,14 +571,14 @@ function drawEffects() {
     { label: `${objName} (mean)`, data: curve.mean, borderColor: "#2f6fd6", borderWidth: 2.5, pointRadius: 3, yAxisID: "y" },
     ...e.metrics.map((x, i) => ({ label: `${x.name} (change, sds)`, data: x.change_sd || x.mean, borderColor: PALETTE[i % PALETTE.length],
       borderDash: DASHES[i % DASHES.length], borderWidth: 2, pointRadius: 0, yAxisID: "y2" }))] },
-  options: { maintainAspectRatio: false, scales: { x: { title: { display: true, text: `${e.param} (others at the best trial's values; there ${fmt(e.base)})` } },
-    y: { title: { display: true, text: `predicted ${objName}` } },
+  options: { maintainAspectRatio: false, scales: { x: { title: { display: true, text: `${withUnit(e.param)}; others at the best trial's values (there ${fmtU(e.param, e.base)})` } },
+    y: { title: { display: true, text: `predicted ${withUnit(objName)}` } },
     y2: { display: e.metrics.length > 0, position: "right", grid: { drawOnChartArea: false },
       title: { display: true, text: "metric's change from the base, in sds across the trials" } } },
   plugins: { legend: { labels: { filter: (item) => item.text !== "- 1 sd" } } } } });
-  $("#effect-caption").textContent = `${e.param}: predicted ${objName} from ${fmt(Math.min(...curve.mean))} to ${fmt(Math.max(...curve.mean))} over its range (mean and ± 1 sd, as boanon plot --kind effects draws it).`;
+  $("#effect-caption").textContent = `${e.param}: predicted ${objName} from ${fmtU(objName, Math.min(...curve.mean))} to ${fmtU(objName, Math.max(...curve.mean))} over its range (mean and ± 1 sd, as boanon plot --kind effects draws it).`;
   $("#effect-metrics").replaceChildren(...(e.metrics.length ? e.metrics.map((x) =>
-    el("li", {}, `through ${x.name}: moves ${fmt(x.moved_sd)} × its spread across the trials`)) :
+    el("li", {}, `through ${withUnit(x.name)}: moves ${fmt(x.moved_sd)} × its spread across the trials`)) :
     [el("li", {}, m.surrogate === "structured" ? "reaches the objective directly (no modelled metric in between)" : "the plain GP has no metrics in between")]),
   e.n_metrics > e.metrics.length ? el("li", {}, `and ${e.n_metrics - e.metrics.length} more metrics`) : "");
 }
@@ -591,15 +599,15 @@ function drawPareto(run) {
     { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 },
     ...(p.ref ? [{ type: "scatter", label: "hypervolume reference point", data: [{ x: p.ref[0], y: p.ref[1], trial: "reference point" }], parsing: false,
       pointStyle: "rectRot", backgroundColor: "#f08c00", pointRadius: 6 }] : [])] },
-  options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: a } }, y: { title: { display: true, text: b } } },
+  options: { maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: withUnit(a) } }, y: { title: { display: true, text: withUnit(b) } } },
     plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${fmt(c.raw.x)}, ${fmt(c.raw.y)}` } } },
     onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
   $("#hv-caption").textContent = "Hypervolume of the feasible finished trials after each trial, against one reference point fixed from the run's start: " +
-    (p.ref ? p.objectives.map((o, i) => `${o} = ${fmt(p.ref[i])}`).join(", ") + ` (${p.ref_how}).` : `none yet (${p.ref_how}).`);
+    (p.ref ? p.objectives.map((o, i) => `${o} = ${fmtU(o, p.ref[i])}`).join(", ") + ` (${p.ref_how}).` : `none yet (${p.ref_how}).`);
   chart("hv-chart", { data: { datasets: [{ type: "line", label: "hypervolume", data: p.hypervolume, parsing: false, stepped: "after",
     borderColor: "#2f6fd6", pointRadius: 2 }] },
   options: { maintainAspectRatio: false, plugins: { legend: { display: false } },
-    scales: { x: { type: "linear", title: { display: true, text: "trial" }, ticks: { precision: 0 } }, y: { title: { display: true, text: "hypervolume" } } } } });
+    scales: { x: { type: "linear", title: { display: true, text: "trial (t0000 = 0)" }, ticks: { precision: 0 } }, y: { title: { display: true, text: "hypervolume" } } } } });
 }
 function drawTimeline(run, serverDate) {
   // running trials end at the server's clock (the Date header): redrawn at every poll while any runs
@@ -625,7 +633,9 @@ function drawTimeline(run, serverDate) {
 async function refreshGraph(force = false) {
   const key = `${state.run.graph_id}:${state.scope}:${state.scopeNode}`;
   if (!force && key === state.graphKey) return;
-  const { data } = await getJSON(`/api/graph?scope=${state.scope}` + (state.scopeNode ? `&node=${encodeURIComponent(state.scopeNode)}` : ""));
+  const study = state.study;
+  const { data } = await getJSON(apiUrl(`/api/graph?scope=${state.scope}` + (state.scopeNode ? `&node=${encodeURIComponent(state.scopeNode)}` : "")));
+  if (study !== state.study) return;  // another study was picked meanwhile
   state.graphKey = key;
   state.graph = data.graph;
   if (data.graph) $("#node-names").replaceChildren(...data.graph.names.map((n) => el("option", { value: n })));
@@ -635,27 +645,84 @@ function focusNode(id) { state.scope = "node"; state.scopeNode = id; refreshGrap
 async function refreshModels() {
   const key = `${state.run.graph_id}:${state.run.trials.filter((t) => t.status === "done" || t.status === "stopped").length}`;
   if (key === state.modelsKey && state.models && state.models.status === "ready") return;
-  const { data } = await getJSON("/api/models");
+  const study = state.study;
+  const { data } = await getJSON(apiUrl("/api/models"));
+  if (study !== state.study) return;
   state.models = data;
   if (data.status === "ready") state.modelsKey = key;
   drawModels();
 }
+// --- several studies side by side: a selector, their best so far overlaid -----------------------------
+const STUDY_COLORS = ["#2f6fd6", "#e8590c", "#2f9e44", "#ae3ec9", "#c92a2a", "#1098ad", "#f08c00", "#495057"];
+function drawStudies() {
+  const list = state.studies || [];
+  $("#studies").hidden = list.length < 2;
+  $("#study-pick").hidden = list.length < 2;
+  if (list.length < 2) return;
+  if ($("#study-select").options.length !== list.length) {
+    $("#study-select").replaceChildren(...list.map((x) => el("option", { value: x.index }, x.name)));
+  }
+  $("#study-select").value = String(state.study);
+  const current = list[state.study] || list[0];
+  const obj = (current.objectives[state.objective] || current.objectives[0] || {}).name;
+  const units = current.units || {};
+  const label = (name) => units[name] ? `${name} (${units[name]})` : name;
+  const same = list.filter((x) => x.history.some((h) => h.objective === obj));
+  $("#studies-caption").textContent = `${list.length} studies, read-only; best feasible ${obj} so far in each of the ${same.length} ` +
+    `that have it (the selected study's tab decides the objective). Click a row, or pick above, to see a study.`;
+  const names = [...new Set(list.flatMap((x) => x.objectives.map((o) => o.name)))];
+  $("#studies-table thead").replaceChildren(el("tr", {}, ...["study", "strategy", "done", ...names.map((n) => `best ${label(n)}`)].map((h) => el("th", {}, h))));
+  $("#studies-table tbody").replaceChildren(...list.map((x) => el("tr", { class: x.index === state.study ? "selected" : "",
+    "data-study": x.index, onclick: () => pickStudy(x.index) },
+  el("td", {}, x.name), el("td", {}, x.strategy || "–"), el("td", { class: "num" }, x.counts ? x.counts.done : 0),
+  ...names.map((n) => el("td", { class: "num" }, x.best[n] ? `${fmt(x.best[n].value)} (${x.best[n].trial})` : "–")))));
+  chart("studies-chart", { data: { datasets: same.map((x) => {
+    const h = x.history.find((y) => y.objective === obj), color = STUDY_COLORS[x.index % STUDY_COLORS.length];
+    return { type: "line", label: `${x.name} (${x.strategy})`, data: h.best, parsing: false, stepped: "after",
+      borderColor: color, backgroundColor: color, borderWidth: x.index === state.study ? 3 : 1.8, pointRadius: 2 };
+  }) },
+  options: { maintainAspectRatio: false, scales: {
+    x: { type: "linear", title: { display: true, text: "trial (t0000 = 0)" }, ticks: { precision: 0 } },
+    y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `best ${label(obj)} so far` } } } } });
+}
+function pickStudy(i) {  // another study: every view starts afresh on it
+  if (Number(i) === state.study) return;
+  Object.assign(state, { study: Number(i), run: null, runText: "", objective: 0, selectedTrial: null, extraColumns: [], brush: {},
+    sliceParam: null, slicePicked: false, scope: "auto", scopeNode: null, graphKey: null, graph: null, foldedInit: false,
+    models: null, modelsKey: null, fitNode: null, effectParam: null });
+  state.folded.clear();
+  $("#add-column").replaceChildren(el("option", { value: "" }, "+ column…"));
+  $("#slice-param").replaceChildren();
+  $("#trial-detail").replaceChildren(el("p", { class: "hint" }, "Click a trial to see its configuration, why it was proposed and where its logs are."));
+  drawStudies();
+  update();
+}
+async function update() {
+  const study = state.study;
+  const { text, data, date } = await getJSON(apiUrl("/api/run"));
+  if (study !== state.study) return data;  // another study was picked meanwhile
+  if (text !== state.runText) {
+    state.run = data; state.runText = text;
+    drawHeader(data);
+    if (data.summary.recorded) {
+      drawConvergence(data); drawBest(data); drawTrials(data); drawPareto(data); drawTimeline(data, date);
+      drawParcoords(); drawSlice();
+      await refreshGraph();
+    }
+  } else if (data.summary.recorded && data.summary.counts.running) drawTimeline(data, date);
+  if (data.summary.activity && data.summary.activity.state === "proposing") drawHeader(data);  // the clock
+  if (data.summary.recorded) await refreshModels();
+  if (state.studies === null || state.studies.length > 1) {
+    const { text: listed, data: studies } = await getJSON("/api/studies");
+    if (listed !== state.studiesText) { state.studiesText = listed; state.studies = studies.studies; drawStudies(); }
+  }
+  return data;
+}
 async function poll() {
   let delay = 2000;
   try {
-    const { text, data, date } = await getJSON("/api/run");
+    const data = await update();
     delay = 1000 * (data.poll_s || 2);
-    if (text !== state.runText) {
-      state.run = data; state.runText = text;
-      drawHeader(data);
-      if (data.summary.recorded) {
-        drawConvergence(data); drawBest(data); drawTrials(data); drawPareto(data); drawTimeline(data, date);
-        drawParcoords(); drawSlice();
-        await refreshGraph();
-      }
-    } else if (data.summary.recorded && data.summary.counts.running) drawTimeline(data, date);
-    if (data.summary.activity && data.summary.activity.state === "proposing") drawHeader(data);  // the clock
-    if (data.summary.recorded) await refreshModels();
     $("#live").className = "ok";
     $("#updated").textContent = `live · updated ${new Date().toLocaleTimeString()}`;
   } catch (err) {
@@ -666,12 +733,13 @@ async function poll() {
   setTimeout(poll, delay);
 }
 
+$("#study-select").addEventListener("change", (e) => pickStudy(e.target.value));
 $("#trial-search").addEventListener("input", (e) => { state.search = e.target.value; if (state.run) drawTrials(state.run); });
 $("#add-column").addEventListener("change", (e) => {
   const c = e.target.value; e.target.value = "";
   if (c && !state.extraColumns.includes(c)) { state.extraColumns.push(c); drawTrials(state.run); }
 });
-$("#log-scale").addEventListener("change", (e) => { state.logScale = e.target.checked; if (state.run) { drawConvergence(state.run); drawSlice(); } });
+$("#log-scale").addEventListener("change", (e) => { state.logScale = e.target.checked; if (state.run) { drawConvergence(state.run); drawSlice(); drawStudies(); } });
 $("#slice-param").addEventListener("change", (e) => { state.sliceParam = e.target.value; state.slicePicked = true; drawSlice(); });
 for (const b of document.querySelectorAll("#graph-scope button")) {
   b.addEventListener("click", () => { state.scope = b.dataset.scope; state.scopeNode = null; refreshGraph(true); });

@@ -1,0 +1,246 @@
+"""A tuning run as a library call: what ``boanon tune`` does, without the command line.
+
+:func:`open_run` turns a :class:`TuneRequest` (a tuning YAML and the options that override it)
+into a :class:`TuningRun`: the store created (or the one to resume checked), its writer lock
+held, the runner, early stopping and related tasks read, the :class:`~boanon.tuner.Tuner` built.
+A run that never starts leaves no store behind. :meth:`TuningRun.loop` then runs the trials on
+the engine the request asks for (serial, parallel workers or Dask, or a stage plan), with SIGTERM
+stopping as cleanly as Ctrl-C and the store's activity note saying where the run is.
+:func:`run_tuning` does both. The command (:mod:`boanon.cli.tune`) only parses options and prints.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from boanon.config import TuneConfig, load_config
+from boanon.early_stopping import EarlyStopper, parse_stopper
+from boanon.errors import ConfigError, StoreError
+from boanon.failures import FailureStreak, TooManyFailures
+from boanon.multitask import load_related
+from boanon.parallel import supports_progress, tune_parallel
+from boanon.planning.run import PlanFile, PlannedRun, load_plan, run_plan
+from boanon.runners.base import Runner
+from boanon.store import Store, StoredTrial
+from boanon.store import trials_dir as store_trials_dir
+from boanon.store_lock import WriterLock
+from boanon.tuner import Tuner
+
+CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
+"""Store notes: where the run's YAML and trial directories are (``boanon explain --measure``)."""
+
+
+@dataclass
+class TuneRequest:
+    """A tuning YAML and what overrides it: the options of ``boanon tune`` (docs/tuning.md).
+    ``store`` defaults to ``<CONFIG>.db`` in the current directory; ``resume`` continues the run
+    stored there; ``max_failures`` same-error failures in a row stop the run (0: never)."""
+
+    config_file: str | Path
+    budget: int | None = None
+    store: str | Path | None = None
+    resume: bool = False
+    seed: int | None = None
+    strategy: str | None = None
+    trials_dir: str | Path | None = None
+    warm_start: Sequence[str | Path] = ()
+    workers: int | None = None
+    dask: str | None = None
+    early_stopping: str | None = None
+    trial_timeout: float | None = None
+    plan_file: str | Path | None = None
+    max_failures: int = 5
+
+    @property
+    def store_file(self) -> Path:
+        return Path(self.store or Path(self.config_file).with_suffix(".db").name)
+
+
+@dataclass
+class TuningRun:
+    """A run ready to loop (:func:`open_run`); a context manager that releases the store's writer lock."""
+
+    request: TuneRequest
+    config: TuneConfig
+    tuner: Tuner
+    runner: Runner
+    budget: int
+    trials: Path
+    plan: PlanFile | None = None
+    stopper: EarlyStopper | None = None
+    left_running: list[StoredTrial] = field(default_factory=list)
+    """The trials a dead run left running, as :meth:`Tuner.resume` took them over."""
+    resources: ExitStack = field(default_factory=ExitStack)
+
+    @property
+    def store_file(self) -> Path:
+        return self.request.store_file
+
+    def loop(self, callback: Callable[[StoredTrial], None] | None = None) -> PlannedRun | None:
+        """Run trials until the budget counts them all, each passed to ``callback`` when stored;
+        return the plan's outcome (with a plan). Ctrl-C or SIGTERM stores the running trials as
+        interrupted and raises KeyboardInterrupt; :class:`TooManyFailures` (``max_failures``
+        same-error failures in a row) and a :class:`StoreError` (a full disk) stop it, with
+        every finished trial kept; the store's activity note says which."""
+        tuner, request = self.tuner, self.request
+        streak = FailureStreak(request.max_failures)
+
+        def told(trial: StoredTrial) -> None:
+            if callback is not None:
+                callback(trial)
+            streak(trial)
+
+        try:
+            with sigterm_interrupts():
+                outcome = self._run(told)
+        except KeyboardInterrupt:
+            tuner.store.set_activity("interrupted")
+            raise
+        except TooManyFailures:
+            tuner.store.set_activity("stopped: too many failures in a row")
+            raise
+        tuner.store.set_activity("finished")
+        return outcome
+
+    def _run(self, callback: Callable[[StoredTrial], None]) -> PlannedRun | None:
+        """The loop on the engine asked for: a stage plan, parallel workers or Dask (also for
+        early stopping and trial timeouts, which watch trials as they run), else serial."""
+        request = self.request
+        options: dict[str, Any] = {"trials_dir": self.trials, "adapter": self.config.adapter,
+                                   "callback": callback}
+        if self.plan is not None:
+            return run_plan(self.plan, self.tuner, self.runner, stopper=self.stopper,
+                            trial_timeout=request.trial_timeout, **options)
+        if request.workers or request.dask or self.stopper or request.trial_timeout:
+            tune_parallel(self.tuner, self.runner, self.budget, workers=request.workers, dask=request.dask,
+                          stopper=self.stopper, trial_timeout=request.trial_timeout, **options)
+        else:
+            self.tuner.optimize(self.runner, self.budget, **options)
+        return None
+
+    def __enter__(self) -> TuningRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.resources.close()
+
+
+def open_run(request: TuneRequest) -> TuningRun:
+    """Everything before the first trial (module docstring). Bad input raises a ValueError
+    (a :class:`ConfigError` naming the file and field where there is one), and a store this
+    call created is removed again, so the next try starts clean."""
+    resources = ExitStack()
+    created: Path | None = None
+    store: Store | None = None
+    try:
+        config = load_config(request.config_file)
+        plan = load_plan(request.plan_file, request.budget, request.workers, request.dask,
+                         request.early_stopping) if request.plan_file else None
+        budget = plan.plan.budget if plan else request.budget or config.budget
+        early_stopping = plan.plan.early_stopping if plan else request.early_stopping
+        if budget is None:
+            raise ConfigError(request.config_file, "budget", "missing: set it in the file or pass --budget")
+        store_file = request.store_file
+        trials = store_trials_dir(store_file, request.trials_dir)
+        resources.enter_context(WriterLock(store_file))  # for the run's life
+        check_fresh_or_resume(store_file, trials, request.resume)
+        runner = config.make_runner()
+        stopper = _stopper(early_stopping, config, runner)
+        # the Tuner aligns the related tasks to the space
+        related = [load_related(p) for p in (request.warm_start or config.warm_start)]
+        created = None if request.resume else _create(store_file)
+        store = Store(store_file, create=not request.resume)  # a run to resume must be there
+        tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
+                      knowledge=config.load_knowledge(), strategy=request.strategy or config.strategy,
+                      seed=config.seed if request.seed is None else request.seed, n_init=config.n_init,
+                      relearn_every=config.relearn_every, store=store,
+                      output_constraints=config.outputs, warm_start=related,
+                      related_outputs=config.related_outputs,
+                      propose_options=config.propose_options(), budget=budget)
+        left_running = tuner.resume() if request.resume else []  # a fresh store has nothing to take over
+    except BaseException as exc:
+        if store is not None:
+            store.close()
+        if created is not None and isinstance(exc, ValueError):  # a run that never started leaves
+            for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):  # no store behind
+                with suppress(OSError):  # never mask the reason it did not start
+                    path.unlink(missing_ok=True)
+        resources.close()  # the writer lock
+        raise
+    tuner.store.set_note(CONFIG_NOTE, str(Path(request.config_file).resolve()))
+    tuner.store.set_note(TRIALS_NOTE, str(trials.resolve()))
+    return TuningRun(request, config, tuner, runner, budget, trials, plan, stopper, left_running, resources)
+
+
+def run_tuning(request: TuneRequest, callback: Callable[[StoredTrial], None] | None = None) -> TuningRun:
+    """:func:`open_run` then :meth:`TuningRun.loop`: the finished run (its lock released)."""
+    with open_run(request) as run:
+        run.loop(callback)
+    return run
+
+
+def _stopper(rule: str | None, config: TuneConfig, runner: Runner) -> EarlyStopper | None:
+    """The early-stopping rule, refused for a runner that cannot report progress."""
+    if rule is None:
+        return None
+    stopper = parse_stopper(rule, direction=config.objectives[0].direction)
+    if not supports_progress(runner):
+        raise ConfigError(config.source, "runner", f"the {config.runner} runner does not report "
+                          "progress, so --early-stopping cannot judge its trials")
+    return stopper
+
+
+def _create(store_file: Path) -> Path:
+    """Create the empty store file, failing if it exists: only the call that made it may remove it
+    (a fresh start that lost a race to another must not delete the winner's store)."""
+    try:
+        os.close(os.open(store_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        raise AlreadyStored(store_file) from None
+    except OSError as exc:
+        raise StoreError(store_file, "store", f"cannot open it ({exc.strerror})") from None
+    return store_file
+
+
+class AlreadyStored(ValueError):
+    """A fresh run asked for a store that holds one."""
+
+    def __init__(self, store_file: Path):
+        super().__init__(f"{store_file}: a run is already stored here; pass --resume to continue it "
+                         "or choose another --store")
+
+
+def check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None:
+    """A resume needs its store; a fresh run needs no store and no other run's trials there."""
+    if resume and not store_file.is_file():
+        raise ValueError(f"{store_file}: no store to resume (drop --resume to start a run)")
+    if not resume and store_file.exists():
+        raise AlreadyStored(store_file)
+    if not resume and trials.is_dir() and any(trials.iterdir()):
+        raise ValueError(f"{trials}: holds trials of another run; remove it or pass another --trials-dir")
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Inside, a polite kill (SIGTERM) stops the loop as Ctrl-C does (in the main thread only:
+    Python runs signal handlers there)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # not the main thread: leave signals to whoever runs it
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
