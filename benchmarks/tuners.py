@@ -298,6 +298,8 @@ class BoAnon(BenchTuner):
 
     name = "boanon"
     strategy: ClassVar[str] = "structured"
+    learn_options: ClassVar[Mapping[str, Any]] = {}
+    """Options for :func:`boanon.learners.learn` (the Tuner's ``learn_options``); none: the defaults."""
 
     def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
                  start: dict[str, Value] | None = None, annotations: Path | None = None,
@@ -313,7 +315,8 @@ class BoAnon(BenchTuner):
         sources = [*([warm_start] if isinstance(warm_start, Path) else warm_start), *related_tasks]
         self._tuner = Tuner(space, [objective], knowledge=knowledge,
                             warm_start=[load_related(p) for p in sources], strategy=self.strategy,
-                            seed=seed, related_outputs=related_outputs, budget=budget)
+                            seed=seed, related_outputs=related_outputs, budget=budget,
+                            learn_options=self.learn_options)
         self._trial: Any = None
 
     def ask(self) -> dict[str, Value]:
@@ -332,6 +335,14 @@ class BoAnonGP(BoAnon):
 
     name = "boanon-gp"
     strategy = "gp"
+
+
+class BoAnonPredictive(BoAnon):
+    """Structured BoAnon learning with the predictive parent search (``learn(predictive=True)``),
+    which finds node -> node relations that leave no correlation: is it worth being the default?"""
+
+    name = "boanon-predictive"
+    learn_options = {"predictive": True}
 
 
 class BoAnonWarm(BoAnon):
@@ -371,7 +382,8 @@ def _plain(v: Any) -> Value:
 
 
 TUNERS: dict[str, type[BenchTuner]] = {t.name: t for t in (
-    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoTorch, BOFN, BoAnon, BoAnonOptuna, BoAnonGP, BoAnonWarm,
+    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoTorch, BOFN, BoAnon, BoAnonOptuna, BoAnonGP, BoAnonPredictive,
+    BoAnonWarm,
     BoAnonMultiTask,
     BoAnonExpert, BoAnonExpertWarm)}
 """Tuner name -> wrapper class, in the order results are shown."""
