@@ -73,15 +73,31 @@ class Int(Float):
     high: int  # type: ignore[assignment]
     default: int | None = None
 
-    def from_unit(self, u: float) -> int:  # type: ignore[override]
-        # Widen the range by half a step on both ends so every integer gets its fair share of [0, 1].
+    def _unit_range(self) -> tuple[float, float]:
+        """The range [0, 1] spans: widened by half a step on both ends so every integer gets its
+        fair share of [0, 1] (a log range's lower end only to half of ``low``, which stays > 0)."""
         lo, hi = self.low - 0.5, self.high + 0.5
+        return (max(lo, self.low / 2), hi) if self.log else (lo, hi)
+
+    def from_unit(self, u: float) -> int:  # type: ignore[override]
+        lo, hi = self._unit_range()
         if self.log:
-            lo = max(lo, self.low / 2)
             x = math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo)))
         else:
             x = lo + u * (hi - lo)
         return int(min(self.high, max(self.low, round(x))))
+
+    def to_unit(self, v: Any) -> Any:
+        """The inverse of :meth:`from_unit` on the widened range: ``from_unit(to_unit(v)) == v``,
+        so a local step of size zero stays on ``v`` (with the unwidened range a log range's
+        values drifted down: 10 of 2..96 came back as 8)."""
+        lo, hi = self._unit_range()
+        x = np.asarray(v, dtype=float)
+        if self.log:
+            u = (np.log(x) - math.log(lo)) / (math.log(hi) - math.log(lo))
+        else:
+            u = (x - lo) / (hi - lo)
+        return u if u.ndim else float(u)
 
     def check(self, v: Any) -> int:  # type: ignore[override]
         if isinstance(v, float) and v.is_integer():
