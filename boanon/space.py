@@ -87,17 +87,14 @@ class Int(Float):
             x = lo + u * (hi - lo)
         return int(min(self.high, max(self.low, round(x))))
 
-    def to_unit(self, v: Any) -> Any:
-        """The inverse of :meth:`from_unit` on the widened range: ``from_unit(to_unit(v)) == v``,
-        so a local step of size zero stays on ``v`` (with the unwidened range a log range's
-        values drifted down: 10 of 2..96 came back as 8)."""
+    def _widened_unit(self, v: Any) -> float:
+        """Where :meth:`from_unit` reads ``v`` back: a local step starts here, so a step of zero stays
+        on ``v``. The inherited ``to_unit`` (the models' encoding) spans ``[low, high]`` and is not
+        this point: stepping from it drifted a log range's values down (10 of 2..96 became 8)."""
         lo, hi = self._unit_range()
-        x = np.asarray(v, dtype=float)
         if self.log:
-            u = (np.log(x) - math.log(lo)) / (math.log(hi) - math.log(lo))
-        else:
-            u = (x - lo) / (hi - lo)
-        return u if u.ndim else float(u)
+            return (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo))
+        return (v - lo) / (hi - lo)
 
     def check(self, v: Any) -> int:  # type: ignore[override]
         if isinstance(v, float) and v.is_integer():
@@ -107,7 +104,7 @@ class Int(Float):
         return int(v)
 
     def neighbour(self, v: Any, rng: np.random.Generator, scale: float) -> int:  # type: ignore[override]
-        step = int(round(Float.neighbour(self, v, rng, scale)))
+        step = self.from_unit(float(np.clip(self._widened_unit(v) + rng.normal(0, scale), 0.0, 1.0)))
         if step == v:  # always move at least one step so local search explores integers
             step = int(v) + (1 if rng.random() < 0.5 else -1)
         return int(min(self.high, max(self.low, step)))
