@@ -77,15 +77,28 @@ class Int(Float):
     high: int  # type: ignore[assignment]
     default: int | None = None
 
-    def from_unit(self, u: float) -> int:  # type: ignore[override]
-        # Widen the range by half a step on both ends so every integer gets its fair share of [0, 1].
+    def _unit_range(self) -> tuple[float, float]:
+        """The range [0, 1] spans: widened by half a step on both ends so every integer gets its
+        fair share of [0, 1] (a log range's lower end only to half of ``low``, which stays > 0)."""
         lo, hi = self.low - 0.5, self.high + 0.5
+        return (max(lo, self.low / 2), hi) if self.log else (lo, hi)
+
+    def from_unit(self, u: float) -> int:  # type: ignore[override]
+        lo, hi = self._unit_range()
         if self.log:
-            lo = max(lo, self.low / 2)
             x = math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo)))
         else:
             x = lo + u * (hi - lo)
         return int(min(self.high, max(self.low, round(x))))
+
+    def _widened_unit(self, v: Any) -> float:
+        """Where :meth:`from_unit` reads ``v`` back: a local step starts here, so a step of zero stays
+        on ``v``. The inherited ``to_unit`` (the models' encoding) spans ``[low, high]`` and is not
+        this point: stepping from it drifted a log range's values down (10 of 2..96 became 8)."""
+        lo, hi = self._unit_range()
+        if self.log:
+            return (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo))
+        return (v - lo) / (hi - lo)
 
     def check(self, v: Any) -> int:  # type: ignore[override]
         if isinstance(v, float) and v.is_integer():
@@ -95,7 +108,7 @@ class Int(Float):
         return int(v)
 
     def neighbour(self, v: Any, rng: np.random.Generator, scale: float) -> int:  # type: ignore[override]
-        step = int(round(Float.neighbour(self, v, rng, scale)))
+        step = self.from_unit(float(np.clip(self._widened_unit(v) + rng.normal(0, scale), 0.0, 1.0)))
         if step == v:  # always move at least one step so local search explores integers
             step = int(v) + (1 if rng.random() < 0.5 else -1)
         return int(min(self.high, max(self.low, step)))

@@ -73,6 +73,17 @@ def test_int_from_unit_and_round_trip_at_the_bounds(low, span, log, u):
 
 
 @SETTINGS
+@given(st.integers(1, 10**6), st.integers(1, 10**6), st.booleans(), st.floats(0.0, 1.0))
+@example(2, 94, True, 0.1)  # 2..96 on a log scale: 10 came back as 8, 3 as 2
+def test_an_int_local_step_of_zero_moves_one_integer(low, span, log, at):
+    """The search's neighbours of an integer start where ``from_unit`` reads it back: from the
+    models' encoding instead, a log-scale integer's steps drifted down (10 of 2..96 became 8)."""
+    p = Int("i", low, low + span, log=log)
+    v = low + round(at * span)
+    assert abs(p.neighbour(v, np.random.default_rng(0), 0.0) - v) <= 1  # the one forced step (or a bound)
+
+
+@SETTINGS
 @given(st.integers(2, 12), unit)
 def test_categorical_and_bool_from_unit(n, u):
     c = Categorical("c", tuple(range(n)))
