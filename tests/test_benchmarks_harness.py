@@ -218,3 +218,16 @@ def test_every_tuner_has_its_own_colour_in_the_plots():
 
     assert set(TUNERS) <= set(COLORS)
     assert len(set(COLORS.values())) == len(COLORS)
+
+
+def test_paired_comparison_counts_seeds_and_flips_maximised_objectives():
+    from benchmarks.paired import compare, sign_test
+
+    assert sign_test(0, 0) == 1.0 and sign_test(5, 5) == 1.0
+    assert sign_test(8, 1) == pytest.approx(20 / 512)  # 2 * (1 + 9) / 2**9
+    first = pd.DataFrame({"problem": "fn-dropwave", "budget": 15, "seed": [0, 1, 2], "best": [0.9, 0.5, 0.3]})
+    second = first.assign(best=[0.8, 0.5, 0.4])
+    row = compare(first, second).iloc[0]  # DropWave is maximised: 0.9 beats 0.8
+    assert (row.better, row.equal, row.worse, row.seeds) == (1, 1, 1, 3)
+    minimised = compare(first.assign(problem="fn-ackley"), second.assign(problem="fn-ackley")).iloc[0]
+    assert (minimised.better, minimised.worse) == (1, 1) and minimised.sign_test_p == 1.0
