@@ -7,7 +7,8 @@ median compares the one or two seeds where they part. This pairs the final bests
 and gives the exact two-sided sign test's p-value over the seeds where they differ: a verdict
 that rests on 2 differing seeds of 10 cannot be told from a coin.
 
-    python -m benchmarks.paired benchmarks/results/away-r4/r4-15:boanon benchmarks/results/away-r4/r4-15:boanon-gp
+    python -m benchmarks.paired benchmarks/results/away-r4/r4-15:boanon \
+        benchmarks/results/away-r4/r4-15:boanon-gp
 
 Each side is ``DIR:TUNER`` (``runs.csv`` in DIR); problems are those both sides ran.
 """
