@@ -319,6 +319,16 @@ class BoAnon(BenchTuner):
                             learn_options=self.learn_options)
         self._trial: Any = None
 
+    @property
+    def last_trial(self) -> Any:
+        """The BoAnon trial of the latest ask: its surrogate, reason and details."""
+        return self._trial
+
+    @property
+    def graph(self) -> Any:
+        """The causal graph the Tuner proposes with now (None before it has learned one)."""
+        return self._tuner.graph
+
     def ask(self) -> dict[str, Value]:
         self._trial = self._tuner.ask()
         return dict(self._trial.config)

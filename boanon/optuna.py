@@ -298,10 +298,13 @@ class BoAnonSampler(BaseSampler):
     def _replay_learning(self, tuner: Tuner) -> None:
         """Give ``tuner`` the graph a serial Tuner would hold now: learned from the first ``m``
         finished trials, ``m`` the last point of its schedule (first at ``n_init``, then every
-        ``relearn_every``), counting the related tasks' trials as it does."""
+        ``relearn_every``; not before the learner's minimum), counting the related tasks' trials as
+        it does."""
+        from boanon.learners import MIN_LEARN_TRIALS
+
         own = tuner.table()
         n_related = sum(len(t.table) for t in tuner.related)
-        n, first = len(own) + n_related, tuner.n_init + n_related
+        n, first = len(own) + n_related, max(tuner.n_init + n_related, MIN_LEARN_TRIALS)
         if n < 2:
             return
         m = n if n < first else first + (n - first) // tuner.relearn_every * tuner.relearn_every

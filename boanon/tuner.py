@@ -3,7 +3,8 @@
 A run starts with the default configuration and a space-filling (scrambled Sobol) design, then
 asks :func:`boanon.acquisition.propose` for each next configuration. When the run's proposer
 needs a graph and none is fixed, the causal graph is re-learned from the finished trials every
-``relearn_every`` trials; when it cannot be learned (too few trials, a degenerate table) the
+``relearn_every`` trials, the first time as soon as there are enough trials to learn from (a
+budget-sized initial design can be smaller); when it cannot be learned (a degenerate table) the
 proposer says what proposes instead (the structured one: the plain GP) and the trial records why.
 
 Everything lives in the :class:`~boanon.store.Store`, so a run rebuilds its state from the
@@ -303,9 +304,11 @@ class Tuner:
         """Re-learn the graph every ``relearn_every`` finished trials (not when it is fixed)."""
         if self.fixed_graph:
             return
+        from boanon.learners import MIN_LEARN_TRIALS
+
         n = len(table)
-        if n < 2:
-            self.learn_note = f"{n} finished trial(s)"
+        if n < MIN_LEARN_TRIALS:  # not an attempt: the first is made as soon as there are enough
+            self.learn_note = f"{n} finished trial(s): structure learning needs {MIN_LEARN_TRIALS}"
             return
         last = self.learn_attempted_at  # a failed attempt also waits a period to retry
         if last >= 0 and n - last < self.relearn_every:

@@ -231,3 +231,19 @@ def test_paired_comparison_counts_seeds_and_flips_maximised_objectives():
     assert (row.better, row.equal, row.worse, row.seeds) == (1, 1, 1, 3)
     minimised = compare(first.assign(problem="fn-ackley"), second.assign(problem="fn-ackley")).iloc[0]
     assert (minimised.better, minimised.worse) == (1, 1) and minimised.sign_test_p == 1.0
+
+
+def test_step_through_prints_each_proposal_with_its_surrogate_and_reason():
+    from benchmarks.step_through import step_through
+
+    lines: list[str] = []
+    records = step_through("fn-dropwave", "boanon", seed=0, budget=7, print_=lines.append)
+    assert [r["step"] for r in records] == list(range(1, 8))
+    assert records[0]["reason"] == "initial design: the default configuration"
+    assert records[0]["config"] == {"x1": 0.5, "x2": 0.5}
+    assert [r["reason"].split(":")[0] for r in records[:2]] == ["initial design"] * 2  # budget 7: 2 trials
+    assert {r["surrogate"] for r in records[2:]} <= {"gp", "structured"}
+    assert records[2]["reason"].startswith("structure not learned (2 finished trial(s)")
+    assert all("fold CV" in r["reason"] for r in records[5:])  # learned from 5 trials on
+    assert [r["best"] for r in records] == sorted(r["best"] for r in records)  # maximised: never falls
+    assert any(line.startswith("    graph now:") for line in lines)

@@ -297,6 +297,19 @@ def test_structure_is_learned_and_relearned_with_each_trial_recording_its_graph(
     assert resumed.graph is not None and resumed.graph.metadata["learned_from_trials"] == 7
 
 
+def test_a_small_initial_design_learns_as_soon_as_there_are_enough_trials(tmp_path: Path) -> None:
+    """With a 3-trial design (a 10-evaluation budget) the first learning waits for the learner's
+    5 trials instead of failing at 3 and waiting a whole period: the graph is used from the 6th
+    proposal, not the 9th."""
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="structured", n_init=3, seed=0, store=tmp_path / "run.db")
+    tuner.optimize(make_runner("callable", function=SYSTEM.evaluate, objectives=["cost"]), 7)
+    proposed = tuner.store.trials()[3:]
+    assert [t.graph_id is None for t in proposed] == [True, True, False, False]
+    assert proposed[0].reason.startswith(
+        "structure not learned (3 finished trial(s): structure learning needs 5)")
+    assert tuner.store.graph(proposed[2].graph_id).metadata["learned_from_trials"] == 5
+
+
 @register_learner("buggy-learner", "a learner with a bug (a TypeError), for the test below")
 def _buggy_learner(prepared, knowledge, **options):
     return len(None)  # a bug, not trials that cannot give a graph

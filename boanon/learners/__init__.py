@@ -24,13 +24,15 @@ from boanon.learners.bootstrap import edge_stability
 from boanon.learners.interventions import reselect_parameter_parents
 from boanon.learners.postprocess import finalize, orient
 from boanon.learners.predictive import predictive_parents
+from boanon.learners.preprocess import MIN_TRIALS as MIN_LEARN_TRIALS
 from boanon.learners.preprocess import Prepared
 from boanon.learners.preprocess import preprocess as _preprocess
 from boanon.learners.relations import find_relations
 from boanon.table import ROLES, columns_of, split_column
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_LEARNER", "DEFAULT_MAX_PARENTS", "LEARNERS", "LearnResult",
-           "LEARN_FAILURES", "PartialGraph", "Prepared", "available_learners", "learn", "register_learner"]
+           "LEARN_FAILURES", "MIN_LEARN_TRIALS", "PartialGraph", "Prepared", "available_learners", "learn",
+           "register_learner"]
 
 DEFAULT_LEARNER = "tiered-pc"
 DEFAULT_MAX_PARENTS = 8

@@ -19,6 +19,9 @@ from scipy.stats import norm, rankdata
 
 from boanon.table import Role, columns_of, split_column
 
+MIN_TRIALS = 5
+"""Structure learning needs at least this many trials with every objective measured."""
+
 
 @dataclass
 class Prepared:
@@ -116,9 +119,9 @@ def preprocess(table: pd.DataFrame, *, near_constant: float = 0.95, duplicate_th
     if bad_rows.any():
         report["rows_dropped"] = [str(t) for t in table.loc[bad_rows, "trial"]] if "trial" in table else []
     table = table.loc[~bad_rows].reset_index(drop=True)
-    if len(table) < 5:
+    if len(table) < MIN_TRIALS:
         raise ValueError(f"only {len(table)} trials with all objectives measured; "
-                         "structure learning needs at least 5")
+                         f"structure learning needs at least {MIN_TRIALS}")
 
     raw: dict[str, pd.Series] = {}
     roles: dict[str, Role] = {}

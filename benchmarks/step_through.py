@@ -1,0 +1,73 @@
+"""One benchmark run, step by step: which surrogate proposed each trial, why, and what it found.
+
+The harness (:mod:`benchmarks.run`) keeps only the best so far; finding out why two tuners part
+needs each proposal's model choice (the cross-validation scores in its reason), the graph when it
+changes, the acquisition's value and the configuration. This replays the same run as
+``benchmarks.run`` (same tuner wrapper, seed and budget, the default first) and prints them.
+
+    python -m benchmarks.step_through fn-epidemic --tuners boanon boanon-gp --seeds 0 --budget 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from benchmarks.problems import make_problem
+from benchmarks.tuners import BoAnon, make_tuner
+
+
+def _short(value: Any) -> Any:
+    return round(value, 4) if isinstance(value, float) else value
+
+
+def step_through(problem_name: str, tuner_name: str, seed: int, budget: int, print_=print) -> list[dict]:
+    """Run ``tuner_name`` on ``problem_name`` and print (and return) one record per trial."""
+    problem = make_problem(problem_name)
+    tuner = make_tuner(tuner_name, problem.space, problem.objective, seed=seed, budget=budget,
+                       start=problem.space.default(), knowledge=problem.knowledge)
+    if not isinstance(tuner, BoAnon):
+        raise SystemExit(f"{tuner_name} is not a BoAnon tuner: nothing to step through")
+    print_(f"=== {problem_name} {tuner_name} seed={seed} budget={budget}")
+    best, edges_before, records = None, None, []
+    for step in range(1, budget + 1):
+        config = tuner.ask()
+        record = problem.evaluate(config)
+        tuner.tell(record)
+        value = tuner.value(record)
+        if value is not None and (best is None or problem.objective.better(value, best)):
+            best = value
+        trial, graph = tuner.last_trial, tuner.graph
+        edges = sorted(f"{e.source}->{e.target}" for e in graph.edges) if graph is not None else None
+        acquisition = trial.info.get("acquisition", {})
+        row = {"step": step, "surrogate": trial.surrogate, "value": value, "best": best,
+               "acquisition": {k: _short(acquisition[k]) for k in ("kind", "value", "trust_region")
+                               if k in acquisition},
+               "config": {k: _short(v) for k, v in config.items()}, "reason": trial.reason}
+        print_(f"{step:3d} {trial.surrogate:12s} value={value} best={best} acquisition={row['acquisition']}")
+        print_(f"    config: {json.dumps(row['config'])}")
+        print_(f"    reason: {trial.reason}")
+        if trial.surrogate == "structured":
+            print_(f"    structure: {json.dumps(trial.info.get('structure'), default=str)}")
+        if edges != edges_before:
+            print_(f"    graph now: {edges}")
+            edges_before = edges
+        records.append(row)
+    return records
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("problem")
+    parser.add_argument("--tuners", nargs="+", default=["boanon"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="the seeds themselves, not a count")
+    parser.add_argument("--budget", type=int, default=15)
+    args = parser.parse_args(argv)
+    for seed in args.seeds:
+        for tuner_name in args.tuners:
+            step_through(args.problem, tuner_name, seed, args.budget)
+
+
+if __name__ == "__main__":
+    main()
