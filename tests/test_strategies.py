@@ -42,8 +42,8 @@ class GPOnGraph(Proposer):
         return [PlainGPSurrogate(space, objectives, outputs)], ""
 
 
-def _three_trials(tuner: Tuner) -> list:
-    for _ in range(3):
+def _trials(tuner: Tuner, n: int = 3) -> list:
+    for _ in range(n):
         trial = tuner.ask()
         tuner.tell(trial.id, SYSTEM.evaluate(trial.config))
     return tuner.store.trials()
@@ -51,7 +51,7 @@ def _three_trials(tuner: Tuner) -> list:
 
 def test_a_proposer_object_runs_the_loop_with_the_graph_it_needs() -> None:
     tuner = Tuner(SYSTEM.space, ["cost"], proposer=GPOnGraph(), graph=SYSTEM.true_graph(), n_init=2, seed=0)
-    trials = _three_trials(tuner)
+    trials = _trials(tuner)
     assert [t.surrogate for t in trials] == ["init", "init", "gp"]
     assert trials[2].graph_id is not None  # it said it needs the graph: the loop gave it one
     assert tuner.store.study().strategy == "test-gp-on-graph" and tuner.strategy == "test-gp-on-graph"
@@ -60,11 +60,11 @@ def test_a_proposer_object_runs_the_loop_with_the_graph_it_needs() -> None:
 def test_a_registered_name_works_where_a_strategy_is_named_and_its_fallback_is_used(tmp_path: Path) -> None:
     assert "test-gp-on-graph" in strategy_names() and not models_graph("test-gp-on-graph")
     # an unknown learner cannot give a graph: the proposer's own fallback proposes, and says why
-    tuner = Tuner(SYSTEM.space, ["cost"], strategy="test-gp-on-graph", n_init=2, seed=0,
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="test-gp-on-graph", n_init=5, seed=0,
                   learn_options={"learner": "no-such-learner"})
-    third = _three_trials(tuner)[2]
-    assert third.surrogate == "random"
-    assert third.reason.startswith("waiting for a graph (learning from 2 trials failed: ValueError")
+    sixth = _trials(tuner, 6)[5]
+    assert sixth.surrogate == "random"
+    assert sixth.reason.startswith("waiting for a graph (learning from 5 trials failed: ValueError")
     config = tmp_path / "tune.yaml"
     config.write_text(yaml.safe_dump({
         "space": {"x": {"type": "float", "low": 0, "high": 1}}, "objectives": ["cost"],
