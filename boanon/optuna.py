@@ -305,7 +305,7 @@ class BoAnonSampler(BaseSampler):
         own = tuner.table()
         n_related = sum(len(t.table) for t in tuner.related)
         n, first = len(own) + n_related, max(tuner.n_init + n_related, MIN_LEARN_TRIALS)
-        if n < 2:
+        if n < MIN_LEARN_TRIALS:  # the serial Tuner makes no attempt yet (its ask says why)
             return
         m = n if n < first else first + (n - first) // tuner.relearn_every * tuner.relearn_every
         table = TaskColumn(tuner.related).table(own.iloc[:m - n_related])
