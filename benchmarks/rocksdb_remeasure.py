@@ -13,13 +13,18 @@ time per operation: lower is better), with its quartiles over pairs.
 Writes ``<results>/<problem>-remeasure.csv`` (one row per run re-measured) and prints the
 medians per tuner, beside the search's own best at 10 evaluations and at the run's budget.
 Trials stay in ``--trials``; one that already parses is read back (a stopped re-measurement
-resumes).
+resumes). Runs are re-measured seed by seed (every tuner's seed 0, then seed 1...), so that no
+tuner gets a quieter hour of the machine than another. Several ``--results`` folders (blocks
+of runs measured apart) are re-measured together, each run's tuner named ``folder:tuner``:
+
+    python -m benchmarks.rocksdb_remeasure --results A/mix-boanon A/mix-tpe B/mix-boanon --out X.csv
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import time
@@ -59,7 +64,7 @@ def remeasure(runner: RocksDBRunner, runs: pd.DataFrame, trials: Path, log=print
     throughput = next(iter(compared))
     rows = []
     for run in runs.itertuples(index=False):
-        trial = trials / f"{run.tuner}-seed{int(run.seed)}"
+        trial = trials / f"{run.tuner.replace(':', '/')}-seed{int(run.seed)}"
         ratios = None
         if trial.is_dir():
             try:
@@ -84,6 +89,27 @@ def remeasure(runner: RocksDBRunner, runs: pd.DataFrame, trials: Path, log=print
     return pd.DataFrame(rows)
 
 
+def finished_runs(folders: list[Path], problem: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The finished runs of ``problem`` with a best configuration in ``folders`` (their
+    ``runs.csv``) seed-major, and their per-evaluation rows; with several folders each tuner is
+    named ``folder:tuner`` (the folder relative to the folders' common parent)."""
+    common = Path(os.path.commonpath([f.resolve() for f in folders])) if len(folders) > 1 else None
+    runs, searched = [], []
+    for folder in folders:
+        found = pd.read_csv(folder / "runs.csv")
+        found = found[(found["problem"] == problem) & (found["status"] == "ok") & found["best_config"].notna()]
+        rows = pd.read_csv(folder / f"{problem}.csv") if (folder / f"{problem}.csv").is_file() else None
+        if common is not None:
+            label = folder.resolve().relative_to(common).as_posix()
+            found = found.assign(tuner=label + ":" + found["tuner"])
+            rows = None if rows is None else rows.assign(tuner=label + ":" + rows["tuner"])
+        runs.append(found)
+        searched += [] if rows is None else [rows]
+    runs = pd.concat(runs, ignore_index=True).sort_values("seed", kind="stable", ignore_index=True)
+    return runs, pd.concat(searched, ignore_index=True) if searched else pd.DataFrame(
+        columns=["tuner", "seed", "evaluation", "best_so_far"])
+
+
 def per_tuner(table: pd.DataFrame, searched: pd.DataFrame, early: int) -> pd.DataFrame:
     """Per tuner: the median over its runs of the search's best at ``early`` evaluations and at
     its budget (``searched``: the problem's per-evaluation results, of the same runs), and of
@@ -104,7 +130,8 @@ def per_tuner(table: pd.DataFrame, searched: pd.DataFrame, early: int) -> pd.Dat
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--results", type=Path, default=RESULTS, help="folder with runs.csv")
+    parser.add_argument("--results", type=Path, nargs="+", default=[RESULTS],
+                        help="folders with runs.csv (several: tuners named folder:tuner)")
     parser.add_argument("--problem", default="rocksdb-mixgraph")
     parser.add_argument("--tuners", nargs="+", help="default: every tuner with a finished run")
     parser.add_argument("--seeds", type=int, help="re-measure seeds 0..N-1 only (default: all)")
@@ -113,23 +140,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--trials", type=Path, default=Path("runs/rocksdb_remeasure"))
     parser.add_argument("--out", type=Path, help="default: <results>/<problem>-remeasure.csv")
     args = parser.parse_args(argv)
-    runs = pd.read_csv(args.results / "runs.csv")
-    runs = runs[(runs["problem"] == args.problem) & (runs["status"] == "ok") & runs["best_config"].notna()]
+    if args.out is None and len(args.results) > 1:
+        parser.error("several --results folders: name the table with --out")
+    out = args.out or args.results[0] / f"{args.problem}-remeasure.csv"
+    runs, searched = finished_runs(args.results, args.problem)
     if args.tuners:
         runs = runs[runs["tuner"].isin(args.tuners)]
     if args.seeds:
         runs = runs[runs["seed"] < args.seeds]
     if runs.empty:
-        parser.error(f"no finished run of {args.problem} with a best configuration in "
-                     f"{args.results}/runs.csv")
+        parser.error(f"no finished run of {args.problem} with a best configuration in the "
+                     f"runs.csv of {', '.join(map(str, args.results))}")
     start = time.monotonic()
     problem = make_problem(args.problem)
     runner = RocksDBRunner(**{**problem.info["runner_options"], "repeats": args.repeats,
                               "reference": problem.space.default()})
     table = remeasure(runner, runs, args.trials)
-    out = args.out or args.results / f"{args.problem}-remeasure.csv"
     table.to_csv(out, index=False, float_format="%.6g")
-    summary = per_tuner(table, pd.read_csv(args.results / f"{args.problem}.csv"), args.early)
+    summary = per_tuner(table, searched, args.early)
     print(markdown_table(summary.map(lambda v: f"{v:.3f}" if isinstance(v, float) else v)))
     print(f"{len(table)} configurations x {args.repeats} interleaved pairs in "
           f"{time.monotonic() - start:.0f} s; wrote {out}")

@@ -48,3 +48,23 @@ def test_each_best_configuration_is_compared_with_the_default_in_interleaved_pai
     assert summary.loc["boanon", "search_final"] == 2.0 and summary.loc["boanon", "runs"] == 1
     late = rocksdb_remeasure.per_tuner(again, searched, early=5)
     assert late["search_at_5"].isna().all()  # no run got that far: blank, not an error
+
+
+def _results(folder: Path, tuner: str, seeds: list[int]) -> Path:
+    folder.mkdir(parents=True)
+    pd.DataFrame({"problem": "rocksdb-mixgraph", "tuner": tuner, "seed": seeds, "status": "ok",
+                  "budget": 10, "best": 1.0, "best_config": "{}"}).to_csv(folder / "runs.csv", index=False)
+    pd.DataFrame({"tuner": tuner, "seed": seeds, "evaluation": 10, "best_so_far": 2.0}).to_csv(
+        folder / "rocksdb-mixgraph.csv", index=False)
+    return folder
+
+
+def test_runs_of_several_folders_are_named_by_folder_and_taken_seed_by_seed(tmp_path: Path) -> None:
+    first = _results(tmp_path / "a" / "boanon", "boanon", [0, 1])
+    second = _results(tmp_path / "b", "boanon", [1, 0, 2])
+    runs, searched = rocksdb_remeasure.finished_runs([first, second], "rocksdb-mixgraph")
+    assert list(zip(runs["tuner"], runs["seed"], strict=True)) == [
+        ("a/boanon:boanon", 0), ("b:boanon", 0), ("a/boanon:boanon", 1), ("b:boanon", 1), ("b:boanon", 2)]
+    assert set(searched["tuner"]) == {"a/boanon:boanon", "b:boanon"}
+    alone, _ = rocksdb_remeasure.finished_runs([second], "rocksdb-mixgraph")
+    assert list(alone["tuner"]) == ["boanon"] * 3 and list(alone["seed"]) == [0, 1, 2]
