@@ -97,7 +97,8 @@ def finished_runs(folders: list[Path], problem: str) -> tuple[pd.DataFrame, pd.D
     runs, searched = [], []
     for folder in folders:
         found = pd.read_csv(folder / "runs.csv")
-        found = found[(found["problem"] == problem) & (found["status"] == "ok") & found["best_config"].notna()]
+        found = found[(found["problem"] == problem) & (found["status"] == "ok")
+                      & found["best_config"].notna()]
         rows = pd.read_csv(folder / f"{problem}.csv") if (folder / f"{problem}.csv").is_file() else None
         if common is not None:
             label = folder.resolve().relative_to(common).as_posix()
