@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import networkx as nx
 import numpy as np
 import pandas as pd
 
@@ -42,3 +45,24 @@ def test_learn_requires_the_edges_prediction_found():
     found = learn(table, seed=0, predictive=True).graph
     assert ("a", "f") not in {(e.source, e.target) for e in plain.edges}  # the tests miss it
     assert ("a", "f") in {(e.source, e.target) for e in found.edges}
+
+
+def test_no_edge_closes_a_cycle_with_the_known_edges():
+    table = _product_network()
+    assert ("a", "f") in predictive_parents(table)
+    # f already reaches a through required edges (a relation's, an expert's): a -> f would close a cycle
+    assert ("a", "f") not in predictive_parents(table, known=[("f", "d"), ("d", "a")])
+
+
+def test_the_search_on_real_db_bench_logs_gives_a_graph_the_learner_can_require():
+    """On the shipped RocksDB dataset, tuned for read throughput, the search once chained three
+    timing metrics into a cycle (read seconds -> get micros -> read micros -> read seconds) and
+    ``learn`` raised."""
+    from boanon.adapters.ingest import ingest
+
+    table = ingest(Path(__file__).resolve().parent.parent / "datasets" / "rocksdb-readrandom").table
+    table = table[[c for c in table.columns
+                   if not c.startswith("objective:") or c == "objective:readrandom_ops_per_sec"]]
+    graph = learn(table, seed=0, predictive=True).graph
+    assert nx.is_directed_acyclic_graph(graph.to_networkx())
+    assert any(graph.roles[e.source] == "metric" for e in graph.edges)

@@ -84,7 +84,7 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     knowledge = knowledge.with_node_models({r.target: r.node_model() for r in found})
     if predictive:
         knowledge = knowledge.with_required(predictive_parents(
-            table, skip=knowledge.node_models,
+            table, skip=knowledge.node_models, known=knowledge.required_edges(),
             allows=lambda source, target: knowledge.allows(source, target, roles)))
     t_rel = perf_counter()
     linear = {r.target: f"a linear function of {', '.join(r.inputs)}" for r in found if r.is_linear()}

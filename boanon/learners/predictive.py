@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+import networkx as nx
 import numpy as np
 import pandas as pd
 from scipy.linalg import cho_factor, cho_solve
@@ -43,11 +44,14 @@ MAX_CANDIDATES = 5
 
 
 def predictive_parents(table: pd.DataFrame, skip: Iterable[str] = (),
-                       allows: Callable[[str, str], bool] | None = None) -> list[tuple[str, str]]:
+                       allows: Callable[[str, str], bool] | None = None,
+                       known: Iterable[tuple[str, str]] = ()) -> list[tuple[str, str]]:
     """Edges ``input -> node`` (see the module docstring), from the objectives down.
 
     Nodes in ``skip`` (a relation's or an expert's function) are not searched;
     ``allows(source, target)`` filters candidate edges (the expert's forbidden edges and tiers).
+    No edge closes a cycle with those found before it or with the ``known`` edges (required
+    elsewhere: the relations', the expert's): the learner must be able to require them all.
     """
     names, params = _encoded_params(table)
     metrics = {split_column(c)[1]: _ranks(table[c]) for c in columns_of(table, "metric")
@@ -58,24 +62,23 @@ def predictive_parents(table: pd.DataFrame, skip: Iterable[str] = (),
         return []
     skip = set(skip)
     edges: list[tuple[str, str]] = []
-    below: dict[str, set[str]] = {o: set() for o in objectives}  # node -> the nodes it feeds
-    todo = list(objectives)
+    required = nx.DiGraph(list(known))  # what is required so far: an edge into it must not close a cycle
+    todo, queued = list(objectives), set(objectives)
     while todo:
         node = todo.pop(0)
         y = objectives.get(node, metrics.get(node))
         if node in skip or y is None:
             continue
-        allowed = [m for m in metrics if m != node and m not in below[node]
+        below = nx.descendants(required, node) if node in required else set()
+        allowed = [m for m in metrics if m != node and m not in below
                    and (allows is None or allows(m, node))]
         found_metrics, found_params = _search(params, {m: metrics[m] for m in allowed}, y)
-        edges += [(m, node) for m in found_metrics]
-        edges += [(p, node) for p in dict.fromkeys(names[j] for j in found_params)
-                  if allows is None or allows(p, node)]
-        for m in found_metrics:
-            if m not in below:
-                below[m] = set()
-                todo.append(m)
-            below[m] |= below[node] | {node}
+        found = [(m, node) for m in found_metrics] + [
+            (p, node) for p in dict.fromkeys(names[j] for j in found_params) if allows is None or allows(p, node)]
+        edges += found
+        required.add_edges_from(found)
+        todo += [m for m in found_metrics if m not in queued]
+        queued |= set(found_metrics)
     return edges
 
 
