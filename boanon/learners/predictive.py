@@ -73,8 +73,8 @@ def predictive_parents(table: pd.DataFrame, skip: Iterable[str] = (),
         allowed = [m for m in metrics if m != node and m not in below
                    and (allows is None or allows(m, node))]
         found_metrics, found_params = _search(params, {m: metrics[m] for m in allowed}, y)
-        found = [(m, node) for m in found_metrics] + [
-            (p, node) for p in dict.fromkeys(names[j] for j in found_params) if allows is None or allows(p, node)]
+        found = [(m, node) for m in found_metrics] + [(p, node) for p in dict.fromkeys(
+            names[j] for j in found_params) if allows is None or allows(p, node)]
         edges += found
         required.add_edges_from(found)
         todo += [m for m in found_metrics if m not in queued]
