@@ -355,6 +355,14 @@ class BoAnonPredictive(BoAnon):
     learn_options = {"predictive": True}
 
 
+class BoAnonPredictiveAuto(BoAnon):
+    """Structured BoAnon searching predictive parents only for an objective the independence tests
+    left without a metric parent (``learn(predictive="auto")``): the search where it can only add."""
+
+    name = "boanon-predictive-auto"
+    learn_options = {"predictive": "auto"}
+
+
 class BoAnonWarm(BoAnon):
     """BoAnon started warm from the problem's dataset of the same system, without annotations:
     structure and relations come from the logs alone (the way the README tells users to start)."""
@@ -393,7 +401,7 @@ def _plain(v: Any) -> Value:
 
 TUNERS: dict[str, type[BenchTuner]] = {t.name: t for t in (
     RandomSearch, OptunaTPE, OptunaGP, SMAC, BoTorch, BOFN, BoAnon, BoAnonOptuna, BoAnonGP, BoAnonPredictive,
-    BoAnonWarm,
+    BoAnonPredictiveAuto, BoAnonWarm,
     BoAnonMultiTask,
     BoAnonExpert, BoAnonExpertWarm)}
 """Tuner name -> wrapper class, in the order results are shown."""
