@@ -56,14 +56,14 @@ def available_learners() -> list[str]:
 
 
 PREDICTIVE_MODES = (False, True, "auto")
-"""``learn``'s ``predictive``: never, for every objective, or only for an objective the
-independence tests gave no metric parent (where the structured model would be the plain GP)."""
+"""``learn``'s ``predictive``: never, for every objective, or (the default) only for an objective
+the independence tests gave no metric parent (where the structured model would be the plain GP)."""
 
 
 def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str = DEFAULT_LEARNER, *,
           max_parents: int | None = DEFAULT_MAX_PARENTS, max_metrics: int | None = None, bootstrap: int = 0,
           seed: int = 0, alpha: float = DEFAULT_ALPHA, prune: bool = True, relations: bool = True,
-          interventions: bool = False, predictive: bool | str = False, **options: Any) -> LearnResult:
+          interventions: bool = False, predictive: bool | str = "auto", **options: Any) -> LearnResult:
     """Learn a DAG from ``table`` (the tidy trial table) under ``knowledge``.
 
     ``max_parents`` caps each node's parents (strongest kept), ``max_metrics`` keeps only the
@@ -72,12 +72,12 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     metrics that have no directed path to an objective, ``relations=False`` skips the search for
     deterministic relations, ``interventions=True`` re-selects every node's parameter parents by
     regression on the parameters (:mod:`.interventions`: better recall on a run's own trials,
-    no better tuning measured yet, so not the default), ``predictive=True`` first finds the
-    objectives' metric parents (and theirs) by held-out GP prediction
-    (:mod:`.predictive`: relations that leave no correlation, as in function networks; tens of
-    GP fits per node, and on a system whose tests find its chains it adds wrong edges, so not
-    the default); ``predictive="auto"`` searches so only for the objectives the tests left with
-    no metric parent, and learns again with what it finds; other
+    no better tuning measured yet, so not the default), ``predictive`` finds metric parents by
+    held-out GP prediction (:mod:`.predictive`: relations that leave no correlation, as in
+    function networks): by default (``"auto"``) only for an objective the tests left with no
+    metric parent (where the structured model would otherwise be the plain GP), then learns
+    again with what it found; ``True`` searches from every objective first (on a system whose
+    chains the tests find it adds wrong edges), ``False`` never; other
     ``options`` go to the learner (e.g. ``max_depth`` for ``tiered-pc``).
     """
     if predictive not in PREDICTIVE_MODES:
