@@ -25,7 +25,8 @@ COLORS = {"random": "tab:gray", "tpe": "tab:blue", "optuna-gp": "tab:purple", "s
           "boanon": "tab:red", "boanon-gp": "tab:orange", "boanon-expert": "tab:brown",
           "boanon-expert-warm": "tab:pink", "boanon-warm": "tab:cyan",
           "boanon-multitask": "tab:olive", "botorch": "black", "bofn": "gold",
-          "boanon-optuna": "darkred", "boanon-predictive": "magenta"}
+          "boanon-optuna": "darkred", "boanon-predictive": "magenta",
+          "boanon-predictive-auto": "crimson", "boanon-tests-only": "salmon"}
 REGRET_FLOOR = 1e-3
 
 

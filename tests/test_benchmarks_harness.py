@@ -157,16 +157,16 @@ class _Scripted:
         self.told.append(record)
 
 
-def test_boanon_predictive_learns_with_the_predictive_parent_search_and_boanon_without() -> None:
+def test_the_predictive_variants_pass_their_mode_and_boanon_keeps_learns_default() -> None:
     from benchmarks.problems import make_problem
     from benchmarks.tuners import make_tuner
 
     problem = make_problem("fn-dropwave")
-    tuners = {name: make_tuner(name, problem.space, problem.objective, seed=0, budget=5)
-              for name in ("boanon", "boanon-predictive")}
-    assert tuners["boanon-predictive"]._tuner.learn_options == {"predictive": True}
-    assert tuners["boanon"]._tuner.learn_options == {}
-    assert tuners["boanon-predictive"]._tuner.strategy == "structured"
+    names = {"boanon": {}, "boanon-predictive": {"predictive": True},
+             "boanon-predictive-auto": {"predictive": "auto"}, "boanon-tests-only": {"predictive": False}}
+    for name, options in names.items():
+        tuner = make_tuner(name, problem.space, problem.objective, seed=0, budget=5)._tuner
+        assert tuner.learn_options == options and tuner.strategy == "structured"
 
 
 def test_infeasible_suggestions_are_told_the_worst_value_and_cost_no_evaluation() -> None:

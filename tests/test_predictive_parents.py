@@ -7,6 +7,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pandas as pd
+import pytest
 
 from boanon.learners import learn
 from boanon.learners.predictive import predictive_parents
@@ -41,7 +42,7 @@ def test_too_few_trials_or_a_skipped_node_find_nothing():
 
 def test_learn_requires_the_edges_prediction_found():
     table = _product_network()
-    plain = learn(table, seed=0).graph
+    plain = learn(table, seed=0, predictive=False).graph
     found = learn(table, seed=0, predictive=True).graph
     assert ("a", "f") not in {(e.source, e.target) for e in plain.edges}  # the tests miss it
     assert ("a", "f") in {(e.source, e.target) for e in found.edges}
@@ -66,3 +67,20 @@ def test_the_search_on_real_db_bench_logs_gives_a_graph_the_learner_can_require(
     graph = learn(table, seed=0, predictive=True).graph
     assert nx.is_directed_acyclic_graph(graph.to_networkx())
     assert any(graph.roles[e.source] == "metric" for e in graph.edges)
+
+
+def test_auto_searches_only_where_the_tests_left_an_objective_without_a_metric_parent():
+    table = _product_network()
+    auto = learn(table, seed=0)  # "auto", the default
+    assert auto.report["predictive_searched"] == ["f"]  # the tests gave f no metric parent
+    assert ("a", "f") in {(e.source, e.target) for e in auto.graph.edges}
+    # a chain the tests find: no search, the same graph as without it
+    from boanon.synthetic import SyntheticSystem
+
+    system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, n_distractors=12, noise=0.3, seed=0)
+    chained = system.sample_table(80, seed=0)
+    found = learn(chained)
+    assert found.report["predictive_searched"] == []
+    assert found.graph.to_dict()["edges"] == learn(chained, predictive=False).graph.to_dict()["edges"]
+    with pytest.raises(ValueError, match="predictive must be one of"):
+        learn(table, predictive="yes")

@@ -55,10 +55,15 @@ def available_learners() -> list[str]:
     return LEARNERS.names()
 
 
+PREDICTIVE_MODES = (False, True, "auto")
+"""``learn``'s ``predictive``: never, for every objective, or (the default) only for an objective
+the independence tests gave no metric parent (where the structured model would be the plain GP)."""
+
+
 def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str = DEFAULT_LEARNER, *,
           max_parents: int | None = DEFAULT_MAX_PARENTS, max_metrics: int | None = None, bootstrap: int = 0,
           seed: int = 0, alpha: float = DEFAULT_ALPHA, prune: bool = True, relations: bool = True,
-          interventions: bool = False, predictive: bool = False, **options: Any) -> LearnResult:
+          interventions: bool = False, predictive: bool | str = "auto", **options: Any) -> LearnResult:
     """Learn a DAG from ``table`` (the tidy trial table) under ``knowledge``.
 
     ``max_parents`` caps each node's parents (strongest kept), ``max_metrics`` keeps only the
@@ -67,25 +72,58 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     metrics that have no directed path to an objective, ``relations=False`` skips the search for
     deterministic relations, ``interventions=True`` re-selects every node's parameter parents by
     regression on the parameters (:mod:`.interventions`: better recall on a run's own trials,
-    no better tuning measured yet, so not the default), ``predictive=True`` first finds the
-    objectives' metric parents (and theirs) by held-out GP prediction
-    (:mod:`.predictive`: relations that leave no correlation, as in function networks; tens of
-    GP fits per node, so not the default); other
+    no better tuning measured yet, so not the default), ``predictive`` finds metric parents by
+    held-out GP prediction (:mod:`.predictive`: relations that leave no correlation, as in
+    function networks): by default (``"auto"``) only for an objective the tests left with no
+    metric parent (where the structured model would otherwise be the plain GP), then learns
+    again with what it found; ``True`` searches from every objective first (on a system whose
+    chains the tests find it adds wrong edges), ``False`` never; other
     ``options`` go to the learner (e.g. ``max_depth`` for ``tiered-pc``).
     """
+    if predictive not in PREDICTIVE_MODES:
+        raise ValueError(f"predictive must be one of {PREDICTIVE_MODES}, got {predictive!r}")
     start = perf_counter()
     knowledge = knowledge or Knowledge()
-    info = get_learner(learner)
+    get_learner(learner)  # an unknown learner fails before any work
     roles = {split_column(c)[1]: split_column(c)[0] for r in ROLES for c in columns_of(table, r)}
     knowledge.validate(roles)
     found = find_relations(table, skip=knowledge.node_models, known=knowledge.required_edges(),
                            allows=lambda source, target: knowledge.allows(source, target, roles)) \
         if relations else []
     knowledge = knowledge.with_node_models({r.target: r.node_model() for r in found})
-    if predictive:
-        knowledge = knowledge.with_required(predictive_parents(
-            table, skip=knowledge.node_models, known=knowledge.required_edges(),
-            allows=lambda source, target: knowledge.allows(source, target, roles)))
+
+    def search(skip: set[str]) -> list[tuple[str, str]]:
+        return predictive_parents(table, skip=set(knowledge.node_models) | skip,
+                                  known=knowledge.required_edges(),
+                                  allows=lambda source, target: knowledge.allows(source, target, roles))
+
+    if predictive is True:
+        knowledge = knowledge.with_required(search(set()))
+    t_rel = perf_counter()
+    settings = dict(learner=learner, max_parents=max_parents, max_metrics=max_metrics, bootstrap=bootstrap,
+                    seed=seed, alpha=alpha, prune=prune, interventions=interventions, options=options)
+    graph, report = _learn_graph(table, knowledge, found, **settings)
+    if predictive == "auto":
+        bare = {o for o, role in graph.roles.items() if role == "objective"
+                and not any(graph.roles[p] == "metric" for p in graph.parents(o))}
+        edges = search({o for o, role in roles.items() if role == "objective"} - bare) if bare else []
+        report["predictive_searched"] = sorted(bare)
+        if edges:  # the search's edges, required: learn again
+            graph, report = _learn_graph(table, knowledge.with_required(edges), found, **settings)
+            report["predictive_searched"] = sorted(bare)
+    report["timings"]["relations_s"] = round(t_rel - start, 3)
+    report["timings"]["total_s"] = round(perf_counter() - start, 3)
+    graph.metadata["timings"] = report["timings"]
+    return LearnResult(graph, report)
+
+
+def _learn_graph(table: pd.DataFrame, knowledge: Knowledge, found: list, *, learner: str,
+                 max_parents: int | None, max_metrics: int | None, bootstrap: int, seed: int, alpha: float,
+                 prune: bool, interventions: bool, options: dict[str, Any]
+                 ) -> tuple[CausalGraph, dict[str, Any]]:
+    """Preprocess, learn, orient, prune (:func:`learn`'s steps after the relations), the graph
+    with its metadata and the report."""
+    info = get_learner(learner)
     t_rel = perf_counter()
     linear = {r.target: f"a linear function of {', '.join(r.inputs)}" for r in found if r.is_linear()}
     prepared = _preprocess(table, max_metrics=max_metrics, protected=knowledge.mentioned(), set_aside=linear)
@@ -107,10 +145,9 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
             e.stability = round(stability.get((e.source, e.target), 0.0), 3)
     end = perf_counter()
     report["relations"] = [r.to_dict() for r in found if r.target in graph.roles]
-    report["timings"] = {"relations_s": round(t_rel - start, 3), "preprocess_s": round(t_pre - t_rel, 3),
+    report["timings"] = {"preprocess_s": round(t_pre - t_rel, 3),
                          "learn_s": round(t_learn - t_pre, 3),
-                         "postprocess_s": round(t_post - t_learn, 3), "bootstrap_s": round(end - t_post, 3),
-                         "total_s": round(end - start, 3)}
+                         "postprocess_s": round(t_post - t_learn, 3), "bootstrap_s": round(end - t_post, 3)}
     graph.metadata = {"learner": learner, "alpha": alpha, "interventions": interventions,
                       "max_parents": max_parents,
                       "max_metrics": max_metrics, "prune": prune,
@@ -119,4 +156,4 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
                       "params_connected": report["params_connected"],
                       "params_linked": report["params_linked"], "relations": report["relations"],
                       "timings": report["timings"]}
-    return LearnResult(graph, report)
+    return graph, report
