@@ -82,5 +82,7 @@ def test_auto_searches_only_where_the_tests_left_an_objective_without_a_metric_p
     found = learn(chained)
     assert found.report["predictive_searched"] == []
     assert found.graph.to_dict()["edges"] == learn(chained, predictive=False).graph.to_dict()["edges"]
+    assert learn(table, predictive=True).report["predictive_searched"] == ["f"]
+    assert learn(table, predictive=False).report["predictive_searched"] == []
     with pytest.raises(ValueError, match="predictive must be one of"):
         learn(table, predictive="yes")

@@ -27,7 +27,7 @@ from boanon.learners.predictive import predictive_parents
 from boanon.learners.preprocess import MIN_TRIALS as MIN_LEARN_TRIALS
 from boanon.learners.preprocess import Prepared
 from boanon.learners.preprocess import preprocess as _preprocess
-from boanon.learners.relations import find_relations
+from boanon.learners.relations import Relation, find_relations
 from boanon.table import ROLES, columns_of, split_column
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_LEARNER", "DEFAULT_MAX_PARENTS", "LEARNERS", "LearnResult",
@@ -103,21 +103,22 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     settings = dict(learner=learner, max_parents=max_parents, max_metrics=max_metrics, bootstrap=bootstrap,
                     seed=seed, alpha=alpha, prune=prune, interventions=interventions, options=options)
     graph, report = _learn_graph(table, knowledge, found, **settings)
+    objectives = {o for o, role in roles.items() if role == "objective"}
+    searched = objectives - set(knowledge.node_models) if predictive is True else set()
     if predictive == "auto":
-        bare = {o for o, role in graph.roles.items() if role == "objective"
-                and not any(graph.roles[p] == "metric" for p in graph.parents(o))}
-        edges = search({o for o, role in roles.items() if role == "objective"} - bare) if bare else []
-        report["predictive_searched"] = sorted(bare)
+        searched = {o for o in objectives - set(knowledge.node_models) if o in graph.roles
+                    and not any(graph.roles[p] == "metric" for p in graph.parents(o))}
+        edges = search(objectives - searched) if searched else []
         if edges:  # the search's edges, required: learn again
             graph, report = _learn_graph(table, knowledge.with_required(edges), found, **settings)
-            report["predictive_searched"] = sorted(bare)
+    report["predictive_searched"] = sorted(searched)
     report["timings"]["relations_s"] = round(t_rel - start, 3)
     report["timings"]["total_s"] = round(perf_counter() - start, 3)
     graph.metadata["timings"] = report["timings"]
     return LearnResult(graph, report)
 
 
-def _learn_graph(table: pd.DataFrame, knowledge: Knowledge, found: list, *, learner: str,
+def _learn_graph(table: pd.DataFrame, knowledge: Knowledge, found: list[Relation], *, learner: str,
                  max_parents: int | None, max_metrics: int | None, bootstrap: int, seed: int, alpha: float,
                  prune: bool, interventions: bool, options: dict[str, Any]
                  ) -> tuple[CausalGraph, dict[str, Any]]:
