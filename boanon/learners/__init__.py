@@ -19,7 +19,7 @@ import pandas as pd
 from boanon.annotations import Knowledge
 from boanon.graph import CausalGraph
 from boanon.learners import causallearn_learners, pgmpy_learners, tiered_pc  # noqa: F401  (registration)
-from boanon.learners.base import LEARNERS, PartialGraph, get_learner, register_learner
+from boanon.learners.base import LEARNERS, LearnerInfo, PartialGraph, get_learner, register_learner
 from boanon.learners.bootstrap import edge_stability
 from boanon.learners.interventions import reselect_parameter_parents
 from boanon.learners.postprocess import finalize, orient
@@ -84,7 +84,7 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
         raise ValueError(f"predictive must be one of {PREDICTIVE_MODES}, got {predictive!r}")
     start = perf_counter()
     knowledge = knowledge or Knowledge()
-    get_learner(learner)  # an unknown learner fails before any work
+    info = get_learner(learner)
     roles = {split_column(c)[1]: split_column(c)[0] for r in ROLES for c in columns_of(table, r)}
     knowledge.validate(roles)
     found = find_relations(table, skip=knowledge.node_models, known=knowledge.required_edges(),
@@ -100,9 +100,9 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     if predictive is True:
         knowledge = knowledge.with_required(search(set()))
     t_rel = perf_counter()
-    settings = dict(learner=learner, max_parents=max_parents, max_metrics=max_metrics, bootstrap=bootstrap,
-                    seed=seed, alpha=alpha, prune=prune, interventions=interventions, options=options)
-    graph, report = _learn_graph(table, knowledge, found, **settings)
+    settings = dict(info=info, max_parents=max_parents, max_metrics=max_metrics, seed=seed, alpha=alpha,
+                    prune=prune, interventions=interventions, options=options)
+    graph, report, prepared = _learn_graph(table, knowledge, found, **settings)
     objectives = {o for o, role in roles.items() if role == "objective"}
     searched = objectives - set(knowledge.node_models) if predictive is True else set()
     if predictive == "auto":
@@ -110,22 +110,36 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
                     and not any(graph.roles[p] == "metric" for p in graph.parents(o))}
         edges = search(objectives - searched) if searched else []
         if edges:  # the search's edges, required: learn again
-            graph, report = _learn_graph(table, knowledge.with_required(edges), found, **settings)
+            knowledge = knowledge.with_required(edges)
+            graph, report, prepared = _learn_graph(table, knowledge, found, **settings)
     report["predictive_searched"] = sorted(searched)
-    report["timings"]["relations_s"] = round(t_rel - start, 3)
-    report["timings"]["total_s"] = round(perf_counter() - start, 3)
-    graph.metadata["timings"] = report["timings"]
+    t_post = perf_counter()
+    if bootstrap:  # once, on the graph kept
+        stability = edge_stability(prepared, knowledge, info, bootstrap, seed=seed, alpha=alpha,
+                                   interventions=interventions, **options)
+        for e in graph.edges:
+            e.stability = round(stability.get((e.source, e.target), 0.0), 3)
+    end = perf_counter()
+    report["timings"] = {"relations_s": round(t_rel - start, 3), **report["timings"],
+                         "bootstrap_s": round(end - t_post, 3), "total_s": round(end - start, 3)}
+    graph.metadata = {"learner": learner, "alpha": alpha, "interventions": interventions,
+                      "max_parents": max_parents,
+                      "max_metrics": max_metrics, "prune": prune,
+                      "bootstrap": bootstrap, "n_trials": prepared.n, "options": dict(options),
+                      "merged": report["merged"], "dropped": report["dropped"],
+                      "params_connected": report["params_connected"],
+                      "params_linked": report["params_linked"], "relations": report["relations"],
+                      "timings": report["timings"]}
     return LearnResult(graph, report)
 
 
-def _learn_graph(table: pd.DataFrame, knowledge: Knowledge, found: list[Relation], *, learner: str,
-                 max_parents: int | None, max_metrics: int | None, bootstrap: int, seed: int, alpha: float,
-                 prune: bool, interventions: bool, options: dict[str, Any]
-                 ) -> tuple[CausalGraph, dict[str, Any]]:
-    """Preprocess, learn, orient, prune (:func:`learn`'s steps after the relations), the graph
-    with its metadata and the report."""
-    info = get_learner(learner)
-    t_rel = perf_counter()
+def _learn_graph(table: pd.DataFrame, knowledge: Knowledge, found: list[Relation], *, info: LearnerInfo,
+                 max_parents: int | None, max_metrics: int | None, seed: int, alpha: float, prune: bool,
+                 interventions: bool, options: dict[str, Any]
+                 ) -> tuple[CausalGraph, dict[str, Any], Prepared]:
+    """Preprocess, learn, orient, prune (:func:`learn`'s steps between the relations and the
+    bootstrap): the graph, the report with these steps' timings, the prepared table."""
+    t_start = perf_counter()
     linear = {r.target: f"a linear function of {', '.join(r.inputs)}" for r in found if r.is_linear()}
     prepared = _preprocess(table, max_metrics=max_metrics, protected=knowledge.mentioned(), set_aside=linear)
     t_pre = perf_counter()
@@ -138,23 +152,7 @@ def _learn_graph(table: pd.DataFrame, knowledge: Knowledge, found: list[Relation
         reselect_parameter_parents(dag, prepared, knowledge, alpha)
     graph = finalize(dag, prepared, knowledge, max_parents=max_parents, report=report, prune=prune,
                      alpha=alpha)
-    t_post = perf_counter()
-    if bootstrap:
-        stability = edge_stability(prepared, knowledge, info, bootstrap, seed=seed, alpha=alpha,
-                                   interventions=interventions, **options)
-        for e in graph.edges:
-            e.stability = round(stability.get((e.source, e.target), 0.0), 3)
-    end = perf_counter()
     report["relations"] = [r.to_dict() for r in found if r.target in graph.roles]
-    report["timings"] = {"preprocess_s": round(t_pre - t_rel, 3),
-                         "learn_s": round(t_learn - t_pre, 3),
-                         "postprocess_s": round(t_post - t_learn, 3), "bootstrap_s": round(end - t_post, 3)}
-    graph.metadata = {"learner": learner, "alpha": alpha, "interventions": interventions,
-                      "max_parents": max_parents,
-                      "max_metrics": max_metrics, "prune": prune,
-                      "bootstrap": bootstrap, "n_trials": prepared.n, "options": dict(options),
-                      "merged": report["merged"], "dropped": report["dropped"],
-                      "params_connected": report["params_connected"],
-                      "params_linked": report["params_linked"], "relations": report["relations"],
-                      "timings": report["timings"]}
-    return graph, report
+    report["timings"] = {"preprocess_s": round(t_pre - t_start, 3), "learn_s": round(t_learn - t_pre, 3),
+                         "postprocess_s": round(perf_counter() - t_learn, 3)}
+    return graph, report, prepared
