@@ -34,6 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.problems import SCALED_SIZES
+from benchmarks.run import exit_on_sigterm
 from benchmarks.summary import markdown_table
 from boanon.adapters import get_adapter
 from boanon.adapters.ingest import parse_trial_dir
@@ -143,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.runs < 2:
         parser.error("--runs must be at least 2 to measure a variation")
+    exit_on_sigterm()
     start = time.monotonic()
     runs = per_run_table(run_trials(args.runs, args.num, args.reads, args.trials))
     table = variation(runs)

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.problems import make_problem
-from benchmarks.run import RESULTS
+from benchmarks.run import RESULTS, exit_on_sigterm
 from benchmarks.summary import markdown_table
 from boanon.adapters.rocksdb import REFERENCE_DIR, repeated_runs
 from boanon.errors import LogParseError
@@ -144,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.out is None and len(args.results) > 1:
         parser.error("several --results folders: name the table with --out")
     out = args.out or args.results[0] / f"{args.problem}-remeasure.csv"
+    exit_on_sigterm()
     runs, searched = finished_runs(args.results, args.problem)
     if args.tuners:
         runs = runs[runs["tuner"].isin(args.tuners)]

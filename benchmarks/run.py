@@ -16,6 +16,7 @@ import argparse
 import csv
 import functools
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -268,8 +269,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM (``kill``, ``timeout``) into SystemExit, so that a runner working in this
+    process kills its program and removes its temporary files on the way out: by default
+    Python dies at once, and a killed RocksDB benchmark left db_bench running and its DB in /tmp."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    exit_on_sigterm()
     code_version()
     # Small GP fits routinely hit kernel bounds; the warnings would drown the progress lines.
     warnings.filterwarnings("ignore", category=ConvergenceWarning)

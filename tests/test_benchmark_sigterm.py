@@ -1,0 +1,56 @@
+"""A benchmark killed with SIGTERM while db_bench runs leaves neither db_bench nor its DB behind."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _processes_naming(text: str) -> list[int]:
+    """Live processes whose command line contains ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:  # it ended while we looked
+                continue
+    return found
+
+
+@pytest.mark.skipif(shutil.which("db_bench") is None, reason="db_bench not installed")
+def test_a_terminated_rocksdb_benchmark_kills_db_bench_and_removes_its_db(tmp_path: Path) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    log = tmp_path / "bench.log"
+    command = [sys.executable, "-m", "benchmarks.run", "--problems", "rocksdb", "--tuners", "random",
+               "--seeds", "1", "--budget", "3", "--out", str(tmp_path / "out"), "--no-plots"]
+    with log.open("wb") as out:  # the child keeps its own copy of the descriptor
+        bench = subprocess.Popen(command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while not (dbs := list(tmp.glob("boanon-rocksdb-*"))) or not _processes_naming(str(dbs[0])):
+            assert bench.poll() is None, log.read_text(errors="replace")[-2000:]
+            assert time.monotonic() < deadline, "db_bench never started"
+            time.sleep(0.05)
+        bench.send_signal(signal.SIGTERM)
+        assert bench.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+    left = _processes_naming(str(dbs[0]))
+    for pid in left:  # a failing run must not leave them to the next test either
+        os.kill(pid, signal.SIGKILL)
+    assert left == []  # before the fix db_bench ran on, orphaned
+    assert not dbs[0].exists()
