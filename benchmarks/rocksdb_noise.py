@@ -34,11 +34,11 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.problems import SCALED_SIZES
-from benchmarks.run import exit_on_sigterm
 from benchmarks.summary import markdown_table
 from boanon.adapters import get_adapter
 from boanon.adapters.ingest import parse_trial_dir
 from boanon.errors import LogParseError
+from boanon.runners.base import exit_on_sigterm
 from boanon.table import TrialRecord
 from boanon.targets.rocksdb import RocksDBRunner, default_config
 

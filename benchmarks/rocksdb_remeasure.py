@@ -35,10 +35,11 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.problems import make_problem
-from benchmarks.run import RESULTS, exit_on_sigterm
+from benchmarks.run import RESULTS
 from benchmarks.summary import markdown_table
 from boanon.adapters.rocksdb import REFERENCE_DIR, repeated_runs
 from boanon.errors import LogParseError
+from boanon.runners.base import exit_on_sigterm
 from boanon.targets.rocksdb import RocksDBRunner
 
 

@@ -16,7 +16,6 @@ import argparse
 import csv
 import functools
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -32,7 +31,7 @@ from sklearn.exceptions import ConvergenceWarning
 from benchmarks.problems import PROBLEMS, Problem, make_problem
 from benchmarks.tuners import TUNERS, BenchTuner, make_tuner
 from boanon.errors import LogParseError
-from boanon.runners.base import TrialFailed
+from boanon.runners.base import TrialFailed, exit_on_sigterm
 from boanon.table import TrialRecord, Value
 
 RESULT_COLUMNS = ["problem", "tuner", "seed", "evaluation", "best_so_far"]
@@ -269,16 +268,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def exit_on_sigterm() -> None:
-    """Turn SIGTERM (``kill``, ``timeout``) into SystemExit, so that a runner working in this
-    process kills its program and removes its temporary files on the way out: by default
-    Python dies at once, and a killed RocksDB benchmark left db_bench running and its DB in /tmp."""
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-
-
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    exit_on_sigterm()
+    exit_on_sigterm()  # a killed run kills db_bench and removes its DB (runners clean up)
     code_version()
     # Small GP fits routinely hit kernel bounds; the warnings would drown the progress lines.
     warnings.filterwarnings("ignore", category=ConvergenceWarning)

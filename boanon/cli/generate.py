@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import signal
-import sys
 from pathlib import Path
 
 import click
 import yaml
 
 from boanon.errors import ConfigError
-from boanon.runners.base import available_runners, make_runner
+from boanon.runners.base import available_runners, exit_on_sigterm, make_runner
 from boanon.space import Space, read_space_file
 from boanon.targets.generate import generate_dataset, target_space, write_recipe
 
@@ -55,9 +53,7 @@ def generate_command(ctx: click.Context, runner: str, trials: int, seed: int, ou
     except (ConfigError, TypeError) as exc:
         raise click.ClickException(str(exc)) from exc
     write_recipe(Path(out), runner, options, spec, constraints, trials, seed)
-    # Turn SIGTERM (e.g. from `timeout`) into SystemExit so the running system is killed and
-    # its temporary files are removed on the way out.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    exit_on_sigterm()  # `timeout` or kill: the running system is killed, its files removed
     try:
         generate_dataset(instance, space, trials, seed, Path(out), log=click.echo)
     except RuntimeError as exc:  # includes TrialFailed

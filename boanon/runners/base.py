@@ -8,6 +8,8 @@ Runners are registered by name in a :class:`~boanon.registry.Registry`, like ada
 
 from __future__ import annotations
 
+import signal
+import sys
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -20,6 +22,13 @@ ENTRY_POINT_GROUP = "boanon.runners"
 
 class TrialFailed(RuntimeError):
     """The system crashed, timed out or produced no usable output; the message says why."""
+
+
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM (``kill``, ``timeout``) into SystemExit for a process that runs a runner
+    in-process, so that the runner kills its program and removes its temporary files on the way
+    out: by default Python dies at once, and the program runs on, orphaned."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
 
 
 class Runner(ABC):
