@@ -144,7 +144,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.runs < 2:
         parser.error("--runs must be at least 2 to measure a variation")
-    exit_on_sigterm()
     start = time.monotonic()
     runs = per_run_table(run_trials(args.runs, args.num, args.reads, args.trials))
     table = variation(runs)
@@ -162,4 +161,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    exit_on_sigterm()  # the process's own: a killed run kills db_bench and removes its DB
     main()

@@ -145,7 +145,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.out is None and len(args.results) > 1:
         parser.error("several --results folders: name the table with --out")
     out = args.out or args.results[0] / f"{args.problem}-remeasure.csv"
-    exit_on_sigterm()
     runs, searched = finished_runs(args.results, args.problem)
     if args.tuners:
         runs = runs[runs["tuner"].isin(args.tuners)]
@@ -167,4 +166,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    exit_on_sigterm()  # the process's own: a killed run kills db_bench and removes its DB
     main()

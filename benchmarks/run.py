@@ -270,7 +270,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    exit_on_sigterm()  # a killed run kills db_bench and removes its DB (runners clean up)
     code_version()
     # Small GP fits routinely hit kernel bounds; the warnings would drown the progress lines.
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
@@ -288,4 +287,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    exit_on_sigterm()  # the process's own: a killed run kills db_bench and removes its DB
     main()

@@ -54,3 +54,14 @@ def test_a_terminated_rocksdb_benchmark_kills_db_bench_and_removes_its_db(tmp_pa
         os.kill(pid, signal.SIGKILL)
     assert left == []  # before the fix db_bench ran on, orphaned
     assert not dbs[0].exists()
+
+
+def test_the_harness_called_in_process_leaves_the_callers_sigterm_handler(tmp_path: Path) -> None:
+    """Only ``python -m benchmarks.run`` turns SIGTERM into SystemExit; ``main()`` called from
+    another program (a test, a notebook) leaves that program's handler alone."""
+    from benchmarks.run import main
+
+    before = signal.getsignal(signal.SIGTERM)
+    main(["--problems", "synthetic", "--tuners", "random", "--seeds", "1", "--budget", "2",
+          "--out", str(tmp_path / "out"), "--no-plots"])
+    assert signal.getsignal(signal.SIGTERM) is before
