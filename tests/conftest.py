@@ -35,3 +35,20 @@ def synthetic_run() -> Callable[..., Path]:
         assert result.exit_code == 0, result.output
         return store
     return run
+
+
+@pytest.fixture(scope="session")
+def processes_running() -> Callable[[str], list[int]]:
+    """``processes_running(marker)``: the live processes whose command line contains ``marker``."""
+    def running(marker: str) -> list[int]:
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                except OSError:  # it ended while we looked
+                    continue
+                if marker in cmdline:
+                    pids.append(int(entry.name))
+        return pids
+    return running

@@ -15,21 +15,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _processes_naming(text: str) -> list[int]:
-    """Live processes whose command line contains ``text``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if text in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
-                    found.append(int(entry.name))
-            except OSError:  # it ended while we looked
-                continue
-    return found
-
-
 @pytest.mark.skipif(shutil.which("db_bench") is None, reason="db_bench not installed")
-def test_a_terminated_rocksdb_benchmark_kills_db_bench_and_removes_its_db(tmp_path: Path) -> None:
+def test_a_terminated_rocksdb_benchmark_kills_db_bench_and_removes_its_db(tmp_path: Path,
+                                                                         processes_running) -> None:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
@@ -40,7 +28,7 @@ def test_a_terminated_rocksdb_benchmark_kills_db_bench_and_removes_its_db(tmp_pa
         bench = subprocess.Popen(command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
-        while not (dbs := list(tmp.glob("boanon-rocksdb-*"))) or not _processes_naming(str(dbs[0])):
+        while not (dbs := list(tmp.glob("boanon-rocksdb-*"))) or not processes_running(str(dbs[0])):
             assert bench.poll() is None, log.read_text(errors="replace")[-2000:]
             assert time.monotonic() < deadline, "db_bench never started"
             time.sleep(0.05)
@@ -49,7 +37,7 @@ def test_a_terminated_rocksdb_benchmark_kills_db_bench_and_removes_its_db(tmp_pa
     finally:
         if bench.poll() is None:
             bench.kill()
-    left = _processes_naming(str(dbs[0]))
+    left = processes_running(str(dbs[0]))
     for pid in left:  # a failing run must not leave them to the next test either
         os.kill(pid, signal.SIGKILL)
     assert left == []  # before the fix db_bench ran on, orphaned

@@ -35,19 +35,6 @@ def count_with(reporter, steps: int) -> int:
     return steps
 
 
-def processes_running(marker: str) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if marker in cmdline:
-                pids.append(int(entry.name))
-    return pids
-
-
 @pytest.fixture(scope="module")
 def executor():
     with LocalExecutor(2, grace=1.0) as ex:
@@ -92,8 +79,8 @@ def test_dying_workers_fail_only_their_trial(executor: LocalExecutor) -> None:
     assert fine.result(timeout=30)
 
 
-def test_timeout_terminates_a_command_runner_and_its_program(executor: LocalExecutor,
-                                                             tmp_path: Path) -> None:
+def test_timeout_terminates_a_command_runner_and_its_program(executor: LocalExecutor, tmp_path: Path,
+                                                             processes_running) -> None:
     marker = "31.4159"  # a sleep nobody else runs
     runner = make_runner("command", command=["sleep", marker])
     future = executor.submit(run_trial, runner, {}, tmp_path / "t0000", timeout=1.5)
