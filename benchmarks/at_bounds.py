@@ -24,12 +24,17 @@ import pandas as pd
 from benchmarks.problems import make_problem
 from benchmarks.rocksdb_remeasure import finished_runs
 from benchmarks.summary import markdown_table
-from boanon.space import Categorical, Space
+from boanon.space import Float, Space
+
+
+def numeric(space: Space) -> dict[str, Float]:
+    """The parameters with a range (``Float`` and ``Int``; not categoricals or booleans)."""
+    return {n: p for n, p in space.params.items() if isinstance(p, Float)}
 
 
 def at_bounds(space: Space, config: Mapping[str, Any], edge: float = 0.02) -> list[str]:
     """The numeric parameters of ``config`` within ``edge`` of an end of their range."""
-    units = {n: p.to_unit(config[n]) for n, p in space.params.items() if not isinstance(p, Categorical)}
+    units = {n: p.to_unit(config[n]) for n, p in numeric(space).items()}
     return [n for n, u in units.items() if u <= edge or u >= 1 - edge]
 
 
@@ -48,10 +53,9 @@ def main(argv: list[str] | None = None) -> None:
     space = make_problem(args.problem).space
     runs, _ = finished_runs(args.results, args.problem)
     table = count_per_run(space, runs, args.edge)
-    numeric = sum(not isinstance(p, Categorical) for p in space.params.values())
     summary = table.groupby("tuner", sort=False)["at_bounds"].agg(["count", "median", "min", "max"])
     print(f"numeric parameters of the best configuration within {args.edge} of a bound "
-          f"(of {numeric}), per run:")
+          f"(of {len(numeric(space))}), per run:")
     print(markdown_table(summary.reset_index().rename(columns={"count": "runs"})))
 
 
