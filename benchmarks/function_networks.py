@@ -11,7 +11,9 @@ Parameters live on [0, 1] as in BOFN. Problems whose optimum sits at the centre 
 tuner's first trial is the default, so an unshifted problem would be solved by the first trial.
 
 The true structure (:class:`FunctionNetwork`) travels with the problem as knowledge
-(``network``), for the BOFN tuner that is given it (the ceiling structure learning aims at).
+(``network``), for the BOFN tuner that is given it (the ceiling structure learning aims at) and
+for BoAnon given it as a fixed graph (:meth:`FunctionNetwork.graph`), which separates what
+learning the structure costs from what BoAnon's node models and acquisition cost.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from boanon.graph import CausalGraph, Edge
 from boanon.space import Float, Space
 from boanon.table import TrialRecord, Value
 
@@ -93,6 +96,19 @@ class FunctionNetwork:
         objective = float(self.objective_of(np.array([values[n.name] for n in self.nodes])))
         metrics = {k: v for k, v in values.items() if k != self.objective}
         return TrialRecord(trial, dict(config), metrics, {self.objective: objective})
+
+    def graph(self) -> CausalGraph:
+        """The true causal graph in BoAnon's terms: each node's parameters and parent nodes feed
+        it; a calibration's objective is fed by every node (it is computed from their outputs)."""
+        roles: dict[str, Any] = {p: "param" for p in self.params}
+        edges = []
+        for node in self.nodes:
+            roles[node.name] = "objective" if node.name == self.objective else "metric"
+            edges += [Edge(source, node.name) for source in (*node.inputs, *node.parents)]
+        if self.target is not None:
+            roles[self.objective] = "objective"
+            edges += [Edge(node.name, self.objective) for node in self.nodes]
+        return CausalGraph(roles=roles, edges=edges, metadata={"learner": f"the {self.name} network"})
 
     def spec(self) -> dict[str, Any]:
         """The structure as plain data (for ``problems.json``)."""

@@ -304,7 +304,7 @@ class BoAnon(BenchTuner):
     def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
                  start: dict[str, Value] | None = None, annotations: Path | None = None,
                  warm_start: Path | Sequence[Path] = (), related_tasks: Sequence[Path] = (),
-                 related_outputs: Sequence[str] = ()):
+                 related_outputs: Sequence[str] = (), network: Any = None):
         super().__init__(space, objective, seed, budget, start)
         from boanon.annotations import Knowledge
         from boanon.multitask.warmstart import load_related
@@ -316,7 +316,8 @@ class BoAnon(BenchTuner):
         self._tuner = Tuner(space, [objective], knowledge=knowledge,
                             warm_start=[load_related(p) for p in sources], strategy=self.strategy,
                             seed=seed, related_outputs=related_outputs, budget=budget,
-                            learn_options=self.learn_options)
+                            learn_options=self.learn_options,
+                            graph=network.graph() if network is not None else None)
         self._trial: Any = None
 
     @property
@@ -338,6 +339,14 @@ class BoAnon(BenchTuner):
             self._tuner.tell(self._trial.id, failure="failed or infeasible in the benchmark")
         else:
             self._tuner.tell(self._trial.id, record)
+
+
+class BoAnonNetwork(BoAnon):
+    """Structured BoAnon given the function network's true graph instead of learning one (as
+    BOFN is given it): what BoAnon's node models and acquisition reach when learning costs nothing."""
+
+    name = "boanon-network"
+    needs = ("network",)
 
 
 class BoAnonGP(BoAnon):
@@ -409,7 +418,8 @@ def _plain(v: Any) -> Value:
 
 
 TUNERS: dict[str, type[BenchTuner]] = {t.name: t for t in (
-    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoTorch, BOFN, BoAnon, BoAnonOptuna, BoAnonGP, BoAnonPredictive,
+    RandomSearch, OptunaTPE, OptunaGP, SMAC, BoTorch, BOFN, BoAnon, BoAnonNetwork, BoAnonOptuna, BoAnonGP,
+    BoAnonPredictive,
     BoAnonPredictiveAuto, BoAnonTestsOnly, BoAnonWarm,
     BoAnonMultiTask,
     BoAnonExpert, BoAnonExpertWarm)}

@@ -22,6 +22,7 @@ from benchmarks.function_networks import (
 from benchmarks.pipeline import NODES, STAGES
 from benchmarks.problems import make_problem
 from benchmarks.run import run_one
+from benchmarks.tuners import make_tuner
 from boanon.space import Bool, Categorical, Float, Int
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("botorch") is not None
@@ -127,6 +128,34 @@ def test_unit_encoding_round_trips_every_parameter_type():
                 assert back[name] == pytest.approx(config[name])
             else:
                 assert back[name] == config[name]
+
+
+@pytest.mark.parametrize("name", list(NETWORKS))
+def test_the_true_graph_feeds_each_node_from_its_inputs_and_parents_only(name):
+    network = NETWORKS[name]()
+    graph = network.graph()
+    assert set(graph.nodes("param")) == set(network.params)
+    assert graph.nodes("objective") == [network.objective]
+    for node in network.nodes:
+        assert set(graph.parents(node.name)) == {*node.inputs, *node.parents}
+    if network.target is not None:  # a calibration: the objective is computed from every node
+        assert set(graph.parents(network.objective)) == {n.name for n in network.nodes}
+    assert len(graph.edges) == sum(len(n.inputs) + len(n.parents) for n in network.nodes) \
+        + (len(network.nodes) if network.target is not None else 0)
+
+
+def test_boanon_given_the_network_proposes_with_that_graph_and_never_learns_one():
+    problem = make_problem("fn-rosenbrock")
+    buffer = io.StringIO()
+    stats = run_one(problem, "boanon-network", seed=0, budget=7, rows=csv.writer(buffer), flush=lambda: None)
+    assert stats.status == "ok"
+    tuner = make_tuner("boanon-network", problem.space, problem.objective, 0, 7, knowledge=problem.knowledge)
+    for _ in range(7):
+        config = tuner.ask()
+        tuner.tell(problem.evaluate(config))
+    truth = problem.knowledge["network"].graph()
+    assert {(e.source, e.target) for e in tuner.graph.edges} == {(e.source, e.target) for e in truth.edges}
+    assert tuner.last_trial.surrogate in ("structured", "gp")  # past the design, a model proposes
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="botorch and torch are the bench-gp extra")
