@@ -26,7 +26,7 @@ COLORS = {"random": "tab:gray", "tpe": "tab:blue", "optuna-gp": "tab:purple", "s
           "boanon-expert-warm": "tab:pink", "boanon-warm": "tab:cyan",
           "boanon-multitask": "tab:olive", "botorch": "black", "bofn": "gold",
           "boanon-optuna": "darkred", "boanon-predictive": "magenta",
-          "boanon-predictive-auto": "crimson", "boanon-tests-only": "salmon"}
+          "boanon-predictive-auto": "crimson", "boanon-tests-only": "salmon", "boanon-network": "goldenrod"}
 REGRET_FLOOR = 1e-3
 
 
