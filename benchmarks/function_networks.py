@@ -27,7 +27,7 @@ import numpy as np
 
 from boanon.graph import CausalGraph, Edge
 from boanon.space import Float, Space
-from boanon.table import TrialRecord, Value
+from boanon.table import Role, TrialRecord, Value
 
 NodeFn = Callable[[np.ndarray, np.ndarray], float]
 """(the node's parameters on [0, 1], its parents' outputs) -> the node's output."""
@@ -100,7 +100,7 @@ class FunctionNetwork:
     def graph(self) -> CausalGraph:
         """The true causal graph in BoAnon's terms: each node's parameters and parent nodes feed
         it; a calibration's objective is fed by every node (it is computed from their outputs)."""
-        roles: dict[str, Any] = {p: "param" for p in self.params}
+        roles: dict[str, Role] = {p: "param" for p in self.params}
         edges = []
         for node in self.nodes:
             roles[node.name] = "objective" if node.name == self.objective else "metric"

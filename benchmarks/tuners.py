@@ -16,13 +16,16 @@ import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Int, Space
 from boanon.table import TrialRecord, Value
+
+if TYPE_CHECKING:
+    from benchmarks.function_networks import FunctionNetwork
 
 
 class BenchTuner(ABC):
@@ -304,7 +307,7 @@ class BoAnon(BenchTuner):
     def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
                  start: dict[str, Value] | None = None, annotations: Path | None = None,
                  warm_start: Path | Sequence[Path] = (), related_tasks: Sequence[Path] = (),
-                 related_outputs: Sequence[str] = (), network: Any = None):
+                 related_outputs: Sequence[str] = (), network: FunctionNetwork | None = None):
         super().__init__(space, objective, seed, budget, start)
         from boanon.annotations import Knowledge
         from boanon.multitask.warmstart import load_related
