@@ -422,9 +422,7 @@ def _plain(v: Any) -> Value:
 
 TUNERS: dict[str, type[BenchTuner]] = {t.name: t for t in (
     RandomSearch, OptunaTPE, OptunaGP, SMAC, BoTorch, BOFN, BoAnon, BoAnonNetwork, BoAnonOptuna, BoAnonGP,
-    BoAnonPredictive,
-    BoAnonPredictiveAuto, BoAnonTestsOnly, BoAnonWarm,
-    BoAnonMultiTask,
+    BoAnonPredictive, BoAnonPredictiveAuto, BoAnonTestsOnly, BoAnonWarm, BoAnonMultiTask,
     BoAnonExpert, BoAnonExpertWarm)}
 """Tuner name -> wrapper class, in the order results are shown."""
 
