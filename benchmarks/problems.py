@@ -218,6 +218,19 @@ noise study's, :mod:`benchmarks.rocksdb_noise`)."""
 ROCKSDB_ANNOTATIONS = ROOT / "examples" / "rocksdb-annotations.yaml"
 """What a RocksDB engineer knows of CPU time per operation (the ``boanon-expert`` rows)."""
 
+ROCKSDB_KNOWLEDGE = {
+    "annotations": ROCKSDB_ANNOTATIONS,
+    "warm_start": [ROOT / "datasets" / "rocksdb-readrandomwriterandom"],
+    "related_tasks": [ROOT / "datasets" / f"rocksdb-{workload}"
+                      for workload in ("readrandomwriterandom", "readrandom", "mixgraph")],
+    "related_outputs": ["mixgraph_ops_per_sec", "db_get_micros_p99", "write_amplification"],
+}
+"""What a user of the scaled RocksDB problems has besides the target: the expert's annotations, and
+logs of other workloads (same space and sizes) for the warm and multi-task rows. Only the
+readrandomwriterandom dataset recorded the objective (CPU time); the shipped readrandom and
+mixgraph datasets (other sizes, no rusage) inform the multi-task model through the related
+outputs."""
+
 
 def _scaled_rocksdb_space() -> Space:
     """RocksDB's defaults with the LSM sizes at 1/64, so that a million keys or fewer build a tree
@@ -238,23 +251,14 @@ def _rocksdb_mixgraph() -> Problem:
                    runner_evaluator("rocksdb", options), budget=10,
                    description="db_bench fillrandom+mixgraph (FAST'20 social graph), 1M keys + 400k "
                                "operations, LSM sizes' defaults at 1/64, CPU microseconds per operation",
-                   info={"runner_options": options},
-                   # only the readrandomwriterandom dataset (same sizes, CPU time recorded) measured
-                   # the objective; the shipped readrandom and mixgraph datasets (other sizes, no
-                   # rusage) inform the multitask model through the related outputs
-                   knowledge={"annotations": ROCKSDB_ANNOTATIONS,
-                              "warm_start": [ROOT / "datasets" / "rocksdb-readrandomwriterandom"],
-                              "related_tasks": [ROOT / "datasets" / f"rocksdb-{workload}" for workload in
-                                                ("readrandomwriterandom", "readrandom", "mixgraph")],
-                              "related_outputs": ["mixgraph_ops_per_sec", "db_get_micros_p99",
-                                                  "write_amplification"]})
+                   info={"runner_options": options}, knowledge=ROCKSDB_KNOWLEDGE)
 
 
 def _rocksdb_readwhilewriting() -> Problem:
     # A workload no one tuned the method on: one writer at full speed beside reads skewed towards
     # a small hot set (key = num * exp(-r), r uniform in [0, 5]: half the reads within the first
-    # 8 % of the keys). Same space, sizes' defaults and objective as rocksdb-mixgraph; the warm
-    # start is the readrandomwriterandom dataset (another workload, as a user would have).
+    # 8 % of the keys). Same space, sizes' defaults, objective and knowledge as rocksdb-mixgraph:
+    # its warm start and related tasks are other workloads' logs, as a user would have.
     options = {"workload": "readwhilewriting", "num": 200_000, "reads": 50_000, "timeout": 300,
                "flags": {"read_random_exp_range": 5.0}}
     return Problem("rocksdb-readwhilewriting", _scaled_rocksdb_space(),
@@ -264,8 +268,7 @@ def _rocksdb_readwhilewriting() -> Problem:
                                "read_random_exp_range=5), 200k keys + 50k reads, LSM sizes' defaults at "
                                "1/64, CPU microseconds per operation",
                    info={"runner_options": options},
-                   knowledge={"annotations": ROCKSDB_ANNOTATIONS,
-                              "warm_start": [ROOT / "datasets" / "rocksdb-readrandomwriterandom"]})
+                   knowledge=ROCKSDB_KNOWLEDGE)
 
 
 PROBLEMS: dict[str, Callable[[], Problem]] = {

@@ -118,13 +118,15 @@ def test_expert_tuners_get_the_problems_knowledge_or_refuse_to_run() -> None:
     assert tuner._tuner.knowledge.node_models["iteration_time"]["function"] == \
         "worker_busy_max_s + ps_update_max_s"
     assert [len(t.table) for t in tuner._tuner.related] == [40]
-    rocksdb = make_problem("rocksdb-mixgraph")  # several related tasks, one of which measured the objective
-    multitask = make_tuner("boanon-multitask", rocksdb.space, rocksdb.objective, seed=0, budget=5,
-                           knowledge=rocksdb.knowledge)
-    assert [t.label for t in multitask._tuner.related] == \
-        ["rocksdb-readrandomwriterandom", "rocksdb-readrandom", "rocksdb-mixgraph"]
-    assert multitask._tuner.strategy == "multitask"
-    assert "write_amplification" in multitask._tuner.related_outputs
+    for name in ("rocksdb-mixgraph", "rocksdb-readwhilewriting"):  # other workloads as related tasks
+        problem = make_problem(name)
+        multitask = make_tuner("boanon-multitask", problem.space, problem.objective, seed=0, budget=5,
+                               knowledge=problem.knowledge)
+        assert [t.label for t in multitask._tuner.related] == \
+            ["rocksdb-readrandomwriterandom", "rocksdb-readrandom", "rocksdb-mixgraph"]
+        assert multitask._tuner.strategy == "multitask"
+        assert "write_amplification" in multitask._tuner.related_outputs
+    rocksdb = make_problem("rocksdb-mixgraph")
     warm = make_tuner("boanon-warm", rocksdb.space, rocksdb.objective, seed=0, budget=5,
                       knowledge=rocksdb.knowledge)
     assert [t.label for t in warm._tuner.related] == ["rocksdb-readrandomwriterandom"]
