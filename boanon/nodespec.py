@@ -14,7 +14,7 @@ errors (naming the source and the field, ``node_models.<node>[.<key>]``) are wri
 Which names are *parents* depends on the graph and is checked by the reader that knows it.
 
 The kinds are the node model classes registered in :data:`NODE_KINDS` (by their ``kind``; the
-built-ins are in :mod:`boanon.models.nodes`): each says what an annotation of it may hold and
+built-ins are in :mod:`boanon.models.nodes` and :mod:`boanon.models.scaled`): each says what an annotation of it may hold and
 reads its own keys (:class:`NodeKind`), so adding a kind is one module with its class.
 """
 
@@ -57,7 +57,8 @@ class NodeKind(Protocol):
         ...
 
 
-NODE_KINDS: Registry[Any] = Registry("node kind", "boanon.node_kinds", builtins=("boanon.models.nodes",))
+NODE_KINDS: Registry[Any] = Registry("node kind", "boanon.node_kinds",
+                              builtins=("boanon.models.nodes", "boanon.models.scaled"))
 """Node model classes by ``kind``; a plug-in registers its own (:func:`register_node_kind`)."""
 
 

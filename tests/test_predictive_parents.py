@@ -86,3 +86,33 @@ def test_auto_searches_only_where_the_tests_left_an_objective_without_a_metric_p
     assert learn(table, predictive=False).report["predictive_searched"] == []
     with pytest.raises(ValueError, match="predictive must be one of"):
         learn(table, predictive="yes")
+
+
+def _alpine_chain(n: int, seed: int = 0) -> pd.DataFrame:
+    """BOFN's Alpine2 as a 4-node chain: node k = node k-1 * g(x_k), g = sqrt(10 x) sin(10 x), which
+    changes sign, so ranks of parent and child relate in neither direction nor magnitude."""
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, 4))
+    g = np.sqrt(10 * x) * np.sin(10 * x)
+    nodes = np.cumprod(g, axis=1)
+    return pd.DataFrame({"trial": range(n), **{f"param:x{k + 1}": x[:, k] for k in range(4)},
+                         **{f"metric:a{k + 1}": nodes[:, k] for k in range(3)}, "objective:a4": nodes[:, 3],
+                         "metric:noise": rng.normal(size=n)})
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_chain_of_products_is_found_link_by_link_where_ranks_find_none_of_it(seed):
+    """15 trials of these two seeds: on ranks alone, no link is found (measured)."""
+    table = _alpine_chain(15, seed)
+    edges = predictive_parents(table)
+    assert {("a3", "a4"), ("a2", "a3"), ("a1", "a2")} <= set(edges)
+    assert not any("noise" in e for e in edges)
+
+
+def test_a_scale_is_not_taken_from_an_unrelated_metric():
+    table = _alpine_chain(30)
+    rng = np.random.default_rng(1)
+    table["metric:unrelated"] = rng.uniform(1, 3, size=30)  # never zero: a candidate scale
+    table["objective:a4"] = np.sin(6 * table["param:x1"]) + np.cos(5 * table["param:x4"])
+    table = table.drop(columns=["metric:a1", "metric:a2", "metric:a3"])
+    assert not any(source == "unrelated" for source, _ in predictive_parents(table))

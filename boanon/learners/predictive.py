@@ -15,6 +15,12 @@ surrogate's node safety net gives each node its parameters back where they predi
 
 Values enter as ranks (scaled to [0, 1]): log-scale ranges, counts spanning orders of magnitude
 and bounded parameters look alike to the GP; categoricals and booleans enter one-hot.
+
+Ranks hide a product, though: where no metric helps on ranks, each candidate is also tried as a
+scale, ``node = metric * g(a few parameters)`` (the DAG surrogate's :mod:`boanon.models.scaled`),
+judged on the node's own values by the same held-out rule against a GP over the parameters and
+against the metric's shuffled copy. A chain of such nodes (BOFN's Alpine2) is found from the
+objective down, link by link.
 """
 
 from __future__ import annotations
@@ -25,10 +31,11 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 from scipy.linalg import cho_factor, cho_solve
-from scipy.stats import rankdata
+from scipy.stats import norm, rankdata
 
 from boanon.models.gp import GP
 from boanon.models.kernels import matern52
+from boanon.models.scaled import MIN_SCALE
 from boanon.table import columns_of, split_column
 
 MIN_ROWS = 10
@@ -41,6 +48,7 @@ MAX_PARAMS = 3
 """Parameters chosen per node beside its metric parents."""
 MAX_CANDIDATES = 5
 """Metrics tried per node: those whose ranks relate most to the node's."""
+
 
 
 def predictive_parents(table: pd.DataFrame, skip: Iterable[str] = (),
@@ -58,6 +66,8 @@ def predictive_parents(table: pd.DataFrame, skip: Iterable[str] = (),
                if pd.api.types.is_numeric_dtype(table[c]) and table[c].nunique() > 2}
     objectives = {split_column(c)[1]: _ranks(table[c]) for c in columns_of(table, "objective")
                   if pd.api.types.is_numeric_dtype(table[c])}
+    raw = {split_column(c)[1]: table[c].to_numpy(dtype=float) for c in columns_of(table, "metric")
+           + columns_of(table, "objective") if split_column(c)[1] in metrics | objectives}
     if params.shape[1] == 0:
         return []
     skip = set(skip)
@@ -72,7 +82,8 @@ def predictive_parents(table: pd.DataFrame, skip: Iterable[str] = (),
         below = nx.descendants(required, node) if node in required else set()
         allowed = [m for m in metrics if m != node and m not in below
                    and (allows is None or allows(m, node))]
-        found_metrics, found_params = _search(params, {m: metrics[m] for m in allowed}, y)
+        found_metrics, found_params = _search(params, {m: metrics[m] for m in allowed}, y,
+                                              {m: raw[m] for m in allowed}, raw[node])
         found = [(m, node) for m in found_metrics] + [(p, node) for p in dict.fromkeys(
             names[j] for j in found_params) if allows is None or allows(p, node)]
         edges += found
@@ -82,12 +93,13 @@ def predictive_parents(table: pd.DataFrame, skip: Iterable[str] = (),
     return edges
 
 
-def _search(params: np.ndarray, metrics: dict[str, np.ndarray],
-            y: np.ndarray) -> tuple[list[str], list[int]]:
+def _search(params: np.ndarray, metrics: dict[str, np.ndarray], y: np.ndarray,
+            raw_metrics: dict[str, np.ndarray], raw_y: np.ndarray) -> tuple[list[str], list[int]]:
     """The metrics and parameter columns that predict ``y`` clearly better held out than a GP over
     all parameters, or nothing: each candidate metric (and none) with the up to
     :data:`MAX_PARAMS` parameters most relevant beside it, the best of these, then a second
-    metric where one clearly helps."""
+    metric where one clearly helps; where none does on ranks, a metric that scales the node
+    (:func:`_scaling_parent`, on the metrics' and the node's own values, ``raw_*``)."""
     rows = np.isfinite(y) & np.all(np.isfinite(params), axis=1)
     for v in metrics.values():
         rows &= np.isfinite(v)
@@ -125,6 +137,9 @@ def _search(params: np.ndarray, metrics: dict[str, np.ndarray],
             best = ([m], ps, score)
     M.pop("_shuffled", None)
     if best is None:
+        scaled = _scaling_parent(P, {m: raw_metrics[m][rows] for m in _candidates(M, target)}, raw_y[rows])
+        if scaled is not None:
+            return scaled
         return ([], own) if _clear(own_score - base) else ([], [])
     ms, ps, score = best
     if ms and len(ms) < MAX_METRICS:
@@ -135,6 +150,44 @@ def _search(params: np.ndarray, metrics: dict[str, np.ndarray],
         if good:
             ms = [*ms, max(good, key=lambda m: (float(good[m].mean()), m))]
     return ms, ps
+
+
+def _scaling_parent(P: np.ndarray, scales: dict[str, np.ndarray],
+                    y: np.ndarray) -> tuple[list[str], list[int]] | None:
+    """The candidate metric ``m`` (in ``scales``, tried in order) and up to :data:`MAX_PARAMS`
+    parameter columns such that ``m`` times a GP of those parameters predicts ``y`` clearly better
+    held out (log density of ``y`` itself) than a GP over the parameters and than the same model
+    with ``m`` shuffled; None when no candidate does. Trials where ``m`` is (almost) zero are
+    left out of the comparison: the ratio is undefined there."""
+    best: tuple[float, str, list[int]] | None = None
+    for m, scale in scales.items():
+        usable = np.isfinite(scale) & np.isfinite(y) & (np.abs(scale) > MIN_SCALE * np.median(np.abs(scale)))
+        if usable.sum() < MIN_ROWS:
+            continue
+        Pu, yu, su = P[usable], y[usable], scale[usable]
+        plain = max((_loo_log_density(Pu[:, ps], yu) for ps in _prefixes(Pu, yu)),
+                    key=lambda t: float(t.mean()))
+        score, ps = max(((_scaled_log_density(Pu[:, ps], yu, su), ps) for ps in _prefixes(Pu, yu / su)),
+                        key=lambda t: float(t[0].mean()))
+        null = _scaled_log_density(Pu[:, ps], yu, su[np.random.default_rng(0).permutation(len(su))])
+        if _clear(score - plain) and _clear(score - null) and (best is None or score.mean() > best[0]):
+            best = (float(score.mean()), m, ps)
+    return None if best is None else ([best[1]], best[2])
+
+
+def _prefixes(P: np.ndarray, t: np.ndarray) -> list[list[int]]:
+    """All parameter columns, then the nested prefixes (1 to :data:`MAX_PARAMS`) of the columns a
+    GP over all of them finds most relevant to ``t`` (shortest lengthscales first)."""
+    ranked = np.argsort(_loo_log_density(P, t, with_gp=True)[1].lengthscales, kind="stable")
+    return [list(range(P.shape[1]))] + [[int(j) for j in ranked[:k]] for k in range(1, MAX_PARAMS + 1)]
+
+
+def _scaled_log_density(X: np.ndarray, y: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Per trial, the leave-one-out log density of standardised ``y`` under ``y = scale * g(X)``,
+    ``g`` a GP fitted to ``y / scale`` (its held-out Gaussian scaled by ``scale``)."""
+    mean, var = _loo_moments(X, y / scale)
+    sd = y.std() or 1.0
+    return norm.logpdf(y / sd, scale * mean / sd, np.abs(scale) * np.sqrt(var) / sd)
 
 
 def _candidates(metrics: dict[str, np.ndarray], target: np.ndarray) -> list[str]:
@@ -160,17 +213,26 @@ def _clear(gain: np.ndarray) -> bool:
 
 def _loo_log_density(X: np.ndarray, y: np.ndarray, with_gp: bool = False):
     """Per trial, the leave-one-out log density of standardised ``y`` under a GP fitted on all
-    trials (closed form: mean ``y_i - a_i / Q_ii``, variance ``1 / Q_ii``, Q the inverse Gram);
-    with ``with_gp``, also the fitted GP."""
-    z = (y - y.mean()) / (y.std() or 1.0)
+    trials (:func:`_loo_moments`); with ``with_gp``, also the fitted GP."""
+    sd = y.std() or 1.0
+    mean, var, gp = _loo_moments(X, y, with_gp=True)
+    lpd = norm.logpdf(y / sd, mean / sd, np.sqrt(var) / sd)
+    return (lpd, gp) if with_gp else lpd
+
+
+def _loo_moments(X: np.ndarray, y: np.ndarray, with_gp: bool = False):
+    """Per trial, the leave-one-out mean and variance of ``y`` (its units) under a GP fitted on
+    all trials (closed form on standardised ``y``: mean ``z_i - a_i / Q_ii``, variance
+    ``1 / Q_ii``, Q the inverse Gram); with ``with_gp``, also the fitted GP."""
+    centre, sd = y.mean(), y.std() or 1.0
+    z = (y - centre) / sd
     gp = GP.fit(X, z)
     hp = gp.hyperparameters
     K = matern52(X / hp.lengthscales, amplitude=hp.amplitude) + (hp.noise + 1e-8) * np.eye(len(z))
     Q = cho_solve(cho_factor(K, lower=True), np.eye(len(z)))
     q = np.maximum(np.diag(Q), 1e-12)
-    var = 1.0 / q
-    lpd = -0.5 * (Q @ z / q) ** 2 / var - 0.5 * np.log(2 * np.pi * var)
-    return (lpd, gp) if with_gp else lpd
+    mean, var = centre + sd * (z - Q @ z / q), sd**2 / q
+    return (mean, var, gp) if with_gp else (mean, var)
 
 
 def _ranks(values: pd.Series) -> np.ndarray:

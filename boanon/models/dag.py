@@ -9,6 +9,9 @@ passed posterior means and lost it).
 A node left to a GP (no expert model, no relation) first looks for a parametric form of its own
 (:mod:`boanon.models.forms`: affine, quadratic, a hinge, a power law, each with a GP on the
 residual), which extrapolates from few trials where a GP alone reverts to the mean.
+The safety net (:meth:`DAGSurrogate._safety_net`) then keeps, per node, whichever of its models
+and the alternatives (all parameters, a log scale, a metric parent scaled by a GP of the others:
+:mod:`boanon.models.scaled`) predicts it best held out.
 
 Fallbacks keep a learned graph usable: nodes without data are dropped (their children lose
 that parent), an objective left without parents gets a GP over all parameters, and a metric
@@ -39,6 +42,7 @@ from boanon.models.nodes import (
     heldout_predictions,
     node_model_from_spec,
 )
+from boanon.models.scaled import ScaledNode
 from boanon.models.threads import single_blas_thread
 from boanon.nodespec import NodeSpec
 from boanon.objectives import Objective
@@ -50,6 +54,10 @@ MIN_SAFETY_NET_TRIALS = 10  # fewer trials: the graph's parents are kept without
 SAFETY_NET_FOLDS = 5
 SAFETY_NET_SAMPLES = 32
 SAFETY_NET_MARGIN = 0.25  # held-out log density per trial by which an alternative must beat the graph
+MIN_SCALED_TRIALS = 15
+"""Fewer trials: no scaled alternatives. Each alternative is one more chance for a lucky split of
+a dozen trials (on the pipeline at 10 trials a scaled job time beat the graph's model by 25 nats
+per trial, one trial later it lost by 2), and a wrong product extrapolates far."""
 
 
 class DAGSurrogate(Surrogate):
@@ -258,8 +266,9 @@ class DAGSurrogate(Surrogate):
                 break
             self.models_[node], held[node] = candidates[best], scored[best][1]
             if best:
-                self.report_["safety_net"][node] = {"parents": candidates[best].parents,
-                                                   "log_scale": candidates[best].log_target}
+                chosen = candidates[best]
+                self.report_["safety_net"][node] = {"parents": chosen.parents, "kind": chosen.kind,
+                                                   "log_scale": getattr(chosen, "log_target", False)}
                 self.report_["forms"].pop(node, None)
         needed = set(self.outputs)
         for node in reversed(self.order_):  # nodes that no chosen model reads any more are not sampled
@@ -272,19 +281,28 @@ class DAGSurrogate(Surrogate):
                       graph_model: NodeModel, with_own: bool = False) -> list[NodeModel]:
         """Fitted GPs over all parameters (with and without the graph's metric parents) and, for a
         heavy-tailed node, each of these and the graph's parents on a log scale; ``with_own``
-        (the graph model is a learned form) adds the plain GP over the graph's parents."""
+        (the graph model is a learned form) adds the plain GP over the graph's parents; and each
+        metric parent times a GP of the other metric parents and of the graph's parameters, or of
+        all parameters (:class:`ScaledNode`: the learner may have picked the wrong parameters),
+        from :data:`MIN_SCALED_TRIALS` trials on."""
         metrics = graph_model.metric_parents
         inputs = [(graph_model.param_parents, metrics), (self.space.names, []), (self.space.names, metrics)]
         y = table[self.node_column(node)].to_numpy(dtype=float)
         logs = (False, True) if heavy_tailed(y) else (False,)
         seen = set() if with_own else {(tuple(graph_model.parents), False)}
-        out = []
+        out: list[NodeModel] = []
         for (ps, ms), log in product(inputs, logs):
             key = (tuple(ps) + tuple(ms), log)
             if key not in seen and (ps or ms):
                 seen.add(key)
                 model = GPNode(list(ps), list(ms), log)
                 out.append(model.fit(*self._node_data(table, batch, node, model)))
+        scales = metrics if len(table) >= MIN_SCALED_TRIALS else []
+        for scale, params in product(scales, dict.fromkeys([tuple(graph_model.param_parents),
+                                                             tuple(self.space.names)])):
+            if params or len(metrics) > 1:  # a ratio of nothing is a constant: the affine form's
+                scaled = ScaledNode(list(params), metrics, scale)
+                out.append(scaled.fit(*self._node_data(table, batch, node, scaled)))
         return out
 
     def _chain_cv(self, table: pd.DataFrame, batch: ConfigBatch, node: str, model: NodeModel,
