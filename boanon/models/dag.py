@@ -57,7 +57,8 @@ SAFETY_NET_MARGIN = 0.25  # held-out log density per trial by which an alternati
 MIN_SCALED_TRIALS = 15
 """Fewer trials: no scaled alternatives. Each alternative is one more chance for a lucky split of
 a dozen trials (on the pipeline at 10 trials a scaled job time beat the graph's model by 25 nats
-per trial, one trial later it lost by 2), and a wrong product extrapolates far."""
+per trial, one trial later it lost by 2), and a wrong product extrapolates far; a chain of
+products needs them early enough to be exploited (benchmarks/README.md, "Round 8")."""
 
 
 class DAGSurrogate(Surrogate):
