@@ -14,8 +14,9 @@ errors (naming the source and the field, ``node_models.<node>[.<key>]``) are wri
 Which names are *parents* depends on the graph and is checked by the reader that knows it.
 
 The kinds are the node model classes registered in :data:`NODE_KINDS` (by their ``kind``; the
-built-ins are in :mod:`boanon.models.nodes` and :mod:`boanon.models.scaled`): each says what an annotation of it may hold and
-reads its own keys (:class:`NodeKind`), so adding a kind is one module with its class.
+built-ins are in :mod:`boanon.models.nodes` and :mod:`boanon.models.scaled`): each says what an
+annotation of it may hold and reads its own keys (:class:`NodeKind`), so adding a kind is one
+module with its class.
 """
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ def _inputs(x, m, n_samples=1):
 
 def test_scales_its_parent_by_a_gp_of_the_others_beyond_the_parent_values_seen():
     table = _product_table()
-    model = ScaledNode(["x"], ["m"], "m").fit(_inputs(table["param:x"].to_numpy(), table["metric:m"].to_numpy()),
-                                               table["objective:y"].to_numpy())
+    inputs = _inputs(table["param:x"].to_numpy(), table["metric:m"].to_numpy())
+    model = ScaledNode(["x"], ["m"], "m").fit(inputs, table["objective:y"].to_numpy())
     # a parent value ten times any seen: the product carries over, a GP over (x, m) could not
     x = np.array([0.2, 0.5, 0.8])
     mean, var = model.predict(_inputs(x, np.full(3, 50.0)))
@@ -49,7 +49,8 @@ def test_scales_its_parent_by_a_gp_of_the_others_beyond_the_parent_values_seen()
 
 def test_trials_with_a_zero_parent_do_not_train_the_ratio():
     table = _product_table(24)
-    x, m, y = table["param:x"].to_numpy(), table["metric:m"].to_numpy().copy(), table["objective:y"].to_numpy()
+    x, y = table["param:x"].to_numpy(), table["objective:y"].to_numpy()
+    m = table["metric:m"].to_numpy().copy()
     m[:3] = 0.0  # y / m undefined there
     model = ScaledNode(["x"], ["m"], "m").fit(_inputs(x, m), np.where(m == 0, 0.0, y))
     assert model.ratio_

@@ -35,7 +35,7 @@ from scipy.stats import norm, rankdata
 
 from boanon.models.gp import GP
 from boanon.models.kernels import matern52
-from boanon.models.scaled import MIN_SCALE
+from boanon.models.scaled import usable_scale
 from boanon.table import columns_of, split_column
 
 MIN_ROWS = 10
@@ -48,7 +48,6 @@ MAX_PARAMS = 3
 """Parameters chosen per node beside its metric parents."""
 MAX_CANDIDATES = 5
 """Metrics tried per node: those whose ranks relate most to the node's."""
-
 
 
 def predictive_parents(table: pd.DataFrame, skip: Iterable[str] = (),
@@ -161,7 +160,7 @@ def _scaling_parent(P: np.ndarray, scales: dict[str, np.ndarray],
     left out of the comparison: the ratio is undefined there."""
     best: tuple[float, str, list[int]] | None = None
     for m, scale in scales.items():
-        usable = np.isfinite(scale) & np.isfinite(y) & (np.abs(scale) > MIN_SCALE * np.median(np.abs(scale)))
+        usable = usable_scale(scale) & np.isfinite(y)
         if usable.sum() < MIN_ROWS:
             continue
         Pu, yu, su = P[usable], y[usable], scale[usable]

@@ -31,6 +31,12 @@ model on a run's first trials, where a worker that did nothing logged a zero): t
 modelled as a GP over all its parents instead, as the graph's own model would be."""
 
 
+def usable_scale(scale: np.ndarray) -> np.ndarray:
+    """Where a scaling metric's values can divide: known and not within :data:`MIN_SCALE` of its
+    median magnitude of zero (the ratio is undefined there)."""
+    return np.isfinite(scale) & (np.abs(scale) > MIN_SCALE * np.median(np.abs(scale)))
+
+
 @register_node_kind
 class ScaledNode(NodeModel):
     """``y = scale * g(the other parents)``, with ``g`` a GP fitted to ``y / scale``."""
@@ -48,28 +54,30 @@ class ScaledNode(NodeModel):
         self._ratio_gp = _GPPart(param_parents, [m for m in metric_parents if m != scale])
         self._plain_gp = _GPPart(param_parents, metric_parents)
 
-    def _usable(self, inputs: NodeInputs) -> np.ndarray:
-        """The rows whose scale is known and away from zero."""
+    def _ratio_data(self, inputs: NodeInputs, y: np.ndarray) -> tuple[NodeInputs, np.ndarray] | None:
+        """The rows whose scale is usable and their ratios ``y / scale``; None when too few are."""
         scale = np.ravel(inputs.raw[self.scale])
-        return np.isfinite(scale) & (np.abs(scale) > MIN_SCALE * np.median(np.abs(scale)))
+        usable = usable_scale(scale)
+        if usable.sum() < MIN_RATIO_ROWS:
+            return None
+        return inputs.rows(usable), y[usable] / scale[usable]
 
     def fit(self, inputs: NodeInputs, y: np.ndarray) -> ScaledNode:
-        usable = self._usable(inputs)
-        self.ratio_ = bool(usable.sum() >= MIN_RATIO_ROWS)
-        if self.ratio_:
-            self._ratio_gp.fit(inputs.rows(usable), y[usable] / np.ravel(inputs.raw[self.scale])[usable])
+        ratio = self._ratio_data(inputs, y)
+        self.ratio_ = ratio is not None
+        if ratio is not None:
+            self._ratio_gp.fit(*ratio)
         else:
             self._plain_gp.fit(inputs, y)
         return self
 
     def refit(self, inputs: NodeInputs, y: np.ndarray) -> ScaledNode:
-        usable = self._usable(inputs)
-        if self.ratio_ != bool(usable.sum() >= MIN_RATIO_ROWS):
+        ratio = self._ratio_data(inputs, y)
+        if self.ratio_ != (ratio is not None):
             return copy.copy(self).fit(inputs, y)  # the other form: its hyperparameters are fitted anew
         other = copy.copy(self)
-        if self.ratio_:
-            other._ratio_gp = self._ratio_gp.refitted(inputs.rows(usable),
-                                                      y[usable] / np.ravel(inputs.raw[self.scale])[usable])
+        if ratio is not None:
+            other._ratio_gp = self._ratio_gp.refitted(*ratio)
         else:
             other._plain_gp = self._plain_gp.refitted(inputs, y)
         return other
