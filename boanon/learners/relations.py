@@ -14,6 +14,9 @@ with a small library of forms fitted by least squares:
   quantities whose names differ only in one number (``m0_busy_s`` ... ``m9_busy_s``): name
   structure proposes the sets a blind search would not try;
 - ``product``: ``c * x * y`` or ``c * x / y`` (positive quantities, fitted on a log scale);
+- ``squares``: ``sum_i a_i * (x_i - t_i) ** 2 + c``, a loss that adds up squared deviations of
+  quantities from their targets (a model calibrated to observed data, a least-squares fit's
+  error): a GP over the parts does not extrapolate the parabola's far side, nor find its floor;
 - ``share``: an entity's part of a fixed total split in proportion to weights, ``c * w_i / sum_j
   w_j`` where ``w`` is a product of the entity's parameters (or their complements in [0, 1]):
   a batch split over workers by their shares, a cache split over column families.
@@ -62,6 +65,13 @@ MIN_VARYING = 4
 trials fits any sum exactly (one free weight per trial) and proves nothing."""
 MAX_LEVERAGE = 0.95
 MAX_TERMS = 3
+MAX_SQUARES = 8
+SQUARES_MAX_LEVERAGE = 0.999
+"""A squared term gives the extreme trials high leverage by design (the largest losses); only a
+trial that alone decides a weight is no evidence, and an inexact fit's held-out residuals
+``e / (1 - h)`` blow up on such trials anyway."""
+"""Most quantities in a ``squares`` relation: each costs two weights (the square, the linear
+term), so a relation of k quantities needs 2k + 5 trials to be tried at all."""
 PRODUCT_CANDIDATES = 12
 AGGREGATES = ("max", "min", "sum", "mean")  # sum before mean: the same fit, read more plainly
 _DIGITS = re.compile(r"\d+")
@@ -245,10 +255,12 @@ def _best_fit(values: _Columns, varies: np.ndarray, target: str, allowed: list[s
     limit = tolerance * float(np.std(y, ddof=1))
     group_values = {p: a[rows] for p, a in aggregates.items()}
     fits = [f for f in (_linear(sub, y, max_terms, params), _group(sub, y, groups, group_values),
-                        _product(sub, y), _share(target, sub.select([c for c in sub.names if c in params]),
-                                                 y, groups))
+                        _product(sub, y),
+                        _share(target, sub.select([c for c in sub.names if c in params]), y, groups))
             if f is not None and f.heldout <= limit]
     exact = [f for f in fits if f.heldout <= limit * tolerance_ratio]
+    if not exact:  # the last resort: a loss is tried only where no simpler composition holds
+        exact = [f for f in (_squares(sub, y, tolerance * tolerance_ratio),) if f is not None]
     # an approximate relation must be an aggregate over a name group: its direction (the
     # aggregate from its members) is known, a loose weighted sum's is not
     best = _fewest(exact or [f for f in fits if f.kind.startswith("group")])
@@ -266,10 +278,11 @@ def _varies(values: np.ndarray | pd.Series) -> bool:
     return len(v) - int(counts.max()) >= MIN_VARYING
 
 
-def _loo_rmse(X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+def _loo_rmse(X: np.ndarray, y: np.ndarray,
+              max_leverage: float = MAX_LEVERAGE) -> tuple[float, np.ndarray, np.ndarray]:
     """Leave-one-out RMSE of least squares on ``X`` (with its constant column), coefficients,
     fitted values; infinite when one trial decides a weight (no held-out evidence for it)."""
-    coef, fitted, loo = loo_fit(X, y, MAX_LEVERAGE)
+    coef, fitted, loo = loo_fit(X, y, max_leverage)
     return (np.inf if loo is None else float(np.sqrt(np.mean(loo**2)))), coef, fitted
 
 
@@ -295,6 +308,71 @@ def _linear(sub: _Columns, y: np.ndarray, max_terms: int, params: set[str]) -> _
         sizes.append(_Fit(*_linear_text(used, coef, y), tuple(used), heldout, fitted))
     best = _fewest(sizes)
     return None if best is None or len(best.inputs) == 1 and best.inputs[0] not in params else best
+
+
+def _squares(sub: _Columns, y: np.ndarray, tolerance: float) -> _Fit | None:
+    """``sum_i a_i * (x_i - t_i) ** 2 + c``: quantities added greedily (each the one whose square
+    and linear term take most from the residual) until every trial's held-out error is within
+    ``tolerance`` of its own value, then any whose removal keeps it so dropped (one picked early
+    may be explained by later ones). Relative to each value, not to the spread: a loss spans
+    orders of magnitude, and its smallest values are the ones a tuner needs right.
+
+    Only a loss qualifies: weights ``a_i`` of one sign and targets ``t_i`` within the values
+    seen, give or take their range (a parabola centred far outside them is a slightly bent line,
+    which two weights per quantity fit to any smooth monotone dependence).
+    Fitted on standardised columns (squares of byte counts would not be conditioned)."""
+    n = len(y)
+    mean, sd = sub.matrix.mean(axis=0), sub.matrix.std(axis=0)
+    Z = (sub.matrix - mean) / sd
+
+    def design(cols: list[int]) -> np.ndarray:
+        return np.column_stack([Z[:, cols] ** 2, Z[:, cols], np.ones(n)])
+
+    def within(cols: list[int]) -> bool:
+        loo = loo_fit(design(cols), y, SQUARES_MAX_LEVERAGE)[2]
+        return loo is not None and bool(np.all(np.abs(loo) <= tolerance * np.abs(y)))
+
+    chosen: list[int] = []
+    for _ in range(min(MAX_SQUARES, (n - 5) // 2, Z.shape[1])):
+        chosen.append(_most_explaining(Z, y, design(chosen), chosen))
+        if within(chosen):
+            break
+    else:
+        return None
+    for j in list(chosen):
+        if len(chosen) > 1 and within([c for c in chosen if c != j]):
+            chosen.remove(j)
+    heldout, coef, fitted = _loo_rmse(design(chosen), y, SQUARES_MAX_LEVERAGE)
+    k = len(chosen)
+    a, b = coef[:k], coef[k:2 * k]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        centre = -b / (2 * a)  # a * z**2 + b * z = a * (z - centre)**2 - a * centre**2
+    low, high = Z[:, chosen].min(axis=0), Z[:, chosen].max(axis=0)
+    inside = (centre >= low - (high - low)) & (centre <= high + (high - low))
+    if not (np.all(a > 0) or np.all(a < 0)) or not inside.all():
+        return None
+    terms = [f"{_num(a_j / sd[j] ** 2)} * ({sub.names[j]} - {_num(mean[j] + sd[j] * t)}) ** 2"
+             for j, a_j, t in zip(chosen, a, centre, strict=True)]
+    text = " + ".join([*terms, _num(float(coef[-1] - np.sum(a * centre**2)))])
+    return _Fit(text.replace("- -", "+ ").replace("+ -", "- "), "squares",
+                tuple(sub.names[j] for j in chosen), heldout, fitted)
+
+
+def _most_explaining(Z: np.ndarray, y: np.ndarray, current: np.ndarray, chosen: list[int]) -> int:
+    """The column of ``Z`` not yet ``chosen`` whose square and itself, added to the ``current``
+    design, leave the least residual (each candidate's pair projected off the design: one pass)."""
+    q, _ = np.linalg.qr(current)
+    r = y - q @ (q.T @ y)
+    A, B = Z**2, Z
+    A, B = A - q @ (q.T @ A), B - q @ (q.T @ B)
+    aa, ab, bb = (A * A).sum(axis=0), (A * B).sum(axis=0), (B * B).sum(axis=0)
+    ar, br = A.T @ r, B.T @ r
+    det = aa * bb - ab**2
+    ok = det > 1e-12 * np.maximum(aa * bb, 1e-300)
+    pair = (bb * ar**2 - 2 * ab * ar * br + aa * br**2) / np.where(ok, det, 1.0)
+    gain = np.where(ok, pair, br**2 / np.maximum(bb, 1e-300))  # two values: the square adds nothing
+    gain[chosen] = -np.inf
+    return first_best(gain)
 
 
 def _linear_text(names: list[str], coef: np.ndarray, y: np.ndarray) -> tuple[str, str]:
