@@ -35,7 +35,10 @@ def first_best(scores: Sequence[float] | np.ndarray, rtol: float = RTOL) -> int:
         raise ValueError("no scores to choose from")
     values = np.where(np.isnan(values), -np.inf, values)  # a failed score never wins
     top = float(values.max())
-    return next(i for i, v in enumerate(values) if not better(top, float(v), rtol))
+    finite = np.isfinite(values) & np.isfinite(top)
+    with np.errstate(invalid="ignore"):  # inf - inf where not finite: that branch is not taken
+        beaten = np.where(finite, top - values > rtol * np.maximum(abs(top), np.abs(values)), top > values)
+    return int(np.argmin(beaten))  # the first score :func:`better` does not beat (one pass: many candidates)
 
 
 def rounded(values: Sequence[float] | np.ndarray, digits: int = _DIGITS) -> np.ndarray:

@@ -11,6 +11,7 @@ import pytest
 
 from boanon.adapters import ingest
 from boanon.annotations import Knowledge
+from boanon.expressions import Expression
 from boanon.learners import learn
 from boanon.learners.relations import Relation, find_relations, name_groups
 from boanon.table import with_objectives
@@ -61,6 +62,33 @@ def test_no_relation_among_independent_noisy_metrics():
     cols |= {f"q{i}": rng.normal(10, 1, n) for i in range(12)}
     # a sum hidden under 30 % noise is not a deterministic relation either
     cols["cost"] = cols["q0"] + cols["q1"] + rng.normal(0, 0.3 * 1.4, n)
+    assert find_relations(_table(cols)) == []
+
+
+def test_a_loss_of_squared_deviations_is_found_with_its_targets():
+    # a calibration error: how far each simulated quantity is from its observed value
+    rng = np.random.default_rng(3)
+    n = 30
+    params = {f"beta{i}": rng.uniform(0, 1, n) for i in range(4)}
+    sims = {f"sim{i}": np.exp(params[f"beta{i}"]) + params[f"beta{(i + 1) % 4}"] for i in range(4)}
+    observed = {"sim0": 1.9, "sim1": 2.2, "sim2": 1.5, "sim3": 2.6}
+    cost = sum((sims[k] - t) ** 2 for k, t in observed.items())
+    cols = {**params, **sims, "noise": rng.normal(size=n), "cost": cost}
+    found = _by_target(find_relations(_table(cols, params=tuple(params))))
+    rel = found["cost"]
+    assert rel.kind == "squares" and rel.exact and set(rel.inputs) == set(observed)
+    values = Expression.parse(rel.node_model()["function"]).evaluate(cols)
+    assert np.allclose(values, cost, rtol=1e-4)
+    for name, target in observed.items():  # each term names its quantity's target
+        assert f"({name} - {target:g})" in rel.expression
+
+
+def test_a_bent_monotone_dependence_is_not_a_loss():
+    # a quadratic fits a square root closely, but its floor lies far outside the data: no loss
+    rng = np.random.default_rng(4)
+    n = 30
+    m = rng.uniform(10, 20, n)
+    cols = {"m": m, "cost": np.sqrt(m), "noise": rng.normal(size=n)}
     assert find_relations(_table(cols)) == []
 
 

@@ -29,6 +29,19 @@ def test_first_best_keeps_the_earliest_of_near_equal_scores() -> None:
         first_best([])
 
 
+def test_first_best_is_the_first_score_the_highest_does_not_beat() -> None:
+    rng = np.random.default_rng(0)
+    pool = [0.0, -0.0, 1.0, 1.0 + LAST_BITS, 1.0 + 1e-6, -1.0, 1e-300, np.inf, -np.inf, np.nan]
+    for _ in range(2000):
+        scores = rng.choice(pool, size=int(rng.integers(1, 7)))
+        if np.isnan(scores).all():
+            continue
+        losing = np.where(np.isnan(scores), -np.inf, scores)  # NaN counts as the lowest score
+        top = float(losing.max())
+        expected = next(i for i, v in enumerate(losing) if not better(top, float(v)))
+        assert first_best(scores) == expected, scores
+
+
 def test_stable_order_ranks_last_bit_ties_by_position() -> None:
     values = np.array([3.0, 1.0 + LAST_BITS, 2.0, 1.0, 1.0 - LAST_BITS, -np.inf])
     assert stable_order(values).tolist() == [5, 1, 3, 4, 2, 0]
