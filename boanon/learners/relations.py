@@ -312,10 +312,11 @@ def _linear(sub: _Columns, y: np.ndarray, max_terms: int, params: set[str]) -> _
 
 def _squares(sub: _Columns, y: np.ndarray, tolerance: float) -> _Fit | None:
     """``sum_i a_i * (x_i - t_i) ** 2 + c``: quantities added greedily (each the one whose square
-    and linear term take most from the residual) until every trial's held-out error is within
+    and linear term take most from the residual) until every trial is fitted within
     ``tolerance`` of its own value, then any whose removal keeps it so dropped (one picked early
-    may be explained by later ones). Relative to each value, not to the spread: a loss spans
-    orders of magnitude, and its smallest values are the ones a tuner needs right.
+    may be explained by later ones), then the rest checked held out (leave-one-out) the same way.
+    Relative to each value, not to the spread: a loss spans orders of magnitude, and its
+    smallest values are the ones a tuner needs right.
 
     Only a loss qualifies: weights ``a_i`` of one sign and targets ``t_i`` within the values
     seen, give or take their range (a parabola centred far outside them is a slightly bent line,
@@ -328,9 +329,9 @@ def _squares(sub: _Columns, y: np.ndarray, tolerance: float) -> _Fit | None:
     def design(cols: list[int]) -> np.ndarray:
         return np.column_stack([Z[:, cols] ** 2, Z[:, cols], np.ones(n)])
 
-    def within(cols: list[int]) -> bool:
-        loo = loo_fit(design(cols), y, SQUARES_MAX_LEVERAGE)[2]
-        return loo is not None and bool(np.all(np.abs(loo) <= tolerance * np.abs(y)))
+    def within(cols: list[int]) -> bool:  # in the sample: a quantity picked early may be redundant
+        fitted = design(cols) @ np.linalg.lstsq(design(cols), y, rcond=None)[0]
+        return bool(np.all(np.abs(fitted - y) <= tolerance * np.abs(y)))
 
     chosen: list[int] = []
     for _ in range(min(MAX_SQUARES, (n - 5) // 2, Z.shape[1])):
@@ -342,6 +343,9 @@ def _squares(sub: _Columns, y: np.ndarray, tolerance: float) -> _Fit | None:
     for j in list(chosen):
         if len(chosen) > 1 and within([c for c in chosen if c != j]):
             chosen.remove(j)
+    loo = loo_fit(design(chosen), y, SQUARES_MAX_LEVERAGE)[2]  # then held out, the trials' own
+    if loo is None or np.any(np.abs(loo) > tolerance * np.abs(y)):
+        return None
     heldout, coef, fitted = _loo_rmse(design(chosen), y, SQUARES_MAX_LEVERAGE)
     k = len(chosen)
     a, b = coef[:k], coef[k:2 * k]
