@@ -124,8 +124,9 @@ class NodeModel(ABC):
         return cls(list(spec["param_parents"]), list(spec["metric_parents"]))
 
 
-class _GPPart:
-    """A GP over encoded parents: shared by :class:`GPNode` and the residual of a formula."""
+class ParentsGP:
+    """A GP over encoded parents: the part :class:`GPNode`, a formula's residual and
+    :class:`~boanon.models.scaled.ScaledNode` share."""
 
     gp_: GP  # set by fit
 
@@ -135,7 +136,7 @@ class _GPPart:
     def fit(self, inputs: NodeInputs, y: np.ndarray) -> None:
         self.gp_ = GP.fit(self.encoder.fit(inputs).transform(inputs), y)
 
-    def refitted(self, inputs: NodeInputs, y: np.ndarray) -> _GPPart:
+    def refitted(self, inputs: NodeInputs, y: np.ndarray) -> ParentsGP:
         """A copy with the input scaling and hyperparameters kept, conditioned on new data."""
         other = copy.copy(self)
         other.gp_ = self.gp_.refit(self.encoder.transform(inputs), y)
@@ -178,7 +179,7 @@ class GPNode(NodeModel):
 
     def __init__(self, param_parents: list[str], metric_parents: list[str], log_target: bool = False):
         super().__init__(param_parents, metric_parents)
-        self._gp = _GPPart(param_parents, metric_parents)
+        self._gp = ParentsGP(param_parents, metric_parents)
         self.log_target = log_target
 
     def _target(self, y: np.ndarray) -> np.ndarray:
@@ -305,7 +306,7 @@ class FormulaNode(NodeModel):
         self.floor_ = 0.0 if len(y) and np.min(y) > 0 else -np.inf
         self.theta_ = self._fit_theta(inputs, y)
         r = self._residuals(inputs, y)
-        self.residual_ = _GPPart(self.param_parents, self.metric_parents) \
+        self.residual_ = ParentsGP(self.param_parents, self.metric_parents) \
             if self.residual_gp and len(y) >= 3 else None  # a GP needs a few residuals
         if self.residual_ is not None:
             self.residual_.fit(inputs, r)

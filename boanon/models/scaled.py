@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from boanon.models.inputs import NodeInputs
-from boanon.models.nodes import NodeModel, _GPPart
+from boanon.models.nodes import NodeModel, ParentsGP
 from boanon.nodespec import register_node_kind
 
 MIN_SCALE = 1e-3
@@ -51,8 +51,8 @@ class ScaledNode(NodeModel):
             raise ValueError(f"nothing but {scale!r} to scale: the ratio would be a constant")
         super().__init__(param_parents, metric_parents)
         self.scale = scale
-        self._ratio_gp = _GPPart(param_parents, [m for m in metric_parents if m != scale])
-        self._plain_gp = _GPPart(param_parents, metric_parents)
+        self._ratio_gp = ParentsGP(param_parents, [m for m in metric_parents if m != scale])
+        self._plain_gp = ParentsGP(param_parents, metric_parents)
 
     def _ratio_data(self, inputs: NodeInputs, y: np.ndarray) -> tuple[NodeInputs, np.ndarray] | None:
         """The rows whose scale is usable and their ratios ``y / scale``; None when too few are."""
