@@ -92,6 +92,27 @@ def test_a_bent_monotone_dependence_is_not_a_loss():
     assert find_relations(_table(cols)) == []
 
 
+def test_a_distance_from_a_point_is_the_root_of_a_loss():
+    rng = np.random.default_rng(5)
+    n = 15
+    x1, x2 = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    cols = {"x1": x1, "x2": x2, "cost": 10 * np.sqrt((x1 - 0.3) ** 2 + (x2 - 0.7) ** 2)}
+    (rel,) = find_relations(_table(cols, params=("x1", "x2")))
+    assert rel.kind == "root of squares" and set(rel.inputs) == {"x1", "x2"}
+    assert "(x1 - 0.3)" in rel.expression and "(x2 - 0.7)" in rel.expression
+    assert np.allclose(Expression.parse(rel.node_model()["function"]).evaluate(cols), cols["cost"])
+
+
+def test_a_counter_proportional_to_another_is_no_distance():
+    # often zero, so its "target" sits at zero with trials on one side only: a line, not a root
+    rng = np.random.default_rng(6)
+    n = 30
+    misses = np.where(rng.uniform(size=n) < 0.4, 0.0, rng.uniform(1e3, 1e6, n))
+    cols = {"misses": misses, "data_misses": misses.copy(), "noise": rng.normal(size=n),
+            "cost": rng.normal(size=n)}
+    assert [r for r in find_relations(_table(cols)) if "squares" in r.kind] == []
+
+
 def test_an_aggregate_a_few_percent_off_is_approximate():
     rng = np.random.default_rng(2)
     n = 40

@@ -16,7 +16,8 @@ with a small library of forms fitted by least squares:
 - ``product``: ``c * x * y`` or ``c * x / y`` (positive quantities, fitted on a log scale);
 - ``squares``: ``sum_i a_i * (x_i - t_i) ** 2 + c``, a loss that adds up squared deviations of
   quantities from their targets (a model calibrated to observed data, a least-squares fit's
-  error): a GP over the parts does not extrapolate the parabola's far side, nor find its floor;
+  error), or its root (a root-mean-square error, a distance from a target point): a GP over the
+  parts does not extrapolate the parabola's far side, nor find its floor;
 - ``share``: an entity's part of a fixed total split in proportion to weights, ``c * w_i / sum_j
   w_j`` where ``w`` is a product of the entity's parameters (or their complements in [0, 1]):
   a batch split over workers by their shares, a cache split over column families.
@@ -66,12 +67,15 @@ trials fits any sum exactly (one free weight per trial) and proves nothing."""
 MAX_LEVERAGE = 0.95
 MAX_TERMS = 3
 MAX_SQUARES = 8
+"""Most quantities in a ``squares`` relation: each costs two weights (the square, the linear
+term), so a relation of k quantities needs 2k + 5 trials to be tried at all."""
 SQUARES_MAX_LEVERAGE = 0.999
 """A squared term gives the extreme trials high leverage by design (the largest losses); only a
 trial that alone decides a weight is no evidence, and an inexact fit's held-out residuals
 ``e / (1 - h)`` blow up on such trials anyway."""
-"""Most quantities in a ``squares`` relation: each costs two weights (the square, the linear
-term), so a relation of k quantities needs 2k + 5 trials to be tried at all."""
+ROOT_MARGIN = 0.05
+"""How far (a share of its range) a root's quantity must go past its target, on both sides, in
+at least :data:`MIN_VARYING` trials: counters that are often zero sit *at* a target of zero."""
 PRODUCT_CANDIDATES = 12
 AGGREGATES = ("max", "min", "sum", "mean")  # sum before mean: the same fit, read more plainly
 _DIGITS = re.compile(r"\d+")
@@ -278,11 +282,10 @@ def _varies(values: np.ndarray | pd.Series) -> bool:
     return len(v) - int(counts.max()) >= MIN_VARYING
 
 
-def _loo_rmse(X: np.ndarray, y: np.ndarray,
-              max_leverage: float = MAX_LEVERAGE) -> tuple[float, np.ndarray, np.ndarray]:
+def _loo_rmse(X: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """Leave-one-out RMSE of least squares on ``X`` (with its constant column), coefficients,
     fitted values; infinite when one trial decides a weight (no held-out evidence for it)."""
-    coef, fitted, loo = loo_fit(X, y, max_leverage)
+    coef, fitted, loo = loo_fit(X, y, MAX_LEVERAGE)
     return (np.inf if loo is None else float(np.sqrt(np.mean(loo**2)))), coef, fitted
 
 
@@ -311,31 +314,50 @@ def _linear(sub: _Columns, y: np.ndarray, max_terms: int, params: set[str]) -> _
 
 
 def _squares(sub: _Columns, y: np.ndarray, tolerance: float) -> _Fit | None:
-    """``sum_i a_i * (x_i - t_i) ** 2 + c``: quantities added greedily (each the one whose square
-    and linear term take most from the residual) until every trial is fitted within
-    ``tolerance`` of its own value, then any whose removal keeps it so dropped (one picked early
-    may be explained by later ones), then the rest checked held out (leave-one-out) the same way.
-    Relative to each value, not to the spread: a loss spans orders of magnitude, and its
-    smallest values are the ones a tuner needs right.
+    """A loss: ``sum_i a_i * (x_i - t_i) ** 2 + c`` or, for a quantity never negative, its root
+    (a root-mean-square error, a distance from a target point); the first that holds."""
+    for root in (False, True) if np.min(y) >= 0 else (False,):
+        fit = _squares_fit(sub, y, tolerance, root)
+        if fit is not None:
+            return fit
+    return None
+
+
+def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> _Fit | None:
+    """``sum_i a_i * (x_i - t_i) ** 2 + c`` fitted to ``y`` (to ``y ** 2`` when ``root``):
+    quantities added greedily (each the one whose square and linear term take most from the
+    residual) until every trial is fitted within ``tolerance`` of its own value, then any whose
+    removal keeps it so dropped (one picked early may be explained by later ones), then the
+    rest checked held out (leave-one-out) the same way. Relative to each value, not to the
+    spread: a loss spans orders of magnitude, and its smallest values are the ones a tuner
+    needs right.
 
     Only a loss qualifies: weights ``a_i`` of one sign and targets ``t_i`` within the values
     seen, give or take their range (a parabola centred far outside them is a slightly bent line,
-    which two weights per quantity fit to any smooth monotone dependence).
+    which two weights per quantity fit to any smooth monotone dependence); a root, of two
+    quantities or more, with trials well on both sides of each target (``sqrt(a * x**2 + c)``
+    centred at the data's edge is a line, ``a * x`` for a quantity proportional to another).
     Fitted on standardised columns (squares of byte counts would not be conditioned)."""
     n = len(y)
     mean, sd = sub.matrix.mean(axis=0), sub.matrix.std(axis=0)
     Z = (sub.matrix - mean) / sd
+    target = y**2 if root else y
 
     def design(cols: list[int]) -> np.ndarray:
         return np.column_stack([Z[:, cols] ** 2, Z[:, cols], np.ones(n)])
 
+    def value(fitted: np.ndarray) -> np.ndarray:
+        return np.sqrt(np.maximum(fitted, 0.0)) if root else fitted
+
+    def close(fitted: np.ndarray) -> bool:
+        return bool(np.all(np.abs(value(fitted) - y) <= tolerance * np.abs(y)))
+
     def within(cols: list[int]) -> bool:  # in the sample: a quantity picked early may be redundant
-        fitted = design(cols) @ np.linalg.lstsq(design(cols), y, rcond=None)[0]
-        return bool(np.all(np.abs(fitted - y) <= tolerance * np.abs(y)))
+        return close(design(cols) @ np.linalg.lstsq(design(cols), target, rcond=None)[0])
 
     chosen: list[int] = []
     for _ in range(min(MAX_SQUARES, (n - 5) // 2, Z.shape[1])):
-        chosen.append(_most_explaining(Z, y, design(chosen), chosen))
+        chosen.append(_most_explaining(Z, target, design(chosen), chosen))
         if within(chosen):
             break
     else:
@@ -343,23 +365,29 @@ def _squares(sub: _Columns, y: np.ndarray, tolerance: float) -> _Fit | None:
     for j in list(chosen):
         if len(chosen) > 1 and within([c for c in chosen if c != j]):
             chosen.remove(j)
-    loo = loo_fit(design(chosen), y, SQUARES_MAX_LEVERAGE)[2]  # then held out, the trials' own
-    if loo is None or np.any(np.abs(loo) > tolerance * np.abs(y)):
+    coef, fitted, loo = loo_fit(design(chosen), target, SQUARES_MAX_LEVERAGE)
+    if loo is None or not close(target - loo):  # then held out, each trial's own value
         return None
-    heldout, coef, fitted = _loo_rmse(design(chosen), y, SQUARES_MAX_LEVERAGE)
     k = len(chosen)
     a, b = coef[:k], coef[k:2 * k]
     with np.errstate(divide="ignore", invalid="ignore"):
         centre = -b / (2 * a)  # a * z**2 + b * z = a * (z - centre)**2 - a * centre**2
     low, high = Z[:, chosen].min(axis=0), Z[:, chosen].max(axis=0)
     inside = (centre >= low - (high - low)) & (centre <= high + (high - low))
+    if root:  # at the edge of its data a root is a line (sqrt(x**2 + c) ~ |x|): trials well on both sides
+        margin = ROOT_MARGIN * (high - low)
+        sides = np.minimum((Z[:, chosen] < centre - margin).sum(axis=0),
+                           (Z[:, chosen] > centre + margin).sum(axis=0))
+        inside &= (sides >= MIN_VARYING) & (k > 1)
     if not (np.all(a > 0) or np.all(a < 0)) or not inside.all():
         return None
     terms = [f"{_num(a_j / sd[j] ** 2)} * ({sub.names[j]} - {_num(mean[j] + sd[j] * t)}) ** 2"
              for j, a_j, t in zip(chosen, a, centre, strict=True)]
     text = " + ".join([*terms, _num(float(coef[-1] - np.sum(a * centre**2)))])
-    return _Fit(text.replace("- -", "+ ").replace("+ -", "- "), "squares",
-                tuple(sub.names[j] for j in chosen), heldout, fitted)
+    text = text.replace("- -", "+ ").replace("+ -", "- ")
+    heldout = _rmse(value(target - loo), y)
+    return _Fit(f"sqrt(max({text}, 0))" if root else text, "root of squares" if root else "squares",
+                tuple(sub.names[j] for j in chosen), heldout, value(fitted))
 
 
 def _most_explaining(Z: np.ndarray, y: np.ndarray, current: np.ndarray, chosen: list[int]) -> int:
