@@ -72,7 +72,10 @@ def test_a_loss_of_squared_deviations_is_found_with_its_targets():
     params = {f"beta{i}": rng.uniform(0, 1, n) for i in range(4)}
     sims = {f"sim{i}": np.exp(params[f"beta{i}"]) + params[f"beta{(i + 1) % 4}"] for i in range(4)}
     observed = {"sim0": 1.9, "sim1": 2.2, "sim2": 1.5, "sim3": 2.6}
+    for name, target in observed.items():  # one trial on every target: a loss of exactly 0
+        sims[name][0] = target
     cost = sum((sims[k] - t) ** 2 for k, t in observed.items())
+    assert cost[0] == 0.0
     cols = {**params, **sims, "noise": rng.normal(size=n), "cost": cost}
     found = _by_target(find_relations(_table(cols, params=tuple(params))))
     rel = found["cost"]

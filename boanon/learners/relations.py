@@ -349,8 +349,10 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     def value(fitted: np.ndarray) -> np.ndarray:
         return np.sqrt(np.maximum(fitted, 0.0)) if root else fitted
 
+    floor = 1e-9 * float(np.max(np.abs(y)))  # a loss of exactly 0 allows last-bit errors, not none
+
     def close(fitted: np.ndarray) -> bool:
-        return bool(np.all(np.abs(value(fitted) - y) <= tolerance * np.abs(y)))
+        return bool(np.all(np.abs(value(fitted) - y) <= tolerance * np.maximum(np.abs(y), floor)))
 
     def within(cols: list[int]) -> bool:  # in the sample: a quantity picked early may be redundant
         return close(design(cols) @ np.linalg.lstsq(design(cols), target, rcond=None)[0])
