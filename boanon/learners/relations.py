@@ -341,10 +341,11 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     n = len(y)
     mean, sd = sub.matrix.mean(axis=0), sub.matrix.std(axis=0)
     Z = (sub.matrix - mean) / sd
+    Z2 = Z**2
     target = y**2 if root else y
 
     def design(cols: list[int]) -> np.ndarray:
-        return np.column_stack([Z[:, cols] ** 2, Z[:, cols], np.ones(n)])
+        return np.column_stack([Z2[:, cols], Z[:, cols], np.ones(n)])
 
     def value(fitted: np.ndarray) -> np.ndarray:
         return np.sqrt(np.maximum(fitted, 0.0)) if root else fitted
@@ -359,7 +360,7 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
 
     chosen: list[int] = []
     for _ in range(min(MAX_SQUARES, (n - 5) // 2, Z.shape[1])):
-        chosen.append(_most_explaining(Z, target, design(chosen), chosen))
+        chosen.append(_most_explaining(Z, Z2, target, design(chosen), chosen))
         if within(chosen):
             break
     else:
@@ -392,13 +393,14 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
                 tuple(sub.names[j] for j in chosen), heldout, value(fitted))
 
 
-def _most_explaining(Z: np.ndarray, y: np.ndarray, current: np.ndarray, chosen: list[int]) -> int:
-    """The column of ``Z`` not yet ``chosen`` whose square and itself, added to the ``current``
-    design, leave the least residual (each candidate's pair projected off the design: one pass)."""
+def _most_explaining(Z: np.ndarray, Z2: np.ndarray, y: np.ndarray, current: np.ndarray,
+                     chosen: list[int]) -> int:
+    """The column of ``Z`` not yet ``chosen`` whose square (``Z2``) and itself, added to the
+    ``current`` design, leave the least residual (each candidate's pair projected off the design:
+    one pass)."""
     q, _ = np.linalg.qr(current)
     r = y - q @ (q.T @ y)
-    A, B = Z**2, Z
-    A, B = A - q @ (q.T @ A), B - q @ (q.T @ B)
+    A, B = Z2 - q @ (q.T @ Z2), Z - q @ (q.T @ Z)
     aa, ab, bb = (A * A).sum(axis=0), (A * B).sum(axis=0), (B * B).sum(axis=0)
     ar, br = A.T @ r, B.T @ r
     det = aa * bb - ab**2
