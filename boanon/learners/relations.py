@@ -73,6 +73,9 @@ SQUARES_MAX_LEVERAGE = 0.999
 """A squared term gives the extreme trials high leverage by design (the largest losses); only a
 trial that alone decides a weight is no evidence, and an inexact fit's held-out residuals
 ``e / (1 - h)`` blow up on such trials anyway."""
+MIN_PARABOLA_VALUES = 4
+"""Distinct values a quantity needs to enter a loss: a parabola passes through any three (a
+counter printed as 0, 0.1 or 0.2 GB "is" an exact loss of another)."""
 ROOT_MARGIN = 0.05
 """How far (a share of its range) a root's quantity must go past its target, on both sides, in
 at least :data:`MIN_VARYING` trials: counters that are often zero sit *at* a target of zero."""
@@ -342,6 +345,7 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     mean, sd = sub.matrix.mean(axis=0), sub.matrix.std(axis=0)
     Z = (sub.matrix - mean) / sd
     Z2 = Z**2
+    few = np.array([len(np.unique(c)) < MIN_PARABOLA_VALUES for c in Z.T], dtype=bool)
     target = y**2 if root else y
 
     def design(cols: list[int]) -> np.ndarray:
@@ -359,8 +363,8 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
         return close(design(cols) @ np.linalg.lstsq(design(cols), target, rcond=None)[0])
 
     chosen: list[int] = []
-    for _ in range(min(MAX_SQUARES, (n - 5) // 2, Z.shape[1])):
-        chosen.append(_most_explaining(Z, Z2, target, design(chosen), chosen))
+    for _ in range(min(MAX_SQUARES, (n - 5) // 2, int((~few).sum()))):
+        chosen.append(_most_explaining(Z, Z2, target, design(chosen), chosen, few))
         if within(chosen):
             break
     else:
@@ -394,10 +398,10 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
 
 
 def _most_explaining(Z: np.ndarray, Z2: np.ndarray, y: np.ndarray, current: np.ndarray,
-                     chosen: list[int]) -> int:
-    """The column of ``Z`` not yet ``chosen`` whose square (``Z2``) and itself, added to the
-    ``current`` design, leave the least residual (each candidate's pair projected off the design:
-    one pass)."""
+                     chosen: list[int], excluded: np.ndarray) -> int:
+    """The column of ``Z`` neither ``chosen`` nor ``excluded`` whose square (``Z2``) and itself,
+    added to the ``current`` design, leave the least residual (each candidate's pair projected
+    off the design: one pass)."""
     q, _ = np.linalg.qr(current)
     r = y - q @ (q.T @ y)
     A, B = Z2 - q @ (q.T @ Z2), Z - q @ (q.T @ Z)
@@ -408,6 +412,7 @@ def _most_explaining(Z: np.ndarray, Z2: np.ndarray, y: np.ndarray, current: np.n
     pair = (bb * ar**2 - 2 * ab * ar * br + aa * br**2) / np.where(ok, det, 1.0)
     gain = np.where(ok, pair, br**2 / np.maximum(bb, 1e-300))  # two values: the square adds nothing
     gain[chosen] = -np.inf
+    gain[excluded] = -np.inf
     return first_best(gain)
 
 
