@@ -1,7 +1,7 @@
 """Which relations the search finds on each problem's random trials and on the shipped datasets.
 
 A new relation form must find the compositions that are there and invent none that are not.
-This runs :func:`boanon.learners.relations.find_relations` on the first 15, 25 and 40 of 40
+This runs :func:`boanon.learners.relations.find_relations` on the first 10, 15, 25 and 40 of 40
 uniformly random trials of each benchmark problem (seeded) and of each shipped dataset, and
 lists every relation of the given kinds (default: the losses, ``squares`` and
 ``root of squares``) with the count of all relations found, so a false positive shows by name.
@@ -31,7 +31,7 @@ PROBLEMS = ("fn-epidemic", "fn-ackley", "fn-dropwave", "fn-alpine2", "fn-rosenbr
 DATASETS = {"rocksdb-mixgraph": None, "rocksdb-readrandom": None, "rocksdb-readrandomwriterandom": None,
             "sgd-alexnet": None, "sgd-googlenet": None, "zigzag-resnet18": ["edp"]}
 """Dataset -> the objectives to name (None: the dataset's own)."""
-TRIALS = (15, 25, 40)
+TRIALS = (10, 15, 25, 40)
 
 
 def random_trials(problem_name: str, n: int, seed: int) -> pd.DataFrame:

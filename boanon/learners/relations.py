@@ -318,16 +318,21 @@ def _linear(sub: _Columns, y: np.ndarray, max_terms: int, params: set[str]) -> _
 
 def _squares(sub: _Columns, y: np.ndarray, tolerance: float) -> _Fit | None:
     """A loss: ``sum_i a_i * (x_i - t_i) ** 2 + c`` or, for a quantity never negative, its root
-    (a root-mean-square error, a distance from a target point); the first that holds."""
+    (a root-mean-square error, a distance from a target point); the first that holds. With one
+    weight for every quantity first (an unweighted calibration error, a Euclidean distance): the
+    simpler form, and one that ``k`` quantities identify from ``k + 6`` trials, not ``2k + 5``."""
     for root in (False, True) if np.min(y) >= 0 else (False,):
-        fit = _squares_fit(sub, y, tolerance, root)
-        if fit is not None:
-            return fit
+        for shared in (True, False):
+            fit = _squares_fit(sub, y, tolerance, root, shared)
+            if fit is not None:
+                return fit
     return None
 
 
-def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> _Fit | None:
-    """``sum_i a_i * (x_i - t_i) ** 2 + c`` fitted to ``y`` (to ``y ** 2`` when ``root``):
+def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool,
+                 shared: bool) -> _Fit | None:
+    """``sum_i a_i * (x_i - t_i) ** 2 + c`` fitted to ``y`` (to ``y ** 2`` when ``root``), with
+    one weight ``a`` for every quantity when ``shared``:
     quantities added greedily (each the one whose square and linear term take most from the
     residual) until every trial is fitted within ``tolerance`` of its own value, then any whose
     removal keeps it so dropped (one picked early may be explained by later ones), then the
@@ -340,16 +345,21 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     which two weights per quantity fit to any smooth monotone dependence); a root, of two
     quantities or more, with trials well on both sides of each target (``sqrt(a * x**2 + c)``
     centred at the data's edge is a line, ``a * x`` for a quantity proportional to another).
-    Fitted on standardised columns (squares of byte counts would not be conditioned)."""
+    Fitted on centred columns, each scaled by its own spread or, for a shared weight, all by
+    one (squares of byte counts would not be conditioned)."""
     n = len(y)
     mean, sd = sub.matrix.mean(axis=0), sub.matrix.std(axis=0)
-    Z = (sub.matrix - mean) / sd
+    scale = np.full_like(sd, np.median(sd)) if shared else sd  # one unit keeps one weight one
+    Z = (sub.matrix - mean) / scale
     Z2 = Z**2
     few = np.array([len(np.unique(c)) < MIN_PARABOLA_VALUES for c in Z.T], dtype=bool)
     target = y**2 if root else y
 
+    def squares(cols: list[int]) -> np.ndarray:
+        return Z2[:, cols].sum(axis=1, keepdims=True) if shared else Z2[:, cols]
+
     def design(cols: list[int]) -> np.ndarray:
-        return np.column_stack([Z2[:, cols], Z[:, cols], np.ones(n)])
+        return np.column_stack([squares(cols), Z[:, cols], np.ones(n)])
 
     def value(fitted: np.ndarray) -> np.ndarray:
         return np.sqrt(np.maximum(fitted, 0.0)) if root else fitted
@@ -359,16 +369,31 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     def close(fitted: np.ndarray) -> bool:
         return bool(np.all(np.abs(value(fitted) - y) <= tolerance * np.maximum(np.abs(y), floor)))
 
-    def within(cols: list[int]) -> bool:  # in the sample: a quantity picked early may be redundant
-        return close(design(cols) @ np.linalg.lstsq(design(cols), target, rcond=None)[0])
+    def fitted_to(cols: list[int]) -> np.ndarray:
+        return design(cols) @ np.linalg.lstsq(design(cols), target, rcond=None)[0]
 
+    def within(cols: list[int]) -> bool:  # in the sample: a quantity picked early may be redundant
+        return close(fitted_to(cols))
+
+    def misfit(cols: list[int]) -> float:
+        return float(np.sum((target - fitted_to(cols)) ** 2))
+
+    most = min(MAX_SQUARES, n - 6 if shared else (n - 5) // 2)  # four trials beyond the weights
     chosen: list[int] = []
-    for _ in range(min(MAX_SQUARES, (n - 5) // 2, int((~few).sum()))):
-        chosen.append(_most_explaining(Z, Z2, target, design(chosen), chosen, few))
-        if within(chosen):
-            break
-    else:
-        return None
+    barred = few.copy()  # never picked (again): too few values, or dropped from a shared weight
+    while not chosen or not within(chosen):
+        if len(chosen) == most or int((~barred).sum()) == len(chosen):
+            return None
+        # a shared weight: each candidate's square joins the chosen ones' sum, the rest stays
+        fixed = np.column_stack([Z[:, chosen], np.ones(n)]) if shared else design(chosen)
+        base = squares(chosen) if shared and chosen else 0.0
+        chosen.append(_most_explaining(Z, Z2 + base, target, fixed, chosen, barred))
+        if shared and len(chosen) > 2:  # one weight for all: a wrong pick cannot be weighted away
+            without = [misfit([c for c in chosen if c != j]) for j in chosen[:-1]]
+            if min(without) < misfit(chosen):
+                wrong = chosen[int(np.argmin(without))]
+                chosen.remove(wrong)
+                barred[wrong] = True
     for j in list(chosen):
         if len(chosen) > 1 and within([c for c in chosen if c != j]):
             chosen.remove(j)
@@ -376,7 +401,8 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     if loo is None or not close(target - loo):  # then held out, each trial's own value
         return None
     k = len(chosen)
-    a, b = coef[:k], coef[k:2 * k]
+    weights = 1 if shared else k
+    a, b = np.broadcast_to(coef[:weights], k), coef[weights:weights + k]
     with np.errstate(divide="ignore", invalid="ignore"):
         centre = -b / (2 * a)  # a * z**2 + b * z = a * (z - centre)**2 - a * centre**2
     low, high = Z[:, chosen].min(axis=0), Z[:, chosen].max(axis=0)
@@ -388,7 +414,7 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
         inside &= (sides >= MIN_VARYING) & (k > 1)
     if not (np.all(a > 0) or np.all(a < 0)) or not inside.all():
         return None
-    terms = [f"{_num(a_j / sd[j] ** 2)} * ({sub.names[j]} - {_num(mean[j] + sd[j] * t)}) ** 2"
+    terms = [f"{_num(a_j / scale[j] ** 2)} * ({sub.names[j]} - {_num(mean[j] + scale[j] * t)}) ** 2"
              for j, a_j, t in zip(chosen, a, centre, strict=True)]
     text = " + ".join([*terms, _num(float(coef[-1] - np.sum(a * centre**2)))])
     text = text.replace("- -", "+ ").replace("+ -", "- ")
