@@ -45,7 +45,7 @@ from boanon.multitask.warmstart import load_related
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Param, Space
 from boanon.strategies import DEFAULT_STRATEGY
-from boanon.tuner import Tuner
+from boanon.tuner import Tuner, last_learn_point
 
 METRICS_ATTR = "metrics"
 """The user attribute holding a trial's logged metrics (``{name: number}``)."""
@@ -297,9 +297,9 @@ class BoAnonSampler(BaseSampler):
 
     def _replay_learning(self, tuner: Tuner) -> None:
         """Give ``tuner`` the graph a serial Tuner would hold now: learned from the first ``m``
-        finished trials, ``m`` the last point of its schedule (first at ``n_init``, then every
-        ``relearn_every``; not before the learner's minimum), counting the related tasks' trials as
-        it does."""
+        finished trials, ``m`` the last point of its schedule (first at ``n_init``, then
+        :func:`boanon.tuner.relearn_period` apart; not before the learner's minimum), counting
+        the related tasks' trials as it does."""
         from boanon.learners import MIN_LEARN_TRIALS
 
         own = tuner.table()
@@ -307,7 +307,7 @@ class BoAnonSampler(BaseSampler):
         n, first = len(own) + n_related, max(tuner.n_init + n_related, MIN_LEARN_TRIALS)
         if n < MIN_LEARN_TRIALS:  # the serial Tuner makes no attempt yet (its ask says why)
             return
-        m = n if n < first else first + (n - first) // tuner.relearn_every * tuner.relearn_every
+        m = n if n < first else last_learn_point(first, n, tuner.relearn_every)
         table = TaskColumn(tuner.related).table(own.iloc[:m - n_related])
         key = hashlib.sha1(table.to_csv(index=False).encode()).hexdigest()
         with self._lock:

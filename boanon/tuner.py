@@ -2,10 +2,11 @@
 
 A run starts with the default configuration and a space-filling (scrambled Sobol) design, then
 asks :func:`boanon.acquisition.propose` for each next configuration. When the run's proposer
-needs a graph and none is fixed, the causal graph is re-learned from the finished trials every
-``relearn_every`` trials, the first time as soon as there are enough trials to learn from (a
-budget-sized initial design can be smaller); when it cannot be learned (a degenerate table) the
-proposer says what proposes instead (the structured one: the plain GP) and the trial records why.
+needs a graph and none is fixed, the causal graph is re-learned from the finished trials each
+time they have grown by a tenth (at most ``relearn_every`` trials apart), the first time as soon
+as there are enough trials to learn from (a budget-sized initial design can be smaller); when it
+cannot be learned (a degenerate table) the proposer says what proposes instead (the structured
+one: the plain GP) and the trial records why.
 
 Everything lives in the :class:`~boanon.store.Store`, so a run rebuilds its state from the
 store: a killed run resumes where it stopped (:meth:`Tuner.resume`, only when asked: opening a
@@ -55,6 +56,26 @@ def default_n_init(space: Space, budget: int | None = None) -> int:
     budget of 10 left the model three proposals."""
     n = int(min(10, max(5, len(space) // 2)))
     return n if budget is None else min(n, max(2, int(budget) // DESIGN_SHARE))
+
+
+RELEARN_SHARE = 10
+"""The graph is re-learned once the finished trials have grown by this share (1/10) since it
+was last learned, at least one trial and at most ``relearn_every`` later."""
+
+
+def relearn_period(learned_at: int, every: int) -> int:
+    """Finished trials to wait after learning from ``learned_at`` before learning again. Early,
+    one trial is a large share of the evidence: a relation exact from 12 trials should shape the
+    13th proposal, not the 16th; later a trial changes little and learning costs more."""
+    return min(every, max(1, learned_at // RELEARN_SHARE))
+
+
+def last_learn_point(first: int, n: int, every: int) -> int:
+    """The last point of the learning schedule that starts at ``first``, up to ``n`` trials."""
+    m = first
+    while m + relearn_period(m, every) <= n:
+        m += relearn_period(m, every)
+    return m
 
 
 @dataclass
@@ -301,7 +322,7 @@ class Tuner:
         return self.proposer.needs_graph(self.related_outputs)
 
     def _maybe_learn(self, table: pd.DataFrame) -> None:
-        """Re-learn the graph every ``relearn_every`` finished trials (not when it is fixed)."""
+        """Re-learn the graph when :func:`relearn_period` says (not when it is fixed)."""
         if self.fixed_graph:
             return
         from boanon.learners import MIN_LEARN_TRIALS
@@ -311,7 +332,7 @@ class Tuner:
             self.learn_note = f"{n} finished trial(s): structure learning needs {MIN_LEARN_TRIALS}"
             return
         last = self.learn_attempted_at  # a failed attempt also waits a period to retry
-        if last >= 0 and n - last < self.relearn_every:
+        if last >= 0 and n - last < relearn_period(last, self.relearn_every):
             return
         self.learn_graph(table)
 
@@ -333,7 +354,7 @@ class Tuner:
     def adopt_graph(self, graph: CausalGraph | None, learned_at: int, note: str = "") -> None:
         """Use ``graph``, learned from the first ``learned_at`` rows of the table, as if this tuner
         had learned it (``None``: that attempt failed, for ``note``'s reason); the next re-learn
-        is due ``relearn_every`` trials later."""
+        is due :func:`relearn_period` trials later."""
         self.learn_attempted_at, self.learn_note = learned_at, note
         if graph is None:
             return

@@ -17,7 +17,7 @@ from boanon.runners import make_runner
 from boanon.space import Float, Int, Space
 from boanon.store import INTERRUPTED, Store
 from boanon.synthetic import SyntheticSystem
-from boanon.tuner import Tuner, default_n_init
+from boanon.tuner import Tuner, default_n_init, last_learn_point, relearn_period
 
 SYSTEM = SyntheticSystem(n_params=6, n_groups=2, seed=2)
 
@@ -287,14 +287,23 @@ def test_structure_is_learned_and_relearned_with_each_trial_recording_its_graph(
     proposed = tuner.store.trials()[5:]
     assert all(t.surrogate in ("structured", "gp") and "CV" in t.reason for t in proposed)
     learned_at = [tuner.store.graph(t.graph_id).metadata["learned_from_trials"] for t in proposed]
-    assert learned_at == [5, 5, 7, 7]  # re-learned every 2 finished trials
+    assert learned_at == [5, 6, 7, 8]  # re-learned after every trial while the run is young
     graph = tuner.store.graph(proposed[-1].graph_id)
     assert set(graph.nodes("param")) <= set(SYSTEM.space.names) and graph.nodes("objective") == ["cost"]
     # A resumed run goes on from the last graph it learned instead of learning again at once.
     tuner.store.close()
     resumed = Tuner(SYSTEM.space, ["cost"], strategy="structured", n_init=5, seed=0,
                     relearn_every=2, store=tmp_path / "run.db")
-    assert resumed.graph is not None and resumed.graph.metadata["learned_from_trials"] == 7
+    assert resumed.graph is not None and resumed.graph.metadata["learned_from_trials"] == 8
+
+
+def test_the_graph_is_relearned_when_the_trials_grew_by_a_tenth_at_most_relearn_every_apart() -> None:
+    assert [relearn_period(n, 5) for n in (5, 12, 19, 20, 35, 49, 50, 400)] == [1, 1, 1, 2, 3, 4, 5, 5]
+    assert relearn_period(40, 2) == 2 and relearn_period(3, 1) == 1
+    # the schedule from 5: every trial to 20, then 22, 24, ... 30, 33, 36, 39
+    assert last_learn_point(5, 19, 5) == 19 and last_learn_point(5, 21, 5) == 20
+    assert last_learn_point(5, 31, 5) == 30 and last_learn_point(5, 38, 5) == 36
+    assert last_learn_point(5, 38, 1) == 38 and last_learn_point(7, 7, 5) == 7
 
 
 def test_a_small_initial_design_learns_as_soon_as_there_are_enough_trials(tmp_path: Path) -> None:
@@ -322,9 +331,9 @@ def test_a_bug_in_learning_surfaces_instead_of_becoming_the_plain_gp(tmp_path: P
 
 def test_when_learning_fails_the_plain_gp_is_used_and_the_reason_recorded(tmp_path: Path) -> None:
     tuner = _structured(tmp_path, budget=7, learn_options={"learner": "no-such-learner"})
-    for t in tuner.store.trials()[5:]:
+    for n, t in enumerate(tuner.store.trials()[5:], start=5):  # tried again after each trial, early
         assert t.surrogate == "gp" and t.graph_id is None
-        assert t.reason.startswith("structure not learned (learning from 5 trials failed:")
+        assert t.reason.startswith(f"structure not learned (learning from {n} trials failed:")
         assert "no-such-learner" in t.reason
 
 

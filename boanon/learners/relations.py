@@ -318,48 +318,47 @@ def _linear(sub: _Columns, y: np.ndarray, max_terms: int, params: set[str]) -> _
 
 def _squares(sub: _Columns, y: np.ndarray, tolerance: float) -> _Fit | None:
     """A loss: ``sum_i a_i * (x_i - t_i) ** 2 + c`` or, for a quantity never negative, its root
-    (a root-mean-square error, a distance from a target point); the first that holds. With one
-    weight for every quantity first (an unweighted calibration error, a Euclidean distance): the
-    simpler form, and one that ``k`` quantities identify from ``k + 6`` trials, not ``2k + 5``."""
+    (a root-mean-square error, a distance from a target point); the first that holds."""
     for root in (False, True) if np.min(y) >= 0 else (False,):
-        for shared in (True, False):
-            fit = _squares_fit(sub, y, tolerance, root, shared)
-            if fit is not None:
-                return fit
+        fit = _squares_fit(sub, y, tolerance, root)
+        if fit is not None:
+            return fit
     return None
 
 
-def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool,
-                 shared: bool) -> _Fit | None:
-    """``sum_i a_i * (x_i - t_i) ** 2 + c`` fitted to ``y`` (to ``y ** 2`` when ``root``), with
-    one weight ``a`` for every quantity when ``shared``:
+def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> _Fit | None:
+    """``sum_i a_i * (x_i - t_i) ** 2 + c`` fitted to ``y`` (to ``y ** 2`` when ``root``):
     quantities added greedily (each the one whose square and linear term take most from the
     residual) until every trial is fitted within ``tolerance`` of its own value, then any whose
     removal keeps it so dropped (one picked early may be explained by later ones), then the
-    rest checked held out (leave-one-out) the same way. Relative to each value, not to the
+    rest checked held out (leave-one-out) the same way. Relative to each value, not only to the
     spread: a loss spans orders of magnitude, and its smallest values are the ones a tuner
     needs right.
+
+    Each set is tried first with one weight ``a`` for all its quantities (an unweighted
+    calibration error, a Euclidean distance): the simpler form, which ``k`` quantities
+    identify from ``k + 6`` trials where a weight each needs ``2k + 5``; so the greedy picks
+    with a weight each while the trials allow, and goes on with the shared weight after.
 
     Only a loss qualifies: weights ``a_i`` of one sign and targets ``t_i`` within the values
     seen, give or take their range (a parabola centred far outside them is a slightly bent line,
     which two weights per quantity fit to any smooth monotone dependence); a root, of two
     quantities or more, with trials well on both sides of each target (``sqrt(a * x**2 + c)``
     centred at the data's edge is a line, ``a * x`` for a quantity proportional to another).
-    Fitted on centred columns, each scaled by its own spread or, for a shared weight, all by
-    one (squares of byte counts would not be conditioned)."""
+    Fitted on centred columns, all scaled by one unit (the median spread: a shared weight stays
+    one weight) and so conditioned (squares of byte counts would not be)."""
     n = len(y)
-    mean, sd = sub.matrix.mean(axis=0), sub.matrix.std(axis=0)
-    scale = np.full_like(sd, np.median(sd)) if shared else sd  # one unit keeps one weight one
-    Z = (sub.matrix - mean) / scale
+    mean = sub.matrix.mean(axis=0)
+    unit = float(np.median(sub.matrix.std(axis=0)))
+    Z = (sub.matrix - mean) / unit
     Z2 = Z**2
     few = np.array([len(np.unique(c)) < MIN_PARABOLA_VALUES for c in Z.T], dtype=bool)
     target = y**2 if root else y
+    own_most, shared_most = (n - 5) // 2, n - 6  # four trials beyond the weights, as MIN_VARYING
 
-    def squares(cols: list[int]) -> np.ndarray:
-        return Z2[:, cols].sum(axis=1, keepdims=True) if shared else Z2[:, cols]
-
-    def design(cols: list[int]) -> np.ndarray:
-        return np.column_stack([squares(cols), Z[:, cols], np.ones(n)])
+    def design(cols: list[int], shared: bool) -> np.ndarray:
+        squares = Z2[:, cols].sum(axis=1, keepdims=True) if shared else Z2[:, cols]
+        return np.column_stack([squares, Z[:, cols], np.ones(n)])
 
     def value(fitted: np.ndarray) -> np.ndarray:
         return np.sqrt(np.maximum(fitted, 0.0)) if root else fitted
@@ -369,37 +368,34 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool,
     def close(fitted: np.ndarray) -> bool:
         return bool(np.all(np.abs(value(fitted) - y) <= tolerance * np.maximum(np.abs(y), floor)))
 
-    def fitted_to(cols: list[int]) -> np.ndarray:
-        return design(cols) @ np.linalg.lstsq(design(cols), target, rcond=None)[0]
+    def within(cols: list[int], shared: bool) -> bool:  # in the sample
+        return len(cols) <= (shared_most if shared else own_most) and \
+            close(design(cols, shared) @ np.linalg.lstsq(design(cols, shared), target, rcond=None)[0])
 
-    def within(cols: list[int]) -> bool:  # in the sample: a quantity picked early may be redundant
-        return close(fitted_to(cols))
-
-    def misfit(cols: list[int]) -> float:
-        return float(np.sum((target - fitted_to(cols)) ** 2))
-
-    most = min(MAX_SQUARES, n - 6 if shared else (n - 5) // 2)  # four trials beyond the weights
     chosen: list[int] = []
-    barred = few.copy()  # never picked (again): too few values, or dropped from a shared weight
-    while not chosen or not within(chosen):
-        if len(chosen) == most or int((~barred).sum()) == len(chosen):
-            return None
-        # a shared weight: each candidate's square joins the chosen ones' sum, the rest stays
-        fixed = np.column_stack([Z[:, chosen], np.ones(n)]) if shared else design(chosen)
-        base = squares(chosen) if shared and chosen else 0.0
-        chosen.append(_most_explaining(Z, Z2 + base, target, fixed, chosen, barred))
-        if shared and len(chosen) > 2:  # one weight for all: a wrong pick cannot be weighted away
-            without = [misfit([c for c in chosen if c != j]) for j in chosen[:-1]]
-            if min(without) < misfit(chosen):
-                wrong = chosen[int(np.argmin(without))]
-                chosen.remove(wrong)
-                barred[wrong] = True
-    for j in list(chosen):
-        if len(chosen) > 1 and within([c for c in chosen if c != j]):
+    shared = True
+    for _ in range(min(MAX_SQUARES, shared_most, int((~few).sum()))):
+        own = len(chosen) < own_most  # the next pick can still be weighed on its own
+        fixed = design(chosen, False) if own else np.column_stack([Z[:, chosen], np.ones(n)])
+        base = 0.0 if own else Z2[:, chosen].sum(axis=1, keepdims=True)  # joins the shared sum
+        chosen.append(_most_explaining(Z, Z2 + base, target, fixed, chosen, few))
+        # a wrong pick, harmless with a weight of its own, spoils a shared one: try without each
+        tries = [(c, True) for c in [chosen, *([x for x in chosen if x != j] for j in chosen[:-1])]]
+        fits = [(cols, w) for cols, w in [*tries, (chosen, False)] if within(cols, w)]
+        if fits:
+            chosen, shared = fits[0]
+            break
+    else:
+        return None
+    for j in list(chosen):  # a quantity picked early may be explained by later ones
+        if len(chosen) > 1 and within([c for c in chosen if c != j], shared):
             chosen.remove(j)
-    coef, fitted, loo = loo_fit(design(chosen), target, SQUARES_MAX_LEVERAGE)
+    coef, fitted, loo = loo_fit(design(chosen, shared), target, SQUARES_MAX_LEVERAGE)
     if loo is None or not close(target - loo):  # then held out, each trial's own value
         return None
+    heldout = _rmse(value(target - loo), y)
+    if heldout > tolerance * float(np.std(y, ddof=1)):  # and to the spread: a quantity that
+        return None  # barely moves is within 1 % of its own value whatever is fitted to it
     k = len(chosen)
     weights = 1 if shared else k
     a, b = np.broadcast_to(coef[:weights], k), coef[weights:weights + k]
@@ -414,11 +410,10 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool,
         inside &= (sides >= MIN_VARYING) & (k > 1)
     if not (np.all(a > 0) or np.all(a < 0)) or not inside.all():
         return None
-    terms = [f"{_num(a_j / scale[j] ** 2)} * ({sub.names[j]} - {_num(mean[j] + scale[j] * t)}) ** 2"
+    terms = [f"{_num(a_j / unit**2)} * ({sub.names[j]} - {_num(mean[j] + unit * t)}) ** 2"
              for j, a_j, t in zip(chosen, a, centre, strict=True)]
     text = " + ".join([*terms, _num(float(coef[-1] - np.sum(a * centre**2)))])
     text = text.replace("- -", "+ ").replace("+ -", "- ")
-    heldout = _rmse(value(target - loo), y)
     return _Fit(f"sqrt(max({text}, 0))" if root else text, "root of squares" if root else "squares",
                 tuple(sub.names[j] for j in chosen), heldout, value(fitted))
 
