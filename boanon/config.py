@@ -15,7 +15,7 @@
     seed: 0
     strategy: structured                                # structured | gp | multitask | random
     n_init: 6                                           # initial design incl. the default config
-    relearn_every: 5                                    # re-learn the graph every N finished trials
+    relearn_every: 5                                    # re-learn the graph at least every N trials
     outputs: [{name: area, max: 2.0e6}]                 # optional: bounds on metrics/objectives
     ref_point: {energy: 1.0e9, latency: 5.0e6}          # optional: hypervolume reference (else inferred)
     scalarization: {kind: weighted_sum, weights: [1, 1]}  # optional: instead of EHVI (several objectives)

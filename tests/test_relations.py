@@ -86,6 +86,31 @@ def test_a_loss_of_squared_deviations_is_found_with_its_targets():
         assert f"({name} - {target:g})" in rel.expression
 
 
+def test_an_unweighted_loss_is_found_from_fewer_trials_than_a_weighted_one():
+    # six simulated shares against their history, one weight for all: 12 trials identify it
+    # (k + 6), where a weight per share needs 17 (2k + 5); the parameters that drive the shares
+    # are not mistaken for its quantities
+    rng = np.random.default_rng(8)
+    n = 12
+    params = {f"beta{i}": rng.uniform(0, 1, n) for i in range(6)}
+    sims = {f"sim{i}": np.exp(params[f"beta{i}"]) * (1 + params[f"beta{(i + 1) % 6}"]) for i in range(6)}
+    observed = {f"sim{i}": 1.5 + 0.2 * i for i in range(6)}
+    cost = sum((sims[k] - t) ** 2 for k, t in observed.items())
+    cols = {**params, **sims, "cost": cost}
+    rel = _by_target(find_relations(_table(cols, params=tuple(params))))["cost"]
+    assert rel.kind == "squares" and rel.exact and set(rel.inputs) == set(observed)
+    assert np.allclose(Expression.parse(rel.node_model()["function"]).evaluate(cols), cost, rtol=1e-4)
+
+
+def test_a_noisy_parabola_far_from_zero_is_no_loss():
+    # a noisy parabola about 100 is within 1 % of every value: a loss must be exact to the spread too
+    rng = np.random.default_rng(9)
+    n = 10
+    x = rng.uniform(0, 1, n)
+    cols = {"x": x, "latency": 100 + 8 * (x - 0.5) ** 2 + 0.1 * rng.normal(size=n), "noise": rng.normal(size=n)}
+    assert [r for r in find_relations(_table(cols, params=("x",))) if "squares" in r.kind] == []
+
+
 def test_a_bent_monotone_dependence_is_not_a_loss():
     # a quadratic fits a square root closely, but its floor lies far outside the data: no loss
     rng = np.random.default_rng(4)

@@ -267,7 +267,7 @@ def _best_fit(values: _Columns, varies: np.ndarray, target: str, allowed: list[s
             if f is not None and f.heldout <= limit]
     exact = [f for f in fits if f.heldout <= limit * tolerance_ratio]
     if not exact:  # the last resort: a loss is tried only where no simpler composition holds
-        exact = [f for f in (_squares(sub, y, tolerance * tolerance_ratio),) if f is not None]
+        exact = [f for f in (_squares(sub, y, tolerance * tolerance_ratio, params),) if f is not None]
     # an approximate relation must be an aggregate over a name group: its direction (the
     # aggregate from its members) is known, a loose weighted sum's is not
     best = _fewest(exact or [f for f in fits if f.kind.startswith("group")])
@@ -316,13 +316,19 @@ def _linear(sub: _Columns, y: np.ndarray, max_terms: int, params: set[str]) -> _
     return None if best is None or len(best.inputs) == 1 and best.inputs[0] not in params else best
 
 
-def _squares(sub: _Columns, y: np.ndarray, tolerance: float) -> _Fit | None:
+def _squares(sub: _Columns, y: np.ndarray, tolerance: float, params: set[str]) -> _Fit | None:
     """A loss: ``sum_i a_i * (x_i - t_i) ** 2 + c`` or, for a quantity never negative, its root
-    (a root-mean-square error, a distance from a target point); the first that holds."""
+    (a root-mean-square error, a distance from a target point); the first that holds. Of
+    parameters or of metrics, not both: a loss compares like with like (outputs with the
+    observations they are calibrated to, a configuration with a point), and among a dozen
+    trials a parameter that drives the compared outputs takes the greedy search astray."""
+    pools = [[c for c in sub.names if c in params], [c for c in sub.names if c not in params]]
+    pools = [p for p in pools if p]
     for root in (False, True) if np.min(y) >= 0 else (False,):
-        fit = _squares_fit(sub, y, tolerance, root)
-        if fit is not None:
-            return fit
+        for pool in pools:
+            fit = _squares_fit(sub.select(pool), y, tolerance, root)
+            if fit is not None:
+                return fit
     return None
 
 
