@@ -351,20 +351,21 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     which two weights per quantity fit to any smooth monotone dependence); a root, of two
     quantities or more, with trials well on both sides of each target (``sqrt(a * x**2 + c)``
     centred at the data's edge is a line, ``a * x`` for a quantity proportional to another).
-    Fitted on centred columns, all scaled by one unit (the median spread: a shared weight stays
-    one weight) and so conditioned (squares of byte counts would not be)."""
+    Fitted on centred columns, each scaled by its spread or, for a shared weight, all by one unit
+    (their median spread: one weight stays one weight), so conditioned (squares of byte counts
+    would not be)."""
     n = len(y)
-    mean = sub.matrix.mean(axis=0)
-    unit = float(np.median(sub.matrix.std(axis=0)))
-    Z = (sub.matrix - mean) / unit
-    Z2 = Z**2
-    few = np.array([len(np.unique(c)) < MIN_PARABOLA_VALUES for c in Z.T], dtype=bool)
+    mean, sd = sub.matrix.mean(axis=0), sub.matrix.std(axis=0)
+    scales = {False: sd, True: np.full_like(sd, np.median(sd))}
+    scaled = {shared: (sub.matrix - mean) / scale for shared, scale in scales.items()}
+    few = np.array([len(np.unique(c)) < MIN_PARABOLA_VALUES for c in sub.matrix.T], dtype=bool)
     target = y**2 if root else y
     own_most, shared_most = (n - 5) // 2, n - 6  # four trials beyond the weights, as MIN_VARYING
 
     def design(cols: list[int], shared: bool) -> np.ndarray:
-        squares = Z2[:, cols].sum(axis=1, keepdims=True) if shared else Z2[:, cols]
-        return np.column_stack([squares, Z[:, cols], np.ones(n)])
+        Z = scaled[shared][:, cols]
+        squares = (Z**2).sum(axis=1, keepdims=True) if shared else Z**2
+        return np.column_stack([squares, Z, np.ones(n)])
 
     def value(fitted: np.ndarray) -> np.ndarray:
         return np.sqrt(np.maximum(fitted, 0.0)) if root else fitted
@@ -382,9 +383,10 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     shared = True
     for _ in range(min(MAX_SQUARES, shared_most, int((~few).sum()))):
         own = len(chosen) < own_most  # the next pick can still be weighed on its own
+        Z = scaled[not own]
         fixed = design(chosen, False) if own else np.column_stack([Z[:, chosen], np.ones(n)])
-        base = 0.0 if own else Z2[:, chosen].sum(axis=1, keepdims=True)  # joins the shared sum
-        chosen.append(_most_explaining(Z, Z2 + base, target, fixed, chosen, few))
+        base = 0.0 if own else (Z[:, chosen] ** 2).sum(axis=1, keepdims=True)  # joins the shared sum
+        chosen.append(_most_explaining(Z, Z**2 + base, target, fixed, chosen, few))
         # a wrong pick, harmless with a weight of its own, spoils a shared one: try without each
         tries = [(c, True) for c in [chosen, *([x for x in chosen if x != j] for j in chosen[:-1])]]
         fits = [(cols, w) for cols, w in [*tries, (chosen, False)] if within(cols, w)]
@@ -407,6 +409,7 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     a, b = np.broadcast_to(coef[:weights], k), coef[weights:weights + k]
     with np.errstate(divide="ignore", invalid="ignore"):
         centre = -b / (2 * a)  # a * z**2 + b * z = a * (z - centre)**2 - a * centre**2
+    Z, scale = scaled[shared], scales[shared]
     low, high = Z[:, chosen].min(axis=0), Z[:, chosen].max(axis=0)
     inside = (centre >= low - (high - low)) & (centre <= high + (high - low))
     if root:  # at the edge of its data a root is a line (sqrt(x**2 + c) ~ |x|): trials well on both sides
@@ -416,7 +419,7 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
         inside &= (sides >= MIN_VARYING) & (k > 1)
     if not (np.all(a > 0) or np.all(a < 0)) or not inside.all():
         return None
-    terms = [f"{_num(a_j / unit**2)} * ({sub.names[j]} - {_num(mean[j] + unit * t)}) ** 2"
+    terms = [f"{_num(a_j / scale[j] ** 2)} * ({sub.names[j]} - {_num(mean[j] + scale[j] * t)}) ** 2"
              for j, a_j, t in zip(chosen, a, centre, strict=True)]
     text = " + ".join([*terms, _num(float(coef[-1] - np.sum(a * centre**2)))])
     text = text.replace("- -", "+ ").replace("+ -", "- ")
