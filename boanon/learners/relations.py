@@ -16,8 +16,9 @@ with a small library of forms fitted by least squares:
 - ``product``: ``c * x * y`` or ``c * x / y`` (positive quantities, fitted on a log scale);
 - ``squares``: ``sum_i a_i * (x_i - t_i) ** 2 + c``, a loss that adds up squared deviations of
   quantities from their targets (a model calibrated to observed data, a least-squares fit's
-  error), or its root (a root-mean-square error, a distance from a target point): a GP over the
-  parts does not extrapolate the parabola's far side, nor find its floor;
+  error), or its root (a root-mean-square error, a distance from a target point), one weight
+  for all tried first (found from fewer trials): a GP over the parts does not extrapolate the
+  parabola's far side, nor find its floor;
 - ``share``: an entity's part of a fixed total split in proportion to weights, ``c * w_i / sum_j
   w_j`` where ``w`` is a product of the entity's parameters (or their complements in [0, 1]):
   a batch split over workers by their shares, a cache split over column families.
@@ -68,7 +69,8 @@ MAX_LEVERAGE = 0.95
 MAX_TERMS = 3
 MAX_SQUARES = 8
 """Most quantities in a ``squares`` relation: each costs two weights (the square, the linear
-term), so a relation of k quantities needs 2k + 5 trials to be tried at all."""
+term), or one with the squares' weight shared, so a relation of k quantities needs 2k + 5
+trials, or k + 6, to be tried at all."""
 SQUARES_MAX_LEVERAGE = 0.999
 """A squared term gives the extreme trials high leverage by design (the largest losses); only a
 trial that alone decides a weight is no evidence, and an inexact fit's held-out residuals
