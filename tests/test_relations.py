@@ -107,7 +107,8 @@ def test_a_noisy_parabola_far_from_zero_is_no_loss():
     rng = np.random.default_rng(9)
     n = 10
     x = rng.uniform(0, 1, n)
-    cols = {"x": x, "latency": 100 + 8 * (x - 0.5) ** 2 + 0.1 * rng.normal(size=n), "noise": rng.normal(size=n)}
+    latency = 100 + 8 * (x - 0.5) ** 2 + 0.1 * rng.normal(size=n)
+    cols = {"x": x, "latency": latency, "noise": rng.normal(size=n)}
     assert [r for r in find_relations(_table(cols, params=("x",))) if "squares" in r.kind] == []
 
 
