@@ -316,10 +316,14 @@ class FormulaNode(NodeModel):
         return self
 
     def refit(self, inputs: NodeInputs, y: np.ndarray) -> FormulaNode:
-        """Keeps the fitted constants and the residual's hyperparameters."""
+        """The constants fitted again (a least-squares fit: cheap), the residual's hyperparameters
+        kept. Constants kept from a fit to all the trials would predict a cross-validation's
+        held-out trials in-sample: a hinge of 4 constants from 7 trials "predicted" them far better
+        than the plain GP and won the choice of surrogate."""
         other = copy.copy(self)
+        other.theta_ = self._fit_theta(inputs, y)
         if self.residual_ is not None:
-            other.residual_ = self.residual_.refitted(inputs, self._residuals(inputs, y))
+            other.residual_ = self.residual_.refitted(inputs, other._residuals(inputs, y))
         return other
 
     def predict(self, inputs: NodeInputs, noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
