@@ -130,8 +130,8 @@ class DAGSurrogate(Surrogate):
         for node, ps in parents.items():
             model = build_node_model(node, self.graph.node_models.get(node), ps, params)
             self._check_formula_inputs(node, model)
-            if isinstance(model, FormulaNode) and node in self._relation_targets:  # an approximate relation's form
-                model.learned = True
+            if isinstance(model, FormulaNode) and node in self._relation_targets:
+                model.learned = True  # an approximate relation's form: chosen from the trials
             self.models_[node] = model
         self.order_ = list(parents)
         batch = ConfigBatch.of(self.space, param_configs(self.space, table))

@@ -359,7 +359,8 @@ class FormulaNode(NodeModel):
     def from_spec(cls, spec: Mapping[str, Any]) -> FormulaNode:
         free = [FreeParameter(**f) for f in spec["free"]]
         return cls(Expression.parse(spec["formula"]), free, bool(spec["residual_gp"]),
-                   list(spec["param_parents"]), list(spec["metric_parents"]), bool(spec.get("learned", False)))
+                   list(spec["param_parents"]), list(spec["metric_parents"]),
+                   bool(spec.get("learned", False)))
 
 
 @register_node_kind
