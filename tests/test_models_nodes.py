@@ -98,6 +98,26 @@ def test_formula_node_recovers_its_constants_and_residual():
     np.testing.assert_allclose(np.ravel(mean), [5.7, 5.7], atol=0.05)
 
 
+def test_a_learned_form_refitted_for_a_fold_fits_its_constants_to_the_fold():
+    """Cross-validation refits each node without the held-out trials: a learned form that kept
+    the constants fitted to all trials predicted the held-out ones in-sample (and won the choice
+    of surrogate with a hinge from 7 trials). Its residual GP keeps its hyperparameters; an
+    expert's formula (not chosen from the trials) keeps its constants."""
+    rng = np.random.default_rng(5)
+    load = rng.uniform(1, 10, 30)
+    configs = SPACE.sample(30, rng)
+    spec = {"formula": "a * load + b", "free": {"a": 1.0, "b": 0.0}}
+    node = build_node_model("t", spec, ["load"], set(SPACE.names))
+    node.fit(_inputs(configs, [], {"load": load}), 2.0 * load + 1.0 + 0.01 * rng.standard_normal(30))
+    kept = node.refit(_inputs(configs[:20], [], {"load": load[:20]}), -3.0 * load[:20] + 5.0)
+    assert kept.constants == node.constants  # an expert's
+    node.learned = True
+    fold = node.refit(_inputs(configs[:20], [], {"load": load[:20]}), -3.0 * load[:20] + 5.0)
+    assert fold.constants == pytest.approx({"a": -3.0, "b": 5.0}, abs=0.05)
+    assert node.constants == pytest.approx({"a": 2.0, "b": 1.0}, abs=0.05)  # the original untouched
+    assert fold.residual_.gp_.hyperparameters is node.residual_.gp_.hyperparameters
+
+
 def test_a_formula_does_not_extrapolate_a_positive_node_below_zero():
     rng = np.random.default_rng(6)
     load = rng.uniform(1, 2, 12)

@@ -2,8 +2,9 @@
 
 k-fold cross-validation on the trials so far, with each surrogate's hyperparameters kept from its
 fit on all trials (a refit per fold is then one Cholesky factorisation per node, as in GP
-leave-one-out with fixed hyperparameters). The score is the mean log predictive density of the
-held-out objective values (objectives standardised, so several objectives add up fairly):
+leave-one-out with fixed hyperparameters; a learned form's constants, its mean, are fitted
+again). The score is the mean log predictive density of the held-out objective values
+(objectives standardised, so several objectives add up fairly):
 it rewards accurate means *and* honest uncertainty, which is what expected improvement uses.
 The Spearman rank correlation of predicted means is reported alongside.
 

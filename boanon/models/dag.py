@@ -130,6 +130,8 @@ class DAGSurrogate(Surrogate):
         for node, ps in parents.items():
             model = build_node_model(node, self.graph.node_models.get(node), ps, params)
             self._check_formula_inputs(node, model)
+            if isinstance(model, FormulaNode) and node in self._relation_targets:
+                model.learned = True  # an approximate relation's form: chosen from the trials
             self.models_[node] = model
         self.order_ = list(parents)
         batch = ConfigBatch.of(self.space, param_configs(self.space, table))
@@ -156,6 +158,11 @@ class DAGSurrogate(Surrogate):
                         ConfigBatch.of(self.space, param_configs(self.space, table)), refit=False)
         return self
 
+    @property
+    def _relation_targets(self) -> set[str]:
+        """The nodes whose model is a relation learned from the logs (not an expert's)."""
+        return {r.get("target") for r in self.graph.metadata.get("relations", [])}
+
     def structure_record(self) -> dict[str, Any]:
         """The fitted model's make-up as plain data: each sampled node's model (:meth:`NodeModel.spec`)
         with where it came from (``source``: a learned ``form``, a ``relation`` learned from the
@@ -165,7 +172,6 @@ class DAGSurrogate(Surrogate):
         one structure (``DAGSurrogate(..., structure=...)``), so every view is of the model used."""
         if self.structure is not None:
             return dict(self.structure)
-        relations = {r.get("target") for r in self.graph.metadata.get("relations", [])}
         forms = self.report_.get("forms", {})
         nodes = {}
         for n in self.order_:
@@ -175,7 +181,7 @@ class DAGSurrogate(Surrogate):
             elif n in forms:
                 spec.update(source="form", form=forms[n]["form"], heldout_r2=forms[n]["heldout_r2"])
             elif n in self.graph.node_models:
-                spec["source"] = "relation" if n in relations else "annotation"
+                spec["source"] = "relation" if n in self._relation_targets else "annotation"
             else:
                 spec["source"] = "graph"
             nodes[n] = spec
@@ -217,6 +223,7 @@ class DAGSurrogate(Surrogate):
             if form is not None:
                 self.models_[node] = FormulaNode.from_annotation(form.node_spec(), model.parents,
                                                                  set(model.param_parents))
+                self.models_[node].learned = True
                 self.report_["forms"][node] = form.describe()
 
     def _node_data(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
