@@ -125,12 +125,12 @@ class DAGSurrogate(Surrogate):
         if self.structure is not None:
             return self._fit_recorded(table)
         parents = self._structure(table)
-        params = set(self.space.names)
+        params, relations = set(self.space.names), self._relation_targets
         self.models_ = {}
         for node, ps in parents.items():
             model = build_node_model(node, self.graph.node_models.get(node), ps, params)
             self._check_formula_inputs(node, model)
-            if isinstance(model, FormulaNode) and node in self._relation_targets:
+            if isinstance(model, FormulaNode) and node in relations:
                 model.learned = True  # an approximate relation's form: chosen from the trials
             self.models_[node] = model
         self.order_ = list(parents)
@@ -172,7 +172,7 @@ class DAGSurrogate(Surrogate):
         one structure (``DAGSurrogate(..., structure=...)``), so every view is of the model used."""
         if self.structure is not None:
             return dict(self.structure)
-        forms = self.report_.get("forms", {})
+        forms, relations = self.report_.get("forms", {}), self._relation_targets
         nodes = {}
         for n in self.order_:
             spec = self.models_[n].spec()
@@ -181,7 +181,7 @@ class DAGSurrogate(Surrogate):
             elif n in forms:
                 spec.update(source="form", form=forms[n]["form"], heldout_r2=forms[n]["heldout_r2"])
             elif n in self.graph.node_models:
-                spec["source"] = "relation" if n in self._relation_targets else "annotation"
+                spec["source"] = "relation" if n in relations else "annotation"
             else:
                 spec["source"] = "graph"
             nodes[n] = spec
