@@ -41,7 +41,9 @@ def step_through(problem_name: str, tuner_name: str, seed: int, budget: int, pri
         trial, graph = tuner.last_trial, tuner.graph
         edges = sorted(f"{e.source}->{e.target}" for e in graph.edges) if graph is not None else None
         acquisition = trial.info.get("acquisition", {})
+        chosen_cv = (trial.info.get("cv") or {}).get(trial.surrogate, {})
         row = {"step": step, "surrogate": trial.surrogate, "value": value, "best": best,
+               "rank_correlation": chosen_cv.get("rank_correlation"),  # None: the choice needed no CV
                "acquisition": {k: _short(acquisition[k]) for k in ("kind", "value", "trust_region")
                                if k in acquisition},
                "config": {k: _short(v) for k, v in config.items()}, "reason": trial.reason}
