@@ -247,5 +247,7 @@ def test_step_through_prints_each_proposal_with_its_surrogate_and_reason():
     assert {r["surrogate"] for r in records[2:]} <= {"gp", "structured"}
     assert records[2]["reason"].startswith("structure not learned (2 finished trial(s)")
     assert all("fold CV" in r["reason"] for r in records[5:])  # learned from 5 trials on
+    assert [r["rank_correlation"] for r in records[:5]] == [None] * 5  # no cross-validation yet
+    assert all(-1 <= r["rank_correlation"] <= 1 for r in records[5:])  # the chosen model's, held out
     assert [r["best"] for r in records] == sorted(r["best"] for r in records)  # maximised: never falls
     assert any(line.startswith("    graph now:") for line in lines)

@@ -1,4 +1,4 @@
-"""benchmarks/pool_picks: a simulated run draws each trial once from the dataset's pool."""
+"""The offline diagnostics: pool_picks draws each trial once from the pool; rank_evidence counts new bests."""
 
 import numpy as np
 import pytest
@@ -28,3 +28,16 @@ def test_a_run_scores_the_best_of_its_trials(pool):
     design = np.random.default_rng(3).permutation(40)[:DESIGN]  # the run's first draws
     rank = pool.run("random", seed=3)
     assert 0 <= rank <= 40 - BUDGET and rank <= pool.rank[design].min()
+
+
+def test_rank_evidence_counts_new_bests_by_whether_the_model_ranked():
+    import pandas as pd
+
+    from benchmarks.rank_evidence import summary
+
+    table = pd.DataFrame({"problem": ["a", "a", "a", "b"], "seed": 0, "step": [6, 7, 8, 6],
+                          "rank_correlation": [-0.5, 0.0, 0.7, 0.9], "new_best": [True, False, True, False]})
+    rows = {(r.problem, r["model ranks held-out trials"]): (r.proposals, r["new bests"])
+            for _, r in summary(table).iterrows()}
+    assert rows == {("a", False): (2, 1), ("a", True): (1, 1), ("b", True): (1, 0),
+                    ("all", False): (2, 1), ("all", True): (2, 1)}
