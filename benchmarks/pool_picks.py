@@ -8,7 +8,7 @@ and then picks 7 more by a policy:
 - ``random``: an unseen trial at random (random search);
 - ``mean-K`` / ``ei-K``: BoAnon's plain GP (:class:`~boanon.models.PlainGPSurrogate`, fitted to
   the trials so far) ranks K unseen trials drawn at random (``all``: every unseen one) by its
-  predicted mean, or by expected improvement, and the best is run;
+  predicted mean, or by BoAnon's (Monte-Carlo) expected improvement, and the best is run;
 - ``loop``: BoAnon's own proposal (:func:`boanon.acquisition.propose`, plain-GP strategy: its
   trust region, local search and ascent over the whole space), answered by the unseen trial
   nearest to it (unit-scaled encoding): where the live loop's search would go, on this pool.
@@ -29,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from benchmarks.provenance import provenance
 from boanon.acquisition import propose
+from boanon.acquisition.ei import expected_improvement
 from boanon.adapters.ingest import ingest
 from boanon.models.base import param_configs
 from boanon.models.plain import PlainGPSurrogate
@@ -45,6 +45,7 @@ DATASETS = {"rocksdb-readrandomwriterandom": "cpu_micros_per_op",
             "rocksdb-mixgraph": "mixgraph_micros_per_op",
             "rocksdb-readrandom": "readrandom_micros_per_op"}
 BUDGET, DESIGN = 10, 3
+POLICIES = ("random", "mean-8", "ei-8", "mean-all", "ei-all", "loop")
 OUT = ROOT / "benchmarks" / "results" / "pool_picks"
 
 
@@ -73,12 +74,10 @@ class Pool:
         kind, _, k = policy.partition("-")
         candidates = rest if k == "all" else rng.choice(rest, size=min(int(k), len(rest)), replace=False)
         model = PlainGPSurrogate(self.space, [self.objective]).fit(self.table.iloc[seen])
-        mean, sd = model.predict([self.configs[i] for i in candidates], rng)[self.objective.name]
+        samples = model.sample([self.configs[i] for i in candidates], 256, rng)[self.objective.name]
         if kind == "mean":
-            return int(candidates[np.argmin(mean)])
-        best = self.y[seen].min()
-        z = (best - mean) / np.maximum(sd, 1e-12)
-        return int(candidates[np.argmax((best - mean) * norm.cdf(z) + sd * norm.pdf(z))])
+            return int(candidates[np.argmin(samples.mean(axis=0))])
+        return int(candidates[np.argmax(expected_improvement(samples, self.y[seen].min()))])
 
     def run(self, policy: str, seed: int) -> int:
         """The pool rank of the best of one simulated run."""
@@ -93,12 +92,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200, help="simulated runs per policy")
     parser.add_argument("--loop-reps", type=int, default=40, help="runs of the (slower) loop policy")
+    parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=POLICIES,
+                        help="re-run these only: the other policies' rows already in --out are kept")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     rows = []
     for name, objective in DATASETS.items():
         pool = Pool(name, objective)
-        for policy in ("random", "mean-8", "ei-8", "mean-all", "ei-all", "loop"):
+        for policy in args.policies:
             reps = args.loop_reps if policy == "loop" else args.reps
             ranks = np.array([pool.run(policy, seed) for seed in range(reps)])
             rows.append({"dataset": name, "objective": objective, "policy": policy, "runs": reps,
@@ -108,7 +109,14 @@ def main(argv: list[str] | None = None) -> None:
             print(rows[-1], flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(rows)
-    table.to_csv(args.out / "pool_picks.csv", index=False)
+    previous = args.out / "pool_picks.csv"
+    if previous.exists() and set(args.policies) != set(POLICIES):
+        kept = pd.read_csv(previous)
+        table = pd.concat([kept[~kept.policy.isin(args.policies)], table], ignore_index=True)
+        order = {p: i for i, p in enumerate(POLICIES)}
+        table = table.sort_values(["dataset", "policy"], key=lambda c: c.map(order) if c.name == "policy"
+                                  else c.map(list(DATASETS).index), kind="stable")
+    table.to_csv(previous, index=False)
     (args.out / "provenance.json").write_text(json.dumps({**provenance(), "reps": args.reps,
                                                           "loop_reps": args.loop_reps}, indent=2) + "\n")
 
