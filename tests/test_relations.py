@@ -55,6 +55,49 @@ def test_known_sum_max_product_and_share_are_found_with_their_inputs():
     assert all(r.exact for r in found.values())
 
 
+def test_a_share_is_found_when_some_of_its_switches_rarely_moved():
+    # A run's trials near its default: each machine's switch (worker or not) flipped in only a
+    # couple of trials. The share has one constant, so a switch that seldom moved is still an
+    # input it can use (a weight per input would need the input to vary; this form has none).
+    rng = np.random.default_rng(3)
+    n, machines = 12, 5
+    shares = {f"m{i}_share": rng.uniform(0.2, 1.0, n) for i in range(machines)}
+    workers = {f"m{i}_worker": np.ones(n) for i in range(machines)}
+    for i, off in enumerate(([1], [3, 7], [4], [5, 9], [10])):
+        workers[f"m{i}_worker"][off] = 0.0
+    weights = {i: shares[f"m{i}_share"] * workers[f"m{i}_worker"] for i in range(machines)}
+    total = sum(weights.values())
+    cols = {**shares, **workers, "m0_samples": 512 * weights[0] / total,
+            "cost": rng.gamma(2.0, 1.0, n)}
+    found = _by_target(find_relations(_table(cols, params=(*shares, *workers))))
+    assert found["m0_samples"].kind == "share" and found["m0_samples"].exact
+    assert set(workers) <= set(found["m0_samples"].inputs)
+
+
+def test_a_sum_of_switches_is_found_when_most_rarely_moved_but_not_a_max_of_such_metrics():
+    # Trials near a default flip each machine's switch in a trial or two. A parameter is set, not
+    # predicted, so the count of workers is their sum however seldom each moved; a metric that
+    # seldom moved would be a node whose model cannot predict its moves (held out, the trial
+    # where it moved is missed with confidence), so a max over such metrics is left to the GP.
+    rng = np.random.default_rng(4)
+    n = 12
+    switches = {f"m{i}_worker": np.ones(n) for i in range(5)}
+    updates = {f"m{i}_update_s": np.zeros(n) for i in range(5)}
+    updates["m0_update_s"] = rng.uniform(1.0, 2.0, n)
+    switches["m0_worker"][7] = 0.0
+    off_rows, busy_rows = ([2, 5], [5, 8], [2, 9], [11]), ([2], [5, 8], [9], [11])
+    for i, (off, busy) in enumerate(zip(off_rows, busy_rows, strict=True), start=1):
+        switches[f"m{i}_worker"][off] = 0.0
+        updates[f"m{i}_update_s"][busy] = rng.uniform(2.5, 4.0, len(busy))
+    cols = {**switches, **updates, "workers": sum(switches.values()),
+            "update_max_s": np.max(np.column_stack(list(updates.values())), axis=1),
+            "cost": rng.gamma(2.0, 1.0, n)}
+    found = _by_target(find_relations(_table(cols, params=tuple(switches))))
+    assert found["workers"].kind == "group sum" and found["workers"].exact
+    assert set(found["workers"].inputs) == set(switches)
+    assert "update_max_s" not in found or not found["update_max_s"].kind.startswith("group")
+
+
 def test_no_relation_among_independent_noisy_metrics():
     rng = np.random.default_rng(1)
     n = 40

@@ -63,8 +63,12 @@ SCALE, OFFSET = "_scale", "_offset"
 """The free constants of an approximate relation's formula (not valid node names in a table)."""
 MIN_ROWS = 8
 MIN_VARYING = 4
-"""Rows that must differ from a quantity's most common value: a counter that moved in two
-trials fits any sum exactly (one free weight per trial) and proves nothing."""
+"""Rows that must differ from a quantity's most common value for it to get a weight of its own
+(a term of a sum, of a loss, of a product): a counter that moved in two trials fits any sum
+exactly (one free weight per trial) and proves nothing. A group aggregate and a share fit one
+constant for all their members, so there a *parameter* that moved in a trial or two still
+counts (trials near a default flip a machine's switch seldom); a metric that seldom moved does
+not: it would become a node whose model cannot predict its rare moves."""
 MAX_LEVERAGE = 0.95
 MAX_TERMS = 3
 MAX_SQUARES = 8
@@ -246,7 +250,7 @@ def _best_fit(values: _Columns, varies: np.ndarray, target: str, allowed: list[s
               tolerance: float, max_terms: int, tolerance_ratio: float) -> _Fit | None:
     """The simplest form within ``tolerance`` (held-out RMSE / std), preferring the exact ones
     (within ``tolerance * tolerance_ratio``). ``varies``: per column of ``values``, whether it
-    varies enough on all rows (recomputed when the target misses some)."""
+    varies enough on all rows (recomputed when the target misses some; :data:`MIN_VARYING`)."""
     y_all = values[target]
     rows = np.isfinite(y_all)
     if rows.sum() < MIN_ROWS:
@@ -256,16 +260,20 @@ def _best_fit(values: _Columns, varies: np.ndarray, target: str, allowed: list[s
         return None
     index = [values.index[c] for c in allowed]
     block = values.matrix[np.ix_(rows, index)] if not rows.all() else values.matrix[:, index]
-    keep = np.isfinite(block).all(axis=0)
-    keep &= varies[index] if rows.all() else np.array([_varies(c) for c in block.T], dtype=bool)
-    sub = _Columns(list(allowed), block).where(keep)
+    finite = _Columns(list(allowed), block).where(np.isfinite(block).all(axis=0))
+    varying = varies[[values.index[c] for c in finite.names]] if rows.all() \
+        else np.array([_varies(c) for c in finite.matrix.T], dtype=bool)
+    sub = finite.where(varying)
     if not sub.names:
         return None
+    # the inputs of the one-constant forms: also the parameters that seldom moved (MIN_VARYING)
+    one_constant = finite.where(varying | np.array([c in params for c in finite.names], dtype=bool))
     limit = tolerance * float(np.std(y, ddof=1))
     group_values = {p: a[rows] for p, a in aggregates.items()}
-    fits = [f for f in (_linear(sub, y, max_terms, params), _group(sub, y, groups, group_values),
+    fits = [f for f in (_linear(sub, y, max_terms, params), _group(one_constant, y, groups, group_values),
                         _product(sub, y),
-                        _share(target, sub.select([c for c in sub.names if c in params]), y, groups))
+                        _share(target, one_constant.select([c for c in one_constant.names if c in params]), y,
+                               groups))
             if f is not None and f.heldout <= limit]
     exact = [f for f in fits if f.heldout <= limit * tolerance_ratio]
     if not exact:  # the last resort: a loss is tried only where no simpler composition holds
