@@ -260,20 +260,20 @@ def _best_fit(values: _Columns, varies: np.ndarray, target: str, allowed: list[s
         return None
     index = [values.index[c] for c in allowed]
     block = values.matrix[np.ix_(rows, index)] if not rows.all() else values.matrix[:, index]
-    finite = _Columns(list(allowed), block).where(np.isfinite(block).all(axis=0))
-    varying = varies[[values.index[c] for c in finite.names]] if rows.all() \
-        else np.array([_varies(c) for c in finite.matrix.T], dtype=bool)
-    sub = finite.where(varying)
+    columns = _Columns(list(allowed), block)
+    finite = np.isfinite(block).all(axis=0)
+    varying = varies[index] if rows.all() else np.array([_varies(c) for c in block.T], dtype=bool)
+    is_param = np.array([c in params for c in allowed], dtype=bool)
+    sub = columns.where(finite & varying)
     if not sub.names:
         return None
-    # the inputs of the one-constant forms: also the parameters that seldom moved (MIN_VARYING)
-    one_constant = finite.where(varying | np.array([c in params for c in finite.names], dtype=bool))
     limit = tolerance * float(np.std(y, ddof=1))
     group_values = {p: a[rows] for p, a in aggregates.items()}
-    fits = [f for f in (_linear(sub, y, max_terms, params), _group(one_constant, y, groups, group_values),
+    # the one-constant forms also take the parameters that seldom moved (MIN_VARYING)
+    fits = [f for f in (_linear(sub, y, max_terms, params),
+                        _group(columns.where(finite & (varying | is_param)), y, groups, group_values),
                         _product(sub, y),
-                        _share(target, one_constant.select([c for c in one_constant.names if c in params]), y,
-                               groups))
+                        _share(target, columns.where(finite & is_param), y, groups))
             if f is not None and f.heldout <= limit]
     exact = [f for f in fits if f.heldout <= limit * tolerance_ratio]
     if not exact:  # the last resort: a loss is tried only where no simpler composition holds
