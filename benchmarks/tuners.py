@@ -328,6 +328,10 @@ class BoAnon(BenchTuner):
         """The BoAnon trial of the latest ask: its surrogate, reason and details."""
         return self._trial
 
+    def table(self) -> Any:
+        """The run's finished trials as BoAnon's tidy table (what its models are fitted on)."""
+        return self._tuner.table()
+
     @property
     def graph(self) -> Any:
         """The causal graph the Tuner proposes with now (None before it has learned one)."""

@@ -251,3 +251,13 @@ def test_step_through_prints_each_proposal_with_its_surrogate_and_reason():
     assert all(-1 <= r["rank_correlation"] <= 1 for r in records[5:])  # the chosen model's, held out
     assert [r["best"] for r in records] == sorted(r["best"] for r in records)  # maximised: never falls
     assert any(line.startswith("    graph now:") for line in lines)
+
+
+def test_proposal_samples_rebuilds_the_model_the_proposal_used():
+    from benchmarks.proposal_samples import proposal_samples
+
+    trial, samples = proposal_samples("fn-dropwave", seed=0, step=4, budget=7, n_samples=2048)
+    assert trial.surrogate == "gp" and set(samples) == {"dropwave"}  # no graph learned at 3 trials
+    predicted = trial.info["predicted"]["dropwave"]  # what the proposal's own model said
+    assert samples["dropwave"].shape == (2048, 1)
+    assert abs(samples["dropwave"].mean() - predicted["mean"]) < 0.1 * predicted["sd"]
