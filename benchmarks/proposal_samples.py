@@ -1,7 +1,7 @@
 """Where one proposal's expected improvement came from: each modelled node's samples at the
 proposed configuration.
 
-Expected improvement over a positive objective (a time, an energy) can never exceed the
+Expected improvement over a minimised positive objective (a time, an energy) never exceeds the
 incumbent; when a proposal's does, the model is sampling values the system cannot produce. This
 replays a benchmark run as :mod:`benchmarks.step_through` does, rebuilds the model of the
 proposal at ``--step`` from the structure it recorded (:func:`boanon.report.fit_run_model`, the

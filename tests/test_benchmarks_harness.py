@@ -253,11 +253,16 @@ def test_step_through_prints_each_proposal_with_its_surrogate_and_reason():
     assert any(line.startswith("    graph now:") for line in lines)
 
 
-def test_proposal_samples_rebuilds_the_model_the_proposal_used():
+@pytest.mark.parametrize(("problem", "seed", "step", "budget", "surrogate", "nodes"), [
+    ("fn-dropwave", 0, 4, 7, "gp", {"dropwave"}),  # no graph learned at 3 trials
+    ("fn-ackley", 8, 13, 15, "structured", {"ackley", "mean_square"}),  # the learned mean square
+])
+def test_proposal_samples_rebuilds_the_model_the_proposal_used(problem, seed, step, budget, surrogate, nodes):
     from benchmarks.proposal_samples import proposal_samples
 
-    trial, samples = proposal_samples("fn-dropwave", seed=0, step=4, budget=7, n_samples=2048)
-    assert trial.surrogate == "gp" and set(samples) == {"dropwave"}  # no graph learned at 3 trials
-    predicted = trial.info["predicted"]["dropwave"]  # what the proposal's own model said
-    assert samples["dropwave"].shape == (2048, 1)
-    assert abs(samples["dropwave"].mean() - predicted["mean"]) < 0.1 * predicted["sd"]
+    trial, samples = proposal_samples(problem, seed=seed, step=step, budget=budget, n_samples=2048)
+    objective = problem.removeprefix("fn-")
+    assert trial.surrogate == surrogate and set(samples) == nodes
+    predicted = trial.info["predicted"][objective]  # what the proposal's own model said
+    assert samples[objective].shape == (2048, 1)
+    assert abs(samples[objective].mean() - predicted["mean"]) < 0.1 * predicted["sd"]
