@@ -2,7 +2,7 @@
 
 The harness (:mod:`benchmarks.run`) keeps only the best so far; finding out why two tuners part
 needs each proposal's model choice (the cross-validation scores in its reason), the graph when it
-changes, the acquisition's value and the configuration. This replays the same run as
+changes, the acquisition's value and incumbent, and the configuration. This replays the same run as
 ``benchmarks.run`` (same tuner wrapper, seed and budget, the default first) and prints them.
 
     python -m benchmarks.step_through fn-epidemic --tuners boanon boanon-gp --seeds 0 --budget 50
@@ -44,8 +44,8 @@ def step_through(problem_name: str, tuner_name: str, seed: int, budget: int, pri
         chosen_cv = (trial.info.get("cv") or {}).get(trial.surrogate, {})
         row = {"step": step, "surrogate": trial.surrogate, "value": value, "best": best,
                "rank_correlation": chosen_cv.get("rank_correlation"),  # None: the choice needed no CV
-               "acquisition": {k: _short(acquisition[k]) for k in ("kind", "value", "trust_region")
-                               if k in acquisition},
+               "acquisition": {k: _short(acquisition[k])
+                               for k in ("kind", "value", "incumbent", "trust_region") if k in acquisition},
                "config": {k: _short(v) for k, v in config.items()}, "reason": trial.reason}
         print_(f"{step:3d} {trial.surrogate:12s} value={value} best={best} acquisition={row['acquisition']}")
         print_(f"    config: {json.dumps(row['config'])}")

@@ -251,6 +251,8 @@ def test_step_through_prints_each_proposal_with_its_surrogate_and_reason():
     assert all(-1 <= r["rank_correlation"] <= 1 for r in records[5:])  # the chosen model's, held out
     assert [r["best"] for r in records] == sorted(r["best"] for r in records)  # maximised: never falls
     assert any(line.startswith("    graph now:") for line in lines)
+    # EI's incumbent beside its value: an EI above a positive objective's incumbent is impossible
+    assert all(r["acquisition"]["kind"] == "ei" and "incumbent" in r["acquisition"] for r in records[2:])
 
 
 @pytest.mark.parametrize(("problem", "seed", "step", "budget", "surrogate", "nodes"), [
