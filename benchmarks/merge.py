@@ -23,8 +23,9 @@ KEY = ["problem", "tuner", "seed"]
 
 
 def merge(source: Path, into: Path) -> list[tuple[str, str, int]]:
-    """Copy ``source``'s finished runs into ``into``; return the runs copied."""
+    """Copy ``source``'s finished runs into ``into`` (made if missing); return the runs copied."""
     runs = pd.read_csv(source / "runs.csv")
+    into.mkdir(parents=True, exist_ok=True)
     runs = runs[runs["status"] == "ok"]
     copied: list[tuple[str, str, int]] = []
     for problem, finished in runs.groupby("problem"):

@@ -268,3 +268,18 @@ def test_proposal_samples_rebuilds_the_model_the_proposal_used(problem, seed, st
     predicted = trial.info["predicted"][objective]  # what the proposal's own model said
     assert samples[objective].shape == (2048, 1)
     assert abs(samples[objective].mean() - predicted["mean"]) < 0.1 * predicted["sd"]
+
+
+def test_merge_copies_finished_runs_into_a_new_folder(tmp_path):
+    from benchmarks.merge import merge
+
+    source = tmp_path / "part"
+    source.mkdir()
+    pd.DataFrame({"problem": ["p", "p"], "tuner": ["t", "t"], "seed": [0, 1], "budget": [2, 2],
+                  "status": ["ok", "failed"]}).to_csv(source / "runs.csv", index=False)
+    pd.DataFrame({"problem": ["p"] * 4, "tuner": ["t"] * 4, "seed": [0, 0, 1, 1], "evaluation": [1, 2, 1, 2],
+                  "best_so_far": [3.0, 2.0, 5.0, 4.0]}).to_csv(source / "p.csv", index=False)
+    into = tmp_path / "results" / "new"  # not there yet: made, not an error
+    assert merge(source, into) == [("p", "t", 0)]
+    assert pd.read_csv(into / "p.csv")["seed"].tolist() == [0, 0]
+    assert pd.read_csv(into / "runs.csv")["status"].tolist() == ["ok"]
