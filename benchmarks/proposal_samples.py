@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.problems import make_problem
-from benchmarks.tuners import BoAnon, make_tuner
+from benchmarks.step_through import replay
 from boanon.report import fit_run_model
 
 
@@ -27,11 +26,7 @@ def proposal_samples(problem_name: str, seed: int, step: int, budget: int = 15, 
                      n_samples: int = 512) -> tuple[Any, dict[str, np.ndarray]]:
     """The trial proposed at ``step`` (1-based) and each node's samples at its configuration,
     from that proposal's model refitted on the trials before it."""
-    problem = make_problem(problem_name)
-    tuner = make_tuner(tuner_name, problem.space, problem.objective, seed=seed, budget=budget,
-                       start=problem.space.default(), knowledge=problem.knowledge)
-    if not isinstance(tuner, BoAnon):
-        raise SystemExit(f"{tuner_name} is not a BoAnon tuner: it records no model")
+    problem, tuner = replay(problem_name, tuner_name, seed, budget)
     for _ in range(step - 1):
         tuner.tell(problem.evaluate(tuner.ask()))
     before = tuner.table()

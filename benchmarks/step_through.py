@@ -14,7 +14,7 @@ import argparse
 import json
 from typing import Any
 
-from benchmarks.problems import make_problem
+from benchmarks.problems import Problem, make_problem
 from benchmarks.tuners import BoAnon, make_tuner
 
 
@@ -22,13 +22,20 @@ def _short(value: Any) -> Any:
     return round(value, 4) if isinstance(value, float) else value
 
 
-def step_through(problem_name: str, tuner_name: str, seed: int, budget: int, print_=print) -> list[dict]:
-    """Run ``tuner_name`` on ``problem_name`` and print (and return) one record per trial."""
+def replay(problem_name: str, tuner_name: str, seed: int, budget: int) -> tuple[Problem, BoAnon]:
+    """The problem and a fresh BoAnon tuner set up as :mod:`benchmarks.run` sets it up (same
+    wrapper, seed and budget, the default first), ready to be asked."""
     problem = make_problem(problem_name)
     tuner = make_tuner(tuner_name, problem.space, problem.objective, seed=seed, budget=budget,
                        start=problem.space.default(), knowledge=problem.knowledge)
     if not isinstance(tuner, BoAnon):
-        raise SystemExit(f"{tuner_name} is not a BoAnon tuner: nothing to step through")
+        raise SystemExit(f"{tuner_name} is not a BoAnon tuner: it records no model or reasons")
+    return problem, tuner
+
+
+def step_through(problem_name: str, tuner_name: str, seed: int, budget: int, print_=print) -> list[dict]:
+    """Run ``tuner_name`` on ``problem_name`` and print (and return) one record per trial."""
+    problem, tuner = replay(problem_name, tuner_name, seed, budget)
     print_(f"=== {problem_name} {tuner_name} seed={seed} budget={budget}")
     best, edges_before, records = None, None, []
     for step in range(1, budget + 1):
