@@ -7,12 +7,17 @@ folder, replacing the rows of the same runs there (their per-evaluation rows and
 to ``versions.json``.
 
     python -m benchmarks.merge scratch/part-a scratch/part-b [--into benchmarks/results]
+        [--tuners random tpe ...] [--problems fn-ackley ...]
+
+``--tuners`` and ``--problems`` copy only those runs: a verdict folder gathers the generic tuners'
+runs from earlier rounds' folders without the BoAnon runs of older code measured beside them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Collection
 from pathlib import Path
 
 import pandas as pd
@@ -22,11 +27,14 @@ from benchmarks.run import RESULTS
 KEY = ["problem", "tuner", "seed"]
 
 
-def merge(source: Path, into: Path) -> list[tuple[str, str, int]]:
-    """Copy ``source``'s finished runs into ``into`` (made if missing); return the runs copied."""
+def merge(source: Path, into: Path, tuners: Collection[str] | None = None,
+          problems: Collection[str] | None = None) -> list[tuple[str, str, int]]:
+    """Copy ``source``'s finished runs (of ``tuners`` and ``problems`` where given) into ``into``
+    (made if missing); return the runs copied."""
     runs = pd.read_csv(source / "runs.csv")
     into.mkdir(parents=True, exist_ok=True)
-    runs = runs[runs["status"] == "ok"]
+    runs = runs[(runs["status"] == "ok") & runs["tuner"].isin(tuners or runs["tuner"])
+                & runs["problem"].isin(problems or runs["problem"])]
     copied: list[tuple[str, str, int]] = []
     for problem, finished in runs.groupby("problem"):
         keys = {(t, int(s)) for t, s in zip(finished["tuner"], finished["seed"], strict=True)}
@@ -58,9 +66,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sources", nargs="+", type=Path)
     parser.add_argument("--into", type=Path, default=RESULTS)
+    parser.add_argument("--tuners", nargs="+", help="copy only these tuners' runs")
+    parser.add_argument("--problems", nargs="+", help="copy only these problems' runs")
     args = parser.parse_args()
     for source in args.sources:
-        copied = merge(source, args.into)
+        copied = merge(source, args.into, args.tuners, args.problems)
         print(f"{source}: {len(copied)} runs merged into {args.into}")
 
 

@@ -283,3 +283,21 @@ def test_merge_copies_finished_runs_into_a_new_folder(tmp_path):
     assert merge(source, into) == [("p", "t", 0)]
     assert pd.read_csv(into / "p.csv")["seed"].tolist() == [0, 0]
     assert pd.read_csv(into / "runs.csv")["status"].tolist() == ["ok"]
+
+
+def test_merge_copies_only_the_tuners_and_problems_asked_for(tmp_path):
+    from benchmarks.merge import merge
+
+    source = tmp_path / "part"
+    source.mkdir()
+    runs = pd.DataFrame({"problem": ["p", "p", "q"], "tuner": ["tpe", "boanon", "tpe"], "seed": [0, 0, 0],
+                         "budget": [2, 2, 2], "status": ["ok"] * 3})
+    runs.to_csv(source / "runs.csv", index=False)
+    for problem in ("p", "q"):
+        pd.DataFrame({"problem": problem, "tuner": ["tpe", "boanon"], "seed": 0, "evaluation": 1,
+                      "best_so_far": [1.0, 2.0]}).to_csv(source / f"{problem}.csv", index=False)
+    into = tmp_path / "verdict"
+    assert merge(source, into, tuners=["tpe"], problems=["p"]) == [("p", "tpe", 0)]
+    assert pd.read_csv(into / "p.csv")["tuner"].tolist() == ["tpe"]
+    assert not (into / "q.csv").exists()
+    assert pd.read_csv(into / "runs.csv")[["problem", "tuner"]].values.tolist() == [["p", "tpe"]]
