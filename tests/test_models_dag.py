@@ -255,37 +255,3 @@ def test_a_recorded_structure_rebuilds_the_model_the_proposal_used():
     ours = rebuilt.predict(configs, np.random.default_rng(0), n_samples=256)["cost"][0]
     used = chosen.predict(configs, np.random.default_rng(0), n_samples=256)["cost"][0]
     assert ours == pytest.approx(used, rel=1e-6)
-
-
-def _product_table(n, seed=0):
-    """Energy grows with x, latency falls with z, both positive, spanning two orders of magnitude;
-    the objective is their product (an energy-delay product)."""
-    rng = np.random.default_rng(seed)
-    x, z = rng.random(n), rng.random(n)
-    energy = np.exp(5 * x - 4 + 0.05 * rng.standard_normal(n))
-    latency = np.exp(1 - 4 * z + 0.05 * rng.standard_normal(n))
-    return pd.DataFrame({"trial": [f"t{i}" for i in range(n)], "param:x": x, "param:z": z,
-                         "metric:energy": energy, "metric:latency": latency,
-                         "objective:edp": energy * latency})
-
-
-def test_the_factors_of_a_learned_product_are_sampled_positive():
-    """A product of raw-scale GP samples goes below zero away from the trials, an impossible
-    value of a positive objective that expected improvement chases; the factors of a learned
-    product are modelled on a log scale, where the product of their samples stays positive."""
-    relation = {"target": "edp", "expression": "energy * latency", "kind": "product",
-                "inputs": ["energy", "latency"], "heldout_error": 0.0, "max_rel_error": 0.0, "n": 8}
-    graph = CausalGraph(roles={"x": "param", "z": "param", "energy": "metric", "latency": "metric",
-                               "edp": "objective"},
-                        edges=[Edge("x", "energy"), Edge("z", "latency"), Edge("energy", "edp"),
-                               Edge("latency", "edp")],
-                        node_models={"edp": {"function": "energy * latency"}},
-                        metadata={"relations": [relation]})
-    model = DAGSurrogate(SPACE, graph, [Objective("edp")], learn_forms=False).fit(_product_table(8))
-    assert model.models_["energy"].log_target and model.models_["latency"].log_target
-    grid = [{"x": float(a), "z": float(b)} for a in np.linspace(0, 1, 7) for b in np.linspace(0, 1, 7)]
-    samples = model.sample(grid, 256, np.random.default_rng(0))
-    assert samples["edp"].min() > 0
-    without = CausalGraph(roles=graph.roles, edges=graph.edges, node_models=graph.node_models)
-    raw = DAGSurrogate(SPACE, without, [Objective("edp")], learn_forms=False).fit(_product_table(8))
-    assert not raw.models_["energy"].log_target  # a product an expert wrote is the expert's word
