@@ -132,8 +132,6 @@ class DAGSurrogate(Surrogate):
             self._check_formula_inputs(node, model)
             if isinstance(model, FormulaNode) and node in relations:
                 model.learned = True  # an approximate relation's form: chosen from the trials
-            if type(model) is GPNode and self._positive_factor(table, node):
-                model.log_target = True
             self.models_[node] = model
         self.order_ = list(parents)
         batch = ConfigBatch.of(self.space, param_configs(self.space, table))
@@ -159,20 +157,6 @@ class DAGSurrogate(Surrogate):
         self._fit_nodes(self._node_columns(table),
                         ConfigBatch.of(self.space, param_configs(self.space, table)), refit=False)
         return self
-
-    def _positive_factor(self, table: pd.DataFrame, node: str) -> bool:
-        """Whether ``node`` is a factor of a learned product or ratio and never observed at or
-        below zero: its GP then belongs on a log scale (the product is a sum there). On a raw scale
-        the factors' samples go below zero away from the trials, and their product turns those
-        into impossible objective values that expected improvement chases."""
-        factors = {i for r in self.graph.metadata.get("relations", [])
-                   if r.get("kind") in ("product", "ratio") for i in r.get("inputs", ())}
-        column = self.node_column(node)
-        if node not in factors or column not in table.columns:
-            return False
-        y = table[column].to_numpy(dtype=float)
-        y = y[np.isfinite(y)]
-        return bool(len(y) >= 2 and y.min() > 0)
 
     @property
     def _relation_targets(self) -> set[str]:
@@ -312,8 +296,8 @@ class DAGSurrogate(Surrogate):
         metrics = graph_model.metric_parents
         inputs = [(graph_model.param_parents, metrics), (self.space.names, []), (self.space.names, metrics)]
         y = table[self.node_column(node)].to_numpy(dtype=float)
-        logs = (True,) if self._positive_factor(table, node) else (False, True) if heavy_tailed(y) else (False,)
-        seen = set() if with_own else {(tuple(graph_model.parents), getattr(graph_model, "log_target", False))}
+        logs = (False, True) if heavy_tailed(y) else (False,)
+        seen = set() if with_own else {(tuple(graph_model.parents), False)}
         out: list[NodeModel] = []
         for (ps, ms), log in product(inputs, logs):
             key = (tuple(ps) + tuple(ms), log)
