@@ -3,7 +3,11 @@
 The harness (:mod:`benchmarks.run`) keeps only the best so far; finding out why two tuners part
 needs each proposal's model choice (the cross-validation scores in its reason), the graph when it
 changes, the acquisition's value and incumbent, and the configuration. This replays the same run as
-``benchmarks.run`` (same tuner wrapper, seed and budget, the default first) and prints them.
+``benchmarks.run`` (same tuner wrapper, seed and budget, the default first) and prints them,
+with the parameters each model proposal kept at the incumbent's value (the best trial before it)
+and, at the end, how often each parameter was kept: a model fitted to fewer trials than the
+space has parameters is nearly flat in most of them, and a search that starts from the best
+trials then carries the incumbent's settings along, good or poor (RocksDB's cold runs).
 
     python -m benchmarks.step_through fn-epidemic --tuners boanon boanon-gp --seeds 0 --budget 50
 """
@@ -37,14 +41,15 @@ def step_through(problem_name: str, tuner_name: str, seed: int, budget: int, pri
     """Run ``tuner_name`` on ``problem_name`` and print (and return) one record per trial."""
     problem, tuner = replay(problem_name, tuner_name, seed, budget)
     print_(f"=== {problem_name} {tuner_name} seed={seed} budget={budget}")
-    best, edges_before, records = None, None, []
+    best, best_config, edges_before, records = None, None, None, []
     for step in range(1, budget + 1):
         config = tuner.ask()
+        kept = _kept(config, best_config)
         record = problem.evaluate(config)
         tuner.tell(record)
         value = tuner.value(record)
         if value is not None and (best is None or problem.objective.better(value, best)):
-            best = value
+            best, best_config = value, dict(config)
         trial, graph = tuner.last_trial, tuner.graph
         edges = sorted(f"{e.source}->{e.target}" for e in graph.edges) if graph is not None else None
         acquisition = trial.info.get("acquisition", {})
@@ -53,17 +58,30 @@ def step_through(problem_name: str, tuner_name: str, seed: int, budget: int, pri
                "rank_correlation": chosen_cv.get("rank_correlation"),  # None: the choice needed no CV
                "acquisition": {k: _short(acquisition[k])
                                for k in ("kind", "value", "incumbent", "trust_region") if k in acquisition},
-               "config": {k: _short(v) for k, v in config.items()}, "reason": trial.reason}
+               "config": {k: _short(v) for k, v in config.items()}, "reason": trial.reason,
+               "kept": kept if trial.surrogate != "init" else None}
         print_(f"{step:3d} {trial.surrogate:12s} value={value} best={best} acquisition={row['acquisition']}")
         print_(f"    config: {json.dumps(row['config'])}")
         print_(f"    reason: {trial.reason}")
+        if row["kept"] is not None:
+            print_(f"    kept from the incumbent: {len(kept)} of {len(config)}: {', '.join(kept)}")
         if trial.surrogate == "structured":
             print_(f"    structure: {json.dumps(trial.info.get('structure'), default=str)}")
         if edges != edges_before:
             print_(f"    graph now: {edges}")
             edges_before = edges
         records.append(row)
+    proposals = [r["kept"] for r in records if r["kept"] is not None]
+    if proposals:
+        counts = {name: sum(name in kept for kept in proposals) for name in problem.space.names}
+        print_(f"    kept at the incumbent's value, of {len(proposals)} model proposals: "
+               + ", ".join(f"{name} {n}" for name, n in sorted(counts.items(), key=lambda kv: -kv[1])))
     return records
+
+
+def _kept(config: dict[str, Any], incumbent: dict[str, Any] | None) -> list[str]:
+    """The parameters ``config`` holds at the incumbent's value (none before there is one)."""
+    return [] if incumbent is None else [k for k, v in config.items() if incumbent.get(k) == v]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -253,6 +253,12 @@ def test_step_through_prints_each_proposal_with_its_surrogate_and_reason():
     assert any(line.startswith("    graph now:") for line in lines)
     # EI's incumbent beside its value: an EI above a positive objective's incumbent is impossible
     assert all(r["acquisition"]["kind"] == "ei" and "incumbent" in r["acquisition"] for r in records[2:])
+    # what each model proposal kept from the best trial before it (maximised), design trials none
+    assert [r["kept"] for r in records[:2]] == [None, None]
+    for i, r in enumerate(records[2:], start=2):
+        incumbent = max(records[:i], key=lambda q: q["value"])["config"]
+        assert r["kept"] == [k for k, v in r["config"].items() if incumbent[k] == v]
+    assert lines[-1].startswith("    kept at the incumbent's value, of 5 model proposals: x")
 
 
 @pytest.mark.parametrize(("problem", "seed", "step", "budget", "surrogate", "nodes"), [
