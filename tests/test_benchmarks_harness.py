@@ -261,6 +261,28 @@ def test_step_through_prints_each_proposal_with_its_surrogate_and_reason():
     assert lines[-1].startswith("    kept at the incumbent's value, of 5 model proposals: x")
 
 
+def test_moves_measures_each_proposal_from_the_best_trial_before_it():
+    import numpy as np
+
+    from benchmarks.moves import moves
+    from benchmarks.problems import make_problem
+    from boanon.space import Bool, Categorical
+
+    lines: list[str] = []
+    records = moves("pipeline", "random", seed=0, budget=4, print_=lines.append)
+    space = make_problem("pipeline").space
+    switches = [n for n, p in space.params.items() if isinstance(p, (Bool, Categorical))]
+    assert records[0]["from"] is None and records[0]["config"] == space.default()
+    for i, r in enumerate(records[1:], start=1):
+        incumbent = min(range(i), key=lambda j: records[j]["value"])  # job time: minimised
+        before = records[incumbent]["config"]
+        move = space.encode([r["config"]])[0] - space.encode([before])[0]
+        assert r["from"] == incumbent + 1
+        assert r["l2"] == pytest.approx(np.linalg.norm(move)) and r["largest"] == pytest.approx(np.abs(move).max())
+        assert r["switches"] == sum(r["config"][n] != before[n] for n in switches)
+    assert r["switches"] > 0 and lines[2].startswith("  2 value=") and "switches changed" in lines[2]
+
+
 @pytest.mark.parametrize(("problem", "seed", "step", "budget", "surrogate", "nodes"), [
     ("fn-dropwave", 0, 4, 7, "gp", {"dropwave"}),  # no graph learned at 3 trials
     ("fn-ackley", 8, 13, 15, "structured", {"ackley", "mean_square"}),  # the learned mean square
