@@ -5,9 +5,10 @@ Two tuners that share a model family can still part on how they move: BoTorch's 
 optimises a continuous relaxation and rounds a switch back unless its acquisition carries it
 past the middle, while a search over neighbours can flip a switch in one step, the farthest move
 a kernel sees. This replays a run as :mod:`benchmarks.run` does (same tuner wrapper, seed and
-budget, the default first) and prints, per trial, its value, the incumbent it moved from (the best
-trial before it), the L2 and largest coordinate move on the space's unit encoding (categoricals
-one-hot) and the switches (booleans and categoricals) it changed.
+budget, the default first: :func:`benchmarks.step_through.fresh_run`) and prints, per trial, its
+value, the incumbent it moved from (the best trial before it), the L2 and largest coordinate move
+on the space's unit encoding (categoricals one-hot) and the switches (booleans and
+categoricals) it changed.
 
     python -m benchmarks.moves sgd --tuners botorch boanon-gp --seeds 1 --budget 15
 """
@@ -18,17 +19,14 @@ import argparse
 
 import numpy as np
 
-from benchmarks.problems import make_problem
-from benchmarks.tuners import make_tuner
+from benchmarks.step_through import fresh_run
 from boanon.space import Bool, Categorical
 
 
 def moves(problem_name: str, tuner_name: str, seed: int, budget: int, print_=print) -> list[dict]:
     """Run ``tuner_name`` on ``problem_name`` and print (and return) one record per trial."""
-    problem = make_problem(problem_name)
+    problem, tuner = fresh_run(problem_name, tuner_name, seed, budget)
     space = problem.space
-    tuner = make_tuner(tuner_name, space, problem.objective, seed=seed, budget=budget,
-                       start=space.default(), knowledge=problem.knowledge)
     switches = [n for n, p in space.params.items() if isinstance(p, (Bool, Categorical))]
     configs: list[dict] = []
     values: list[float] = []
@@ -39,8 +37,8 @@ def moves(problem_name: str, tuner_name: str, seed: int, budget: int, print_=pri
         record = problem.evaluate(config)
         tuner.tell(record)
         value = tuner.value(record)
-        row = {"step": step, "value": value, "config": dict(config), "from": None, "l2": None, "largest": None,
-               "switches": None}
+        row = {"step": step, "value": value, "config": dict(config),
+               "from": None, "l2": None, "largest": None, "switches": None}
         finite = [i for i, v in enumerate(values) if v is not None and np.isfinite(v)]
         if finite:
             incumbent = min(finite, key=lambda i: problem.objective.to_minimize(values[i]))

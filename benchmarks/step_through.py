@@ -19,19 +19,24 @@ import json
 from typing import Any
 
 from benchmarks.problems import Problem, make_problem
-from benchmarks.tuners import BoAnon, make_tuner
+from benchmarks.tuners import BenchTuner, BoAnon, make_tuner
 
 
 def _short(value: Any) -> Any:
     return round(value, 4) if isinstance(value, float) else value
 
 
-def replay(problem_name: str, tuner_name: str, seed: int, budget: int) -> tuple[Problem, BoAnon]:
-    """The problem and a fresh BoAnon tuner set up as :mod:`benchmarks.run` sets it up (same
-    wrapper, seed and budget, the default first), ready to be asked."""
+def fresh_run(problem_name: str, tuner_name: str, seed: int, budget: int) -> tuple[Problem, BenchTuner]:
+    """The problem and a fresh tuner set up as :mod:`benchmarks.run` sets it up (same wrapper,
+    seed and budget, the default first), ready to be asked."""
     problem = make_problem(problem_name)
-    tuner = make_tuner(tuner_name, problem.space, problem.objective, seed=seed, budget=budget,
-                       start=problem.space.default(), knowledge=problem.knowledge)
+    return problem, make_tuner(tuner_name, problem.space, problem.objective, seed=seed, budget=budget,
+                               start=problem.space.default(), knowledge=problem.knowledge)
+
+
+def replay(problem_name: str, tuner_name: str, seed: int, budget: int) -> tuple[Problem, BoAnon]:
+    """:func:`fresh_run` for a BoAnon tuner, whose model and reasons the replay reads."""
+    problem, tuner = fresh_run(problem_name, tuner_name, seed, budget)
     if not isinstance(tuner, BoAnon):
         raise SystemExit(f"{tuner_name} is not a BoAnon tuner: it records no model or reasons")
     return problem, tuner

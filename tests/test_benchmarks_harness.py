@@ -278,7 +278,8 @@ def test_moves_measures_each_proposal_from_the_best_trial_before_it():
         before = records[incumbent]["config"]
         move = space.encode([r["config"]])[0] - space.encode([before])[0]
         assert r["from"] == incumbent + 1
-        assert r["l2"] == pytest.approx(np.linalg.norm(move)) and r["largest"] == pytest.approx(np.abs(move).max())
+        assert r["l2"] == pytest.approx(np.linalg.norm(move))
+        assert r["largest"] == pytest.approx(np.abs(move).max())
         assert r["switches"] == sum(r["config"][n] != before[n] for n in switches)
     assert r["switches"] > 0 and lines[2].startswith("  2 value=") and "switches changed" in lines[2]
 
