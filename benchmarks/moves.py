@@ -15,11 +15,9 @@ categoricals) it changed.
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
-from benchmarks.step_through import fresh_run
+from benchmarks.step_through import fresh_run, replay_each
 from boanon.space import Bool, Categorical
 
 
@@ -57,15 +55,7 @@ def moves(problem_name: str, tuner_name: str, seed: int, budget: int, print_=pri
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("problem")
-    parser.add_argument("--tuners", nargs="+", default=["boanon"])
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="the seeds themselves, not a count")
-    parser.add_argument("--budget", type=int, default=15)
-    args = parser.parse_args(argv)
-    for seed in args.seeds:
-        for tuner_name in args.tuners:
-            moves(args.problem, tuner_name, seed, args.budget)
+    replay_each(moves, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from typing import Any
 
 from benchmarks.problems import Problem, make_problem
@@ -89,8 +90,11 @@ def _kept(config: dict[str, Any], incumbent: dict[str, Any] | None) -> list[str]
     return [] if incumbent is None else [k for k, v in config.items() if incumbent.get(k) == v]
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def replay_each(replay_one: Callable[[str, str, int, int], object], description: str,
+                argv: list[str] | None = None) -> None:
+    """The command line of a replay tool: ``replay_one(problem, tuner, seed, budget)`` for every
+    seed and tuner asked for."""
+    parser = argparse.ArgumentParser(description=description.split("\n\n")[0])
     parser.add_argument("problem")
     parser.add_argument("--tuners", nargs="+", default=["boanon"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="the seeds themselves, not a count")
@@ -98,7 +102,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     for seed in args.seeds:
         for tuner_name in args.tuners:
-            step_through(args.problem, tuner_name, seed, args.budget)
+            replay_one(args.problem, tuner_name, seed, args.budget)
+
+
+def main(argv: list[str] | None = None) -> None:
+    replay_each(step_through, __doc__, argv)
 
 
 if __name__ == "__main__":
