@@ -371,6 +371,17 @@ class Space:
         return out
 
     # --- encoding for models ---------------------------------------------------------------
+    @property
+    def switch_names(self) -> list[str]:
+        """The booleans and categoricals: a change of one is a jump across its whole range."""
+        return [n for n, p in self.params.items() if isinstance(p, (Bool, Categorical))]
+
+    @property
+    def numeric_names(self) -> list[str]:
+        """The integer and float parameters: the ones a small step can move by a little."""
+        switches = set(self.switch_names)
+        return [n for n in self.names if n not in switches]
+
     def encoded_width(self, names: Sequence[str] | None = None) -> int:
         return sum(self.params[n].width for n in (names or self.names))
 

@@ -115,8 +115,9 @@ class Tuner:
     the first graph among them is the starting structure. ``related_outputs`` name logged
     quantities to model jointly with the objectives (the ``multitask`` strategy; a related task
     may have measured only these). ``budget`` (the evaluations the run will have, when known)
-    sizes the default initial design (:func:`default_n_init`); a resumed run keeps the design its
-    store recorded.
+    sizes the default initial design (:func:`default_n_init`; a resumed run keeps the design its
+    store recorded) and tells proposals whether the run ends within their early phase
+    (:func:`boanon.acquisition.propose`).
     """
 
     def __init__(self, space: Space, objectives: Sequence[Objective | Mapping[str, Any] | str],
@@ -140,6 +141,7 @@ class Tuner:
         self.related_outputs = list(related_outputs)
         self.related = self._aligned(warm_start)
         self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
+        self.budget = budget
         self.n_init = self._design_size(n_init, budget)
         self.relearn_every = int(relearn_every)
         self.learn_options = dict(learn_options or {})
@@ -312,7 +314,8 @@ class Tuner:
         pending = tasks.pending([t.config for t in self._running.values()])
         proposal = propose(space, table, self.objectives, graph=graph, proposer=proposer, rng=rng,
                            pending=pending, constraints=self.output_constraints,
-                           related_outputs=self.related_outputs, **self.propose_options)
+                           related_outputs=self.related_outputs, design_trials=self.n_init,
+                           budget=self.budget, **self.propose_options)
         proposal.reason = note + proposal.reason
         return _Plan(proposal, self._graph_id if graph is not None else None)
 

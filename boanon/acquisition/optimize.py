@@ -50,6 +50,9 @@ class SearchSettings:
     parameters of the starts, with this step (unit scale), and its local rounds go on from there
     (so a proposal can differ from its start in a few more)."""
     trust_changes: int = 4
+    hold_switches: bool = False
+    """In the trust region, keep the starts' booleans and categoricals (only numbers move): set
+    when the run's own flips have stopped paying (:mod:`boanon.acquisition.switch_record`)."""
     gradient_starts: int = 2
     """Candidates refined by finite-difference ascent over the continuous parameters, after the
     first start (the incumbent: where a model fitted to few trials is most trustworthy)."""
@@ -138,18 +141,22 @@ def maximize(space: Space, score: Score, rng: np.random.Generator, starts: Seque
     """
     s = settings or SearchSettings()
     pool = _Pool(space, score, s.screen_samples, {config_key(dict(c)) for c in exclude})
+    # a boolean or a categorical cannot move a little (a flip is the whole range): held, only
+    # the numbers move and the starts' switch values stay (a space of switches alone moves them)
+    movable = (space.numeric_names or None) if s.trust_region is not None and s.hold_switches else None
     if s.trust_region is None:
         pool.add(space.sample(s.n_sobol, rng) + [dict(c) for c in starts])
     else:
         pool.add([dict(c) for c in starts])
         for c in starts:
             pool.add(space.neighbours(dict(c), s.n_sobol // max(len(starts), 1), rng, scale=s.trust_region,
-                                      max_changes=s.trust_changes))
+                                      names=movable, max_changes=s.trust_changes))
     for c in starts:
-        pool.add(space.neighbours(dict(c), s.n_local // max(len(starts), 1) + 1, rng, scale=0.1))
+        pool.add(space.neighbours(dict(c), s.n_local // max(len(starts), 1) + 1, rng, scale=0.1,
+                                  names=movable))
     for r in range(s.local_rounds):
         for c in pool.best(s.top):
-            pool.add(space.neighbours(c, max(s.n_local // s.top, 1), rng, scale=0.15 * 0.5**r))
+            pool.add(space.neighbours(c, max(s.n_local // s.top, 1), rng, scale=0.15 * 0.5**r, names=movable))
     ascents = {config_key(c): dict(c) for c in [*starts[:1], *pool.best(s.gradient_starts)]}
     for c in ascents.values():  # once each: the incumbent can also be among the best candidates
         _ascend(pool, c, s.gradient_steps, s.trust_region or 0.3)
@@ -160,7 +167,10 @@ def maximize(space: Space, score: Score, rng: np.random.Generator, starts: Seque
                 if s.trust_region is None:
                     fresh = space.sample(max(s.n_sobol // (2 * len(groups)), 8), rng)
                     pool.add([{**current, **{n: f[n] for n in grp}} for f in fresh])
-                pool.add(space.neighbours(pool.best(1)[0], s.n_local // 2, rng, scale=0.05, names=grp))
+                in_group = [n for n in grp if movable is None or n in movable]
+                if in_group:
+                    pool.add(space.neighbours(pool.best(1)[0], s.n_local // 2, rng, scale=0.05,
+                                              names=in_group))
     if not pool.values:
         raise SpaceExhausted("no feasible configuration left to propose: every candidate was excluded")
     finalists = pool.best(s.n_final)

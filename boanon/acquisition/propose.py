@@ -23,6 +23,7 @@ from boanon.acquisition.decompose import parameter_groups
 from boanon.acquisition.optimize import SearchSettings, SpaceExhausted, config_key, maximize
 from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.acquisition.selection import select_surrogate
+from boanon.acquisition.switch_record import switches_pay
 from boanon.graph import CausalGraph
 from boanon.models import DAGSurrogate, Surrogate
 from boanon.models.base import param_configs
@@ -56,7 +57,8 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
             n_candidates: int = 256, constraints: Sequence[OutputConstraint] = (), n_folds: int = 5,
             settings: SearchSettings | None = None, ref_point: Sequence[float] | None = None,
             scalarization: Scalarization | None = None, early_trials: int = EARLY_TRIALS,
-            related_outputs: Sequence[str] = (), acquisition: str | None = None) -> Proposal:
+            related_outputs: Sequence[str] = (), acquisition: str | None = None,
+            design_trials: int = 0, budget: int | None = None) -> Proposal:
     """Propose one configuration (see the module docstring).
 
     ``table`` holds finished trials; ``proposer`` (:mod:`boanon.acquisition.proposers`, or a
@@ -71,7 +73,11 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     With several objectives, ``ref_point`` (objectives' units) fixes EHVI's reference point and
     ``scalarization`` replaces EHVI by the expected improvement of that scalarisation.
     While the run has fewer than ``early_trials`` trials of its own, the search stays in a trust
-    region around its best configurations (:class:`SearchSettings`). ``related_outputs`` are
+    region around its best configurations (:class:`SearchSettings`). A run whose ``budget`` (the
+    evaluations it will have, when known) ends within that phase also keeps its booleans and
+    categoricals there until flipping them has paid (:mod:`boanon.acquisition.switch_record`; the
+    first ``design_trials`` of the run's own trials were its initial design, not proposals).
+    ``related_outputs`` are
     logged quantities a joint model (the ``multitask`` strategy's, or the structured strategy's
     coregionalised candidate) learns together with the objectives. ``acquisition`` names a
     registered acquisition (:data:`boanon.acquisition.base.ACQUISITIONS`); by default the
@@ -106,8 +112,12 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
         if isinstance(chosen, DAGSurrogate) and graph is not None else []
     n_own = int(own[cols].notna().all(axis=1).sum())
+    early = n_own < early_trials
+    short = budget is not None and budget <= early_trials  # the run ends within the early phase
+    if early and short and not switches_pay(space, own, objectives, design_trials):
+        settings = replace(settings, hold_switches=True)
     config, value, search = maximize_acquisition(space, score, own, objectives, rng, groups, seen, settings,
-                                                 early=n_own < early_trials)
+                                                 early)
     predicted = model.predict([config], n_samples=128, rng=rng)
     t_end = time.perf_counter()
     info = {
@@ -168,6 +178,7 @@ def maximize_acquisition(space: Space, score: Acquisition, table: pd.DataFrame, 
             if i == len(attempts) - 1:
                 raise
     search["trust_region"] = tried.trust_region
+    search["switches_held"] = tried.trust_region is not None and tried.hold_switches
     search["repeat"] = not exclude and bool(seen)
     return config, value, search
 
