@@ -7,6 +7,7 @@ import pytest
 from boanon.acquisition import maximize, propose
 from boanon.acquisition.optimize import SearchSettings
 from boanon.acquisition.switch_record import FLIP_FAILURES, switches_pay
+from boanon.multitask.tasks import combine_tasks
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Space
 from boanon.tuner import Tuner
@@ -104,6 +105,13 @@ def test_a_short_runs_proposal_keeps_the_defaults_switches_until_a_change_of_the
         longer = propose(SPACE, _table(rows), TIME, proposer="gp", rng=np.random.default_rng(1),
                          design_trials=3, budget=budget)
         assert not longer.info["acquisition"]["switches_held"]
+    # nor does a warm start: its model has seen flips in the related task's trials
+    related = _table(DESIGN_GAIN).assign(trial=lambda t: "r" + t["trial"])
+    warm = combine_tasks(_table(rows), related)
+    assert len(warm) == len(rows) + len(DESIGN_GAIN)
+    warm_run = propose(SPACE, warm, TIME, proposer="gp", rng=np.random.default_rng(1), design_trials=3,
+                       budget=15)
+    assert not warm_run.info["acquisition"]["switches_held"]
     rows[1] = (0.1, 2, True, "c", 8.0)  # the design's second trial changed them and gained
     free = propose(SPACE, _table(rows[:3]), TIME, proposer="gp", rng=np.random.default_rng(1),
                    design_trials=3, budget=15)

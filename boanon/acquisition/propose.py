@@ -73,10 +73,11 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     With several objectives, ``ref_point`` (objectives' units) fixes EHVI's reference point and
     ``scalarization`` replaces EHVI by the expected improvement of that scalarisation.
     While the run has fewer than ``early_trials`` trials of its own, the search stays in a trust
-    region around its best configurations (:class:`SearchSettings`). A run whose ``budget`` (the
-    evaluations it will have, when known) ends within that phase also keeps its booleans and
-    categoricals there until flipping them has paid (:mod:`boanon.acquisition.switch_record`; the
-    first ``design_trials`` of the run's own trials were its initial design, not proposals).
+    region around its best configurations (:class:`SearchSettings`). A cold run (no related
+    task's trials) whose ``budget`` (the evaluations it will have, when known) ends within that
+    phase also keeps its booleans and categoricals there until flipping them has paid
+    (:mod:`boanon.acquisition.switch_record`; the first ``design_trials`` of the run's own trials
+    were its initial design, not proposals).
     ``related_outputs`` are
     logged quantities a joint model (the ``multitask`` strategy's, or the structured strategy's
     coregionalised candidate) learns together with the objectives. ``acquisition`` names a
@@ -113,7 +114,8 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
         if isinstance(chosen, DAGSurrogate) and graph is not None else []
     n_own = int(own[cols].notna().all(axis=1).sum())
     early = n_own < early_trials
-    short = budget is not None and budget <= early_trials  # the run ends within the early phase
+    # a cold run that ends within the early phase: a related task's trials have shown the model flips
+    short = budget is not None and budget <= early_trials and len(own) == len(table)
     if early and short and not switches_pay(space, own, objectives, design_trials):
         settings = replace(settings, hold_switches=True)
     config, value, search = maximize_acquisition(space, score, own, objectives, rng, groups, seen, settings,

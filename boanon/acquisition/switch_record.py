@@ -9,10 +9,11 @@ can. Like CASMOPOLITAN's trust region on categorical variables, which shrinks af
 the early search keeps the incumbent's switches until a trial that changed them has beaten it
 (the initial design's trials count: a design point that beats the default shows its switches
 are not the only good ones), and keeps them again once consecutive proposals that changed them
-have failed (the design's failures do not count: they change everything at once). Only in a run
-that ends within the early phase: in a longer one a failed flip is data the model uses later
-(the best `sgd` configurations at 50 evaluations turn three to six machines' workers off),
-while in a short one it is only an evaluation lost."""
+have failed (the design's failures do not count: they change everything at once). Only in a cold
+run that ends within the early phase: in a longer one a failed flip is data the model uses later
+(the best `sgd` configurations at 50 evaluations turn three to six machines' workers off), and
+a warm start's model has seen flips in the related task's trials; in a short cold run a failed
+flip is only an evaluation lost."""
 
 from __future__ import annotations
 
