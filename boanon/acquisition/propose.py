@@ -77,10 +77,9 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     task's trials) whose ``budget`` (the evaluations it will have, when known) ends within that
     phase also keeps its booleans and categoricals there until flipping them has paid
     (:mod:`boanon.acquisition.switch_record`; the first ``design_trials`` of the run's own trials
-    were its initial design, not proposals).
-    ``related_outputs`` are
-    logged quantities a joint model (the ``multitask`` strategy's, or the structured strategy's
-    coregionalised candidate) learns together with the objectives. ``acquisition`` names a
+    were its initial design, not proposals). ``related_outputs`` are logged quantities a joint
+    model (the ``multitask`` strategy's, or the structured strategy's coregionalised candidate)
+    learns together with the objectives. ``acquisition`` names a
     registered acquisition (:data:`boanon.acquisition.base.ACQUISITIONS`); by default the
     problem's own (:func:`boanon.acquisition.build.choose_acquisition`).
     """
