@@ -18,14 +18,13 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.step_through import fresh_run, replay_each
-from boanon.space import Bool, Categorical
 
 
 def moves(problem_name: str, tuner_name: str, seed: int, budget: int, print_=print) -> list[dict]:
     """Run ``tuner_name`` on ``problem_name`` and print (and return) one record per trial."""
     problem, tuner = fresh_run(problem_name, tuner_name, seed, budget)
     space = problem.space
-    switches = [n for n, p in space.params.items() if isinstance(p, (Bool, Categorical))]
+    switches = space.switch_names
     configs: list[dict] = []
     values: list[float] = []
     records = []

@@ -370,7 +370,6 @@ class Space:
                     break
         return out
 
-    # --- encoding for models ---------------------------------------------------------------
     @property
     def switch_names(self) -> list[str]:
         """The booleans and categoricals: a change of one is a jump across its whole range."""
@@ -382,6 +381,7 @@ class Space:
         switches = set(self.switch_names)
         return [n for n in self.names if n not in switches]
 
+    # --- encoding for models ---------------------------------------------------------------
     def encoded_width(self, names: Sequence[str] | None = None) -> int:
         return sum(self.params[n].width for n in (names or self.names))
 
