@@ -286,7 +286,9 @@ def test_moves_measures_each_proposal_from_the_best_trial_before_it():
 
 @pytest.mark.parametrize(("problem", "seed", "step", "budget", "surrogate", "nodes"), [
     ("fn-dropwave", 0, 4, 7, "gp", {"dropwave"}),  # no graph learned at 3 trials
-    ("fn-ackley", 8, 13, 15, "structured", {"ackley", "mean_square"}),  # the learned mean square
+    # the learned mean square; at step 14 the structured model wins its cross-validation by 2 nats
+    # and 0.12 in rank correlation (at 13 by 0.04 in rank: a choice another CPU's rounding could flip)
+    ("fn-ackley", 8, 14, 15, "structured", {"ackley", "mean_square"}),
 ])
 def test_proposal_samples_rebuilds_the_model_the_proposal_used(problem, seed, step, budget, surrogate, nodes):
     from benchmarks.proposal_samples import proposal_samples
