@@ -1,4 +1,5 @@
-"""The offline diagnostics: pool_picks draws each trial once from the pool; rank_evidence counts new bests."""
+"""The offline diagnostics: pool_picks draws each trial once from the pool; rank_evidence counts
+new bests; early_models's candidates, expected improvement and summary."""
 
 import numpy as np
 import pytest
@@ -41,3 +42,51 @@ def test_rank_evidence_counts_new_bests_by_whether_the_model_ranked():
             for _, r in summary(table).iterrows()}
     assert rows == {("a", False): (2, 1), ("a", True): (1, 1), ("b", True): (1, 0),
                     ("all", False): (2, 1), ("all", True): (2, 1)}
+
+
+def test_early_models_candidates_move_the_numbers_and_keep_the_switches():
+    from benchmarks.early_models import N_CANDIDATES, candidates
+    from benchmarks.problems import make_problem
+
+    space = make_problem("pipeline").space
+    incumbent = space.default()
+    tests = candidates(space, incumbent, 0.15, np.random.default_rng(0))
+    assert len(tests) == N_CANDIDATES and all(space.is_feasible(c) for c in tests)
+    assert all(c[n] == incumbent[n] for c in tests for n in space.switch_names)
+    floats = [n for n in space.numeric_names if type(space.params[n]).__name__ == "Float"]
+    inside = [n for n in floats if 0.0 < space.params[n].to_unit(incumbent[n]) < 1.0]
+    at_low = [n for n in floats if space.params[n].to_unit(incumbent[n]) == 0.0]
+    assert inside and all(c[n] != incumbent[n] for c in tests for n in inside)
+    # a number at its lower bound stays there whenever its step is negative: about half the time
+    assert at_low and 0.35 < np.mean([c[n] == incumbent[n] for c in tests for n in at_low]) < 0.65
+    steps = np.abs(space.encode(tests) - space.encode([incumbent]))
+    assert 0.05 < np.median(steps[steps > 0]) < 0.2  # a normal step of 0.15 on the unit scale
+
+
+def test_early_models_expected_improvement_is_the_analytic_one():
+    from scipy.stats import norm
+
+    from benchmarks.early_models import expected_improvement
+
+    mean, sd = np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.0, 0.0])
+    z = (2.0 - mean[:2]) / sd[:2]
+    expected = (2.0 - mean[:2]) * norm.cdf(z) + sd[:2] * norm.pdf(z)
+    assert expected_improvement(mean, sd, best=2.0)[:2] == pytest.approx(expected)
+    assert expected_improvement(mean, sd, best=2.0)[2] == pytest.approx(0.0)  # no spread, no gain
+    assert expected_improvement(np.array([1.0]), np.array([0.0]), best=2.0)[0] == pytest.approx(1.0)
+
+
+def test_early_models_summary_averages_over_seeds_and_sizes():
+    import pandas as pd
+
+    from benchmarks.early_models import summarise
+
+    rows = pd.DataFrame({"problem": "p", "seed": [0, 0, 1, 1], "trials": [6, 9, 6, 9], "model": "m",
+                         "rank_correlation": [0.1, 0.2, 0.3, 0.6], "mean_pick_gap": [1.0, 0.0, 1.0, 0.0],
+                         "ei_pick_gap": [2.0, 0.0, 0.0, 0.0], "best_candidate_gap": -1.0,
+                         "lengthscale_min": [0.1, 0.2, 0.3, 0.4], "lengthscale_median": 4.0})
+    row = summarise(rows).iloc[0]
+    assert row.cells == 4 and row.rank_corr_mean == pytest.approx(0.3)
+    assert row.rank_corr_median == pytest.approx(0.25)
+    assert row.ei_pick_gap == pytest.approx(0.5) and row.ei_pick_gap_median == 0.0
+    assert row.lengthscale_min == pytest.approx(0.25) and row.lengthscale_median == 4.0
