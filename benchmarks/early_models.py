@@ -34,6 +34,7 @@ import pandas as pd
 from scipy.stats import norm, spearmanr
 
 from benchmarks.bo_peers import UnitEncoding
+from benchmarks.problems import Problem
 from benchmarks.provenance import provenance
 from benchmarks.step_through import fresh_run
 from benchmarks.summary import markdown_table
@@ -44,10 +45,9 @@ from boanon.table import TrialRecord, records_to_table
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "early_models"
 N_CANDIDATES = 300
-MODELS = ("boanon-gp", "botorch", "distance")
 
 
-def trajectory(problem_name: str, seed: int, n: int) -> tuple[object, list[dict], list[TrialRecord]]:
+def trajectory(problem_name: str, seed: int, n: int) -> tuple[Problem, list[dict], list[TrialRecord]]:
     """The problem and BoTorch's first ``n`` configurations and records for ``seed``."""
     problem, tuner = fresh_run(problem_name, "botorch", seed, n)
     configs, records = [], []
@@ -76,7 +76,7 @@ def candidates(space: Space, incumbent: dict, step: float, rng: np.random.Genera
     return out
 
 
-def predictions(problem, configs: list[dict], records: list[TrialRecord], tests: list[dict],
+def predictions(problem: Problem, configs: list[dict], records: list[TrialRecord], tests: list[dict],
                 incumbent: dict) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Each model's mean and standard deviation at ``tests`` in the minimised convention, and its
     fitted lengthscales (none for the distance)."""
@@ -100,8 +100,8 @@ def predictions(problem, configs: list[dict], records: list[TrialRecord], tests:
     model = SingleTaskGP(X, torch.tensor(y, dtype=torch.double).unsqueeze(-1))
     fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
     with torch.no_grad():
-        T = torch.tensor(np.array([encoding.encode(c) for c in tests]), dtype=torch.double)
-        post = model.posterior(T)
+        at = torch.tensor(np.array([encoding.encode(c) for c in tests]), dtype=torch.double)
+        post = model.posterior(at)
     out["botorch"] = (-post.mean.numpy().ravel(), post.variance.sqrt().numpy().ravel(),
                       model.covar_module.lengthscale.detach().numpy().ravel())
 
@@ -119,6 +119,7 @@ def expected_improvement(mean: np.ndarray, sd: np.ndarray, best: float) -> np.nd
 
 
 def evaluate(problem_name: str, seed: int, sizes: list[int], step: float) -> list[dict]:
+    """One row per (trials fitted to, model) for ``seed``: each size's incumbent, candidates and scores."""
     problem, configs, records = trajectory(problem_name, seed, max(sizes))
     objective = problem.objective
     values = objective.to_minimize(np.array([r.objectives[objective.name] for r in records]))
