@@ -132,18 +132,25 @@ class SingleTaskBO(TorchBO):
     qLogNoisyExpectedImprovement over the observed points, ``optimize_acqf``."""
 
     def propose(self) -> np.ndarray:
-        torch = self.torch
         from botorch.acquisition.logei import qLogNoisyExpectedImprovement
-        from botorch.fit import fit_gpytorch_mll
-        from botorch.models import SingleTaskGP
-        from gpytorch.mlls import ExactMarginalLogLikelihood
 
-        X = torch.tensor(np.array(self.X), dtype=torch.double)
         y = [self.sign() * r.objectives[self.objective.name] for r in self.records]
-        Y = torch.tensor(y, dtype=torch.double).unsqueeze(-1)
-        model = SingleTaskGP(X, Y)
-        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
-        return self.optimize(qLogNoisyExpectedImprovement(model, X_baseline=X))
+        model = single_task_gp(np.array(self.X), np.array(y))
+        return self.optimize(qLogNoisyExpectedImprovement(model, X_baseline=model.train_inputs[0]))
+
+
+def single_task_gp(X: np.ndarray, y: np.ndarray) -> Any:
+    """BoTorch's default ``SingleTaskGP`` fitted by maximum a posteriori to unit-cube inputs
+    ``X`` (n, D) and outcomes ``y`` (n,) to maximise."""
+    import torch
+    from botorch.fit import fit_gpytorch_mll
+    from botorch.models import SingleTaskGP
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    model = SingleTaskGP(torch.tensor(X, dtype=torch.double),
+                         torch.tensor(y, dtype=torch.double).unsqueeze(-1))
+    fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+    return model
 
 
 class NetworkBO(TorchBO):

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm, spearmanr
 
-from benchmarks.bo_peers import UnitEncoding
+from benchmarks.bo_peers import UnitEncoding, single_task_gp
 from benchmarks.problems import Problem
 from benchmarks.provenance import provenance
 from benchmarks.step_through import fresh_run
@@ -81,9 +81,6 @@ def predictions(problem: Problem, configs: list[dict], records: list[TrialRecord
     """Each model's mean and standard deviation at ``tests`` in the minimised convention, and its
     fitted lengthscales (none for the distance)."""
     import torch
-    from botorch.fit import fit_gpytorch_mll
-    from botorch.models import SingleTaskGP
-    from gpytorch.mlls import ExactMarginalLogLikelihood
 
     space, objective = problem.space, problem.objective
     table = records_to_table([TrialRecord(f"t{i}", dict(c), {}, dict(r.objectives))
@@ -95,18 +92,15 @@ def predictions(problem: Problem, configs: list[dict], records: list[TrialRecord
 
     torch.set_num_threads(1)
     encoding = UnitEncoding(space)
-    X = torch.tensor(np.array([encoding.encode(c) for c in configs]), dtype=torch.double)
+    at = np.array([encoding.encode(c) for c in tests])
     y = -objective.to_minimize(np.array([r.objectives[objective.name] for r in records]))
-    model = SingleTaskGP(X, torch.tensor(y, dtype=torch.double).unsqueeze(-1))
-    fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+    model = single_task_gp(np.array([encoding.encode(c) for c in configs]), y)
     with torch.no_grad():
-        at = torch.tensor(np.array([encoding.encode(c) for c in tests]), dtype=torch.double)
-        post = model.posterior(at)
+        post = model.posterior(torch.tensor(at, dtype=torch.double))
     out["botorch"] = (-post.mean.numpy().ravel(), post.variance.sqrt().numpy().ravel(),
                       model.covar_module.lengthscale.detach().numpy().ravel())
 
-    here = encoding.encode(incumbent)
-    out["distance"] = (np.array([np.linalg.norm(encoding.encode(c) - here) for c in tests]),
+    out["distance"] = (np.linalg.norm(at - encoding.encode(incumbent), axis=1),
                        np.zeros(len(tests)), np.array([np.nan]))
     return out
 
