@@ -255,3 +255,14 @@ def test_clearly_better_needs_the_margin():
     assert not clearly_better(reference + 0.05, reference)  # below the margin
     assert not clearly_better(np.full(10, np.nan), reference)  # a non-finite prediction never wins
     assert clearly_better(reference, np.full(10, -np.inf))
+
+
+def test_one_trial_counts_for_at_most_the_cap_either_way():
+    reference = np.zeros(12)
+    # better on ten held-out trials, two overconfident misses of 10 nats: the mean says worse
+    assert clearly_better(np.r_[np.full(10, 1.0), -10.0, -10.0], reference)
+    assert not clearly_better(np.r_[np.full(10, 1.0), -10.0, -10.0], reference, cap=np.inf)
+    # slightly worse on eleven, one lucky hit of 20 nats: the mean says better
+    assert not clearly_better(np.r_[np.full(11, -0.1), 20.0], reference)
+    # a non-finite prediction is not capped: it still never wins
+    assert not clearly_better(np.r_[np.full(11, 1.0), np.nan], reference)
