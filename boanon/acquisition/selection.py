@@ -19,9 +19,8 @@ structured strategy worse than its own plain GP on systems whose structure it di
 Each trial's difference counts for at most :data:`TRIAL_CAP` nats either way: one badly
 predicted trial can otherwise outweigh a dozen. On a 40-parameter system the graph's model
 ranked the held-out trials far better than the plain GP and predicted most of them better, yet
-lost every choice to two or three overconfident misses of 5-15 nats each, and the run waited
-for its structure until the misses were outnumbered. A non-finite prediction is not capped: it
-never wins.
+lost every choice to two or three overconfident misses, and the run waited for its structure
+until the misses were outnumbered. A non-finite prediction is not capped: it never wins.
 """
 
 from __future__ import annotations
