@@ -312,8 +312,9 @@ class Tuner:
                 proposer, note = proposer.without_graph(self.learn_note)
         graph = tasks.graph(self.graph if uses_graph else None)
         pending = tasks.pending([t.config for t in self._running.values()])
+        failed = tasks.pending([t.config for t in self.store.trials(Status.FAILED)])
         proposal = propose(space, table, self.objectives, graph=graph, proposer=proposer, rng=rng,
-                           pending=pending, constraints=self.output_constraints,
+                           pending=pending, failed=failed, constraints=self.output_constraints,
                            related_outputs=self.related_outputs, design_trials=self.n_init,
                            budget=self.budget, **self.propose_options)
         proposal.reason = note + proposal.reason

@@ -45,6 +45,25 @@ def test_ask_tell_starts_with_default_then_sobol() -> None:
     assert tuner.table()["trial"].tolist() == ["t0000"]
 
 
+@pytest.mark.parametrize("strategy", ["gp", "structured"])
+def test_a_configuration_that_failed_is_not_proposed_again(strategy: str) -> None:
+    # a region the system cannot run (as ZigZag cannot map some designs), next to the optimum the
+    # models extrapolate to: they learn from measured trials only, so without the failures'
+    # configurations excluded they proposed the same failed one again and again
+    space = Space([Int("a", 0, 4, default=1), Int("b", 0, 4, default=1)])
+    tuner = Tuner(space, ["cost"], strategy=strategy, seed=0, budget=20)
+    failed = []
+    for _ in range(20):
+        trial = tuner.ask()
+        a, b = trial.config["a"], trial.config["b"]
+        if a >= 3:
+            failed.append((a, b))
+            tuner.tell(trial.id, failure="cannot map this design")
+        else:
+            tuner.tell(trial.id, {"cost": (a - 2.6) ** 2 + (b - 2) ** 2})
+    assert failed and len(set(failed)) == len(failed)
+
+
 def test_a_result_without_the_objective_is_a_failure() -> None:
     tuner = Tuner(SYSTEM.space, ["cost"], n_init=2)
     trial = tuner.ask()

@@ -58,7 +58,8 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
             settings: SearchSettings | None = None, ref_point: Sequence[float] | None = None,
             scalarization: Scalarization | None = None, early_trials: int = EARLY_TRIALS,
             related_outputs: Sequence[str] = (), acquisition: str | None = None,
-            design_trials: int = 0, budget: int | None = None) -> Proposal:
+            design_trials: int = 0, budget: int | None = None,
+            failed: Sequence[Mapping[str, Any]] = ()) -> Proposal:
     """Propose one configuration (see the module docstring).
 
     ``table`` holds finished trials; ``proposer`` (:mod:`boanon.acquisition.proposers`, or a
@@ -72,6 +73,9 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     ``n_candidates`` is the size of the Sobol design (``settings`` tunes the rest of the search).
     With several objectives, ``ref_point`` (objectives' units) fixes EHVI's reference point and
     ``scalarization`` replaces EHVI by the expected improvement of that scalarisation.
+    ``failed`` are configurations whose trials failed: never proposed again, since a failure
+    that follows from the configuration (a design the system cannot run) would only repeat, and
+    the models, fitted on measured trials, do not know it.
     While the run has fewer than ``early_trials`` trials of its own, the search stays in a trust
     region around its best configurations (:class:`SearchSettings`). A cold run (no related
     task's trials) whose ``budget`` (the evaluations it will have, when known) ends within that
@@ -88,7 +92,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     rng = np.random.default_rng(rng)  # a generator passes through; a seed makes one
     settings = settings or SearchSettings(n_sobol=n_candidates)
     started = time.perf_counter()
-    seen = _configs(space, table) + [dict(c) for c in pending]
+    seen = _configs(space, table) + [dict(c) for c in pending] + [dict(c) for c in failed]
     cols = [f"objective:{o.name}" for o in objectives]
     missing = [c for c in cols if c not in table.columns]
     n = 0 if missing else int(table[cols].notna().all(axis=1).sum())
