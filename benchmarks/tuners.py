@@ -143,10 +143,8 @@ class BoAnonOptuna(_Optuna):
 
     def sampler(self) -> Any:
         from boanon.optuna import BoAnonSampler
-        from boanon.tuner import default_n_init
 
-        # Optuna never tells a sampler the study's budget: the Tuner's budget-sized design, given.
-        return BoAnonSampler(seed=self.seed, n_startup_trials=default_n_init(self.space, self.budget))
+        return BoAnonSampler(seed=self.seed, budget=self.budget)  # Optuna never tells it n_trials
 
     def tell(self, record: TrialRecord | None) -> None:
         if record is not None:

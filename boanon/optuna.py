@@ -214,16 +214,21 @@ class BoAnonSampler(BaseSampler):
     ``independent_sampler`` (default: Optuna's :class:`~optuna.samplers.RandomSampler`, seeded),
     except in the study's first trial, which runs each distribution's middle: the default
     configuration the Tuner starts from. ``n_startup_trials`` is the Tuner's ``n_init`` (its
-    initial design: the default, then scrambled Sobol points); ``seed`` seeds proposals as the
-    Tuner's ``seed`` does (one generator per trial position). ``constraints_func`` is Optuna's
-    (values <= 0 are feasible); ``warm_start`` takes BoAnon stores, dataset directories or CSV
-    tables (or :class:`~boanon.multitask.RelatedTask` objects) as the Tuner's ``warm_start:``.
+    initial design: the default, then scrambled Sobol points); ``budget``, the trials the study
+    will run when known (Optuna never tells a sampler ``n_trials``), is the Tuner's ``budget``:
+    it sizes the design when ``n_startup_trials`` does not, and a run that ends within the early
+    phase keeps its switches until flipping them has paid, as the Tuner's does; ``seed`` seeds
+    proposals as the Tuner's ``seed`` does (one generator per trial position).
+    ``constraints_func`` is Optuna's (values <= 0 are feasible); ``warm_start`` takes BoAnon
+    stores, dataset directories or CSV tables (or :class:`~boanon.multitask.RelatedTask` objects)
+    as the Tuner's ``warm_start:``.
     ``strategy`` (a registered strategy's name, resolved once, or a proposer object: the Tuner's
     ``proposer``), ``graph``, ``knowledge``, ``relearn_every``, ``learn_options`` and
     ``propose_options`` go to the Tuner.
     """
 
-    def __init__(self, *, n_startup_trials: int | None = None, seed: int | None = None,
+    def __init__(self, *, n_startup_trials: int | None = None, budget: int | None = None,
+                 seed: int | None = None,
                  constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
                  warm_start: str | Path | RelatedTask | Sequence[str | Path | RelatedTask] = (),
                  strategy: str | Proposer = DEFAULT_STRATEGY, graph: Any = None, knowledge: Any = None,
@@ -232,6 +237,7 @@ class BoAnonSampler(BaseSampler):
                  independent_sampler: BaseSampler | None = None):
         self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % (2**31))
         self.n_startup_trials = n_startup_trials
+        self.budget = budget
         self.constraints_func = constraints_func
         sources = [warm_start] if isinstance(warm_start, (str, Path, RelatedTask)) else list(warm_start)
         self.related = [s if isinstance(s, RelatedTask) else load_related(s) for s in sources]
@@ -288,6 +294,7 @@ class BoAnonSampler(BaseSampler):
             raise ValueError("the search space has no parameter with two or more values")
         trials = [t for t in study.get_trials(deepcopy=False) if t.number != exclude]
         tuner = Tuner(space, objectives_of(study), seed=self.seed, n_init=self.n_startup_trials,
+                      budget=self.budget,
                       output_constraints=output_constraints(trials) if self.constraints_func else (),
                       warm_start=self.related, **self.tuner_options)
         replay(tuner, trials, search_space)

@@ -25,7 +25,7 @@ from boanon.optuna import (  # noqa: E402
     to_optuna,
 )
 from boanon.optuna_export import distribution  # noqa: E402
-from boanon.space import Bool, Categorical, Float, Int  # noqa: E402
+from boanon.space import Bool, Categorical, Float, Int, Space  # noqa: E402
 from boanon.store import Store  # noqa: E402
 from boanon.synthetic import SyntheticSystem  # noqa: E402
 from boanon.tuner import Tuner  # noqa: E402
@@ -86,6 +86,32 @@ def test_the_sampler_proposes_what_the_tuner_proposes():
     # the same reasons, including why the structure was or was not learned at each step
     assert [t.system_attrs.get(REASON_ATTR) for t in study.trials[n_init:]] == \
         [t.reason for t in tuner.store.trials()[n_init:]]
+
+
+def test_told_the_budget_the_sampler_holds_a_short_run_s_switches_as_the_tuner_does():
+    # a short cold run keeps its booleans until flipping them has paid; that rule needs the
+    # budget, which Optuna never tells a sampler: without it the two parted after the design
+    space = Space([Float("x", 0.0, 1.0, default=0.5), Float("y", 0.0, 1.0, default=0.5), Bool("fast")])
+
+    def cost(c: dict) -> float:
+        return (c["x"] - 0.8) ** 2 + (c["y"] - 0.3) ** 2 + (0.0 if c["fast"] else 0.05)
+
+    budget = 10
+    tuner = Tuner(space, ["cost"], seed=1, budget=budget, strategy="gp")
+    for _ in range(budget):
+        t = tuner.ask()
+        tuner.tell(t.id, {"cost": cost(t.config)})
+    study = optuna.create_study(sampler=BoAnonSampler(seed=1, budget=budget, strategy="gp"))
+    study.set_metric_names(["cost"])
+    study.optimize(lambda trial: cost({"x": trial.suggest_float("x", 0.0, 1.0),
+                                       "y": trial.suggest_float("y", 0.0, 1.0),
+                                       "fast": trial.suggest_categorical("fast", [False, True])}),
+                   n_trials=budget)
+    ours = [t.config for t in tuner.store.trials()]
+    theirs = [t.params for t in study.trials]
+    assert [c["fast"] for c in theirs] == [c["fast"] for c in ours]
+    np.testing.assert_allclose([[c["x"], c["y"]] for c in theirs], [[c["x"], c["y"]] for c in ours],
+                               atol=1e-9)
 
 
 def test_metrics_running_trials_and_constraints_reach_the_tuner():
