@@ -311,8 +311,8 @@ class Tuner:
             if self.graph is None:
                 proposer, note = proposer.without_graph(self.learn_note)
         graph = tasks.graph(self.graph if uses_graph else None)
-        pending = tasks.pending([t.config for t in self._running.values()])
-        failed = tasks.pending([t.config for t in self.store.trials(Status.FAILED)])
+        pending = tasks.own([t.config for t in self._running.values()])
+        failed = tasks.own([t.config for t in self.store.trials(Status.FAILED)])
         proposal = propose(space, table, self.objectives, graph=graph, proposer=proposer, rng=rng,
                            pending=pending, failed=failed, constraints=self.output_constraints,
                            related_outputs=self.related_outputs, design_trials=self.n_init,

@@ -111,12 +111,12 @@ def test_task_column_adds_the_indicator_everywhere_with_a_related_task_and_nowhe
     graph, pending = system.true_graph(), [{"x0": 0.5}]
     none = TaskColumn()
     assert none.table(own) is own and none.space(system.space) is system.space
-    assert none.graph(graph) is graph and none.pending(pending) == pending
+    assert none.graph(graph) is graph and none.own(pending) == pending
     tasks = TaskColumn((RelatedTask("old", "old.csv", other),))
     assert task_labels(tasks.table(own)) == [TARGET, "old"] and len(tasks.table(own)) == 7
     assert tasks.space(system.space).params[TASK].choices == (TARGET, "old")
     assert tasks.graph(graph).has_edge(TASK, "cost") and tasks.graph(None) is None
-    assert tasks.pending(pending) == [{"x0": 0.5, TASK: TARGET}] and pending == [{"x0": 0.5}]
+    assert tasks.own(pending) == [{"x0": 0.5, TASK: TARGET}] and pending == [{"x0": 0.5}]
 
 
 def test_several_related_tasks_keep_their_own_labels():

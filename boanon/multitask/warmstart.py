@@ -184,6 +184,6 @@ class TaskColumn:
         (:func:`~boanon.multitask.tasks.with_task_node`)."""
         return with_task_node(graph) if self.related and graph is not None else graph
 
-    def pending(self, configs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Configurations the run is evaluating, as the target task's."""
+    def own(self, configs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The run's own configurations (running or failed ones), as the target task's."""
         return [{**c, TASK: TARGET} if self.related else dict(c) for c in configs]
