@@ -23,10 +23,12 @@ from boanon.acquisition.decompose import parameter_groups
 from boanon.acquisition.optimize import SearchSettings, SpaceExhausted, config_key, maximize
 from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.acquisition.selection import select_surrogate
+from boanon.acquisition.success import SuccessWeighted
 from boanon.acquisition.switch_record import switches_pay
 from boanon.graph import CausalGraph
 from boanon.models import DAGSurrogate, Surrogate
 from boanon.models.base import param_configs
+from boanon.models.success import SuccessModel
 from boanon.models.threads import single_blas_thread
 from boanon.multiobjective import OutputConstraint, Scalarization
 from boanon.multitask import target_trials
@@ -75,7 +77,9 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     ``scalarization`` replaces EHVI by the expected improvement of that scalarisation.
     ``failed`` are configurations whose trials failed: never proposed again, since a failure
     that follows from the configuration (a design the system cannot run) would only repeat, and
-    the models, fitted on measured trials, do not know it.
+    the models, fitted on measured trials, do not know it; the acquisition is weighted by the
+    probability that a configuration runs (:mod:`boanon.models.success`), so the search also
+    leaves their neighbourhood.
     While the run has fewer than ``early_trials`` trials of its own, the search stays in a trust
     region around its best configurations (:class:`SearchSettings`). A cold run (no related
     task's trials) whose ``budget`` (the evaluations it will have, when known) ends within that
@@ -113,6 +117,8 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
                                                         fantasy_rng=rng)
     t_cv = time.perf_counter()
     score = build_acquisition(model, own, objectives, constraints, rng, ref_point, scalarization, acquisition)
+    if failed:
+        score = SuccessWeighted(score, SuccessModel(space).fit(_configs(space, table), failed))
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
         if isinstance(chosen, DAGSurrogate) and graph is not None else []
     n_own = int(own[cols].notna().all(axis=1).sum())
