@@ -22,15 +22,14 @@ def test_it_learns_the_region_that_fails() -> None:
     model = SuccessModel(SPACE).fit(ran, failed)
     p = model.probability([{"a": 0.2, "b": 0.5, "fast": False}, {"a": 0.95, "b": 0.5, "fast": False},
                            {"a": 0.8, "b": 0.3, "fast": False}])
-    assert p[0] > 0.9 and p[1] < 0.1 and p[2] < 0.1
-    assert model.latent([{"a": 0.2, "b": 0.5, "fast": False}])[0] > 0 > model.latent(failed[:1])[0]
+    assert p[0] > 0.5 > max(p[1], p[2]) and p[0] > 2 * max(p[1], p[2])
 
 
 def test_a_categorical_or_boolean_can_be_what_fails() -> None:
     ran, failed = _grid([0.1, 0.5, 0.9]), _grid([0.1, 0.5, 0.9], fast=True)
     p = SuccessModel(SPACE).fit(ran, failed).probability([{"a": 0.3, "b": 0.3, "fast": False},
                                                          {"a": 0.3, "b": 0.3, "fast": True}])
-    assert p[0] > 0.9 > 0.1 > p[1]
+    assert p[0] > 0.5 > p[1]
 
 
 def test_it_needs_both_outcomes() -> None:
@@ -55,15 +54,15 @@ def test_the_weighted_acquisition_is_the_product_and_says_so() -> None:
 
 
 def test_a_proposal_leaves_the_neighbourhood_of_failed_configurations() -> None:
-    # the cost falls towards a = 1, but everything past a = 0.6 fails: the model, fitted on the
-    # trials that ran, extrapolates into the failing region; excluding the failed configurations
-    # themselves only moved the proposal beside them
+    # the cost is lowest at a = 0.7, in a band the system cannot run (0.6 < a < 0.85): the model,
+    # fitted on the trials that ran, puts its optimum there, and excluding the failed
+    # configurations themselves only moved the proposal between them (to a = 0.68)
     space = Space([Float("a", 0, 1, default=0.3), Float("b", 0, 1, default=0.3)])
-    ran = [{"a": a, "b": b} for a in (0.0, 0.15, 0.3, 0.45, 0.6) for b in (0.1, 0.5, 0.9)]
-    failed = [{"a": a, "b": b} for a in (0.7, 0.85, 1.0) for b in (0.3, 0.5, 0.7)]
-    records = [TrialRecord(f"t{i}", params=c, objectives={"cost": 1.0 - c["a"] + 0.1 * abs(c["b"] - 0.5)})
-               for i, c in enumerate(ran)]
+    ran = [{"a": a, "b": b} for a in (0.0, 0.2, 0.4, 0.55, 0.9, 1.0) for b in (0.1, 0.5, 0.9)]
+    failed = [{"a": a, "b": b} for a in (0.65, 0.72, 0.8) for b in (0.2, 0.5, 0.8)]
+    cost = {i: (c["a"] - 0.7) ** 2 + 0.1 * (c["b"] - 0.5) ** 2 for i, c in enumerate(ran)}
+    records = [TrialRecord(f"t{i}", params=c, objectives={"cost": cost[i]}) for i, c in enumerate(ran)]
     p = propose(space, records_to_table(records), [Objective("cost")], proposer="gp", rng=0,
                 failed=failed, early_trials=0)
-    assert p.config["a"] <= 0.65
+    assert not 0.6 < p.config["a"] < 0.85
     assert p.info["acquisition"]["success_weighted"] == {"n_ran": len(ran), "n_failed": len(failed)}
