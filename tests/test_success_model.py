@@ -53,6 +53,21 @@ def test_the_weighted_acquisition_is_the_product_and_says_so() -> None:
     assert weighted.describe() == {"kind": "flat", "success_weighted": {"n_ran": 9, "n_failed": 6}}
 
 
+def test_an_acquisition_with_negative_values_is_refused_by_name() -> None:
+    # a product with a negative value would rank the configuration most likely to fail first
+    model = SuccessModel(SPACE).fit(_grid([0.1, 0.3, 0.5]), _grid([0.7, 0.9]))
+
+    class LogImprovement:
+        def __call__(self, configs, n_samples):
+            return np.full(len(configs), -3.0)
+
+        def describe(self):
+            return {"kind": "log_ei"}
+
+    with pytest.raises(ValueError, match="acquisition 'log_ei' gave a negative value"):
+        SuccessWeighted(LogImprovement(), model)([{"a": 0.2, "b": 0.5, "fast": False}], 8)
+
+
 def test_a_proposal_leaves_the_neighbourhood_of_failed_configurations() -> None:
     # the cost is lowest at a = 0.7, in a band the system cannot run (0.6 < a < 0.85): the model,
     # fitted on the trials that ran, puts its optimum there, and excluding the failed

@@ -5,6 +5,8 @@ value times the probability that it runs (:class:`boanon.models.success.SuccessM
 acquisitions are non-negative (EI, EHVI, a probability), so the product keeps their order where
 nothing has failed nearby and discounts candidates beside failed ones. It wraps whatever
 acquisition the problem chose rather than being one of them, since failures can come with any.
+A registered acquisition with negative values (a log-improvement, a lower bound) would have its
+order turned around beside failures; it is refused by name rather than silently misweighted.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ class SuccessWeighted:
 
     def __call__(self, configs: list[dict[str, Any]], n_samples: int) -> np.ndarray:
         value = np.asarray(self.acquisition(configs, n_samples), dtype=float)
+        if np.any(value < 0):
+            kind = self.acquisition.describe().get("kind", type(self.acquisition).__name__)
+            raise ValueError(f"acquisition {kind!r} gave a negative value ({value.min():.3g}): weighting it "
+                             "by the probability that a configuration runs, after a failed trial, needs "
+                             "non-negative values (an expected improvement, a probability)")
         return value * self.success.probability(configs)
 
     def describe(self) -> dict[str, Any]:
