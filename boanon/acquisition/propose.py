@@ -96,7 +96,8 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     rng = np.random.default_rng(rng)  # a generator passes through; a seed makes one
     settings = settings or SearchSettings(n_sobol=n_candidates)
     started = time.perf_counter()
-    seen = _configs(space, table) + [dict(c) for c in pending] + [dict(c) for c in failed]
+    ran = _configs(space, table)
+    seen = ran + [dict(c) for c in pending] + [dict(c) for c in failed]
     cols = [f"objective:{o.name}" for o in objectives]
     missing = [c for c in cols if c not in table.columns]
     n = 0 if missing else int(table[cols].notna().all(axis=1).sum())
@@ -118,7 +119,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     t_cv = time.perf_counter()
     score = build_acquisition(model, own, objectives, constraints, rng, ref_point, scalarization, acquisition)
     if failed:
-        score = SuccessWeighted(score, SuccessModel(space).fit(_configs(space, table), failed))
+        score = SuccessWeighted(score, SuccessModel(space).fit(ran, failed))
     groups = parameter_groups(space, graph, [o.name for o in objectives]) \
         if isinstance(chosen, DAGSurrogate) and graph is not None else []
     n_own = int(own[cols].notna().all(axis=1).sum())
