@@ -4,7 +4,8 @@ Steps, in order: orient by tiers (reversing a tier-breaking arrow where the reve
 dropping it otherwise), Meek's rules, then the still-undirected edges from upstream to downstream
 (distance from the parameters) without cycles; weigh every edge by its partial correlation given
 the other parents; add the required edges; cap the number of parents (keeping required and
-strongest); drop metrics with no directed path to an objective; connect every parameter with no
+strongest); reverse an arrow from a metric on an objective's path into a metric that predicts
+it; drop metrics with no directed path to an objective; connect every parameter with no
 path to any objective straight to the objectives, so that no parameter is lost from the model.
 """
 
@@ -15,11 +16,13 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
+import pandas as pd
 
 from boanon.annotations import Knowledge
 from boanon.graph import CausalGraph, Edge
 from boanon.learners.base import PartialGraph
 from boanon.learners.citest import partial_tests
+from boanon.learners.predictive import predicts
 from boanon.learners.preprocess import Prepared
 
 
@@ -157,6 +160,8 @@ def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_p
     keep = set(objectives) | {n for e in expert for n in e} | (set() if prune else set(dag.nodes))
     for o in objectives:
         keep |= nx.ancestors(dag, o)
+    if prune:
+        keep = _reverse_into_path(dag, keep, objectives, prepared, knowledge, set(required), report)
     for n in list(dag.nodes):
         if roles[n] == "metric" and n not in keep:
             dag.remove_node(n)
@@ -175,6 +180,48 @@ def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_p
     graph = CausalGraph(roles={n: r for n, r in roles.items() if n in dag},
                         edges=[Edge(a, b, weights.get((a, b))) for a, b in _sorted_edges(dag)])
     return knowledge.apply(graph, strict=False)
+
+
+def _reverse_into_path(dag: nx.DiGraph, keep: set[str], objectives: list[str], prepared: Prepared,
+                       knowledge: Knowledge, required: set[tuple[str, str]], report: dict[str, Any]) -> set[str]:
+    """``keep`` and the metrics kept by reversing their arrow from a metric on an objective's
+    path (``dag`` changed in place), each reversal reported.
+
+    Between two metrics an arrow's direction is the learner's weakest guess: ordered by the
+    variance the parameters explain, a running total (a chain of stages, each adding its own
+    parameters' effect) comes after the later stages and before its earlier parts, which then
+    hang below it and would be dropped. A metric below the path joins it as a parent only where
+    it makes the path metric clearly more predictable held out than the parameters alone do
+    (:func:`~boanon.learners.predictive.predicts`): a copy or a side effect of the path metric,
+    or a sibling through shared parameters, adds nothing there and is still dropped."""
+    roles = prepared.roles
+    table = pd.DataFrame({f"{role}:{n}": prepared.raw[n] for n, role in roles.items()})
+    keep = set(keep)
+    changed = True
+    while changed:
+        changed = False
+        for a, b in _sorted_edges(dag):
+            if a not in keep or b in keep or roles.get(a) != "metric" or roles.get(b) != "metric" \
+                    or (a, b) in required or not knowledge.allows(b, a, roles):
+                continue
+            dag.remove_edge(a, b)
+            if not _bounds(prepared.raw[a], prepared.raw[b]) or nx.has_path(dag, a, b) \
+                    or not predicts(table, b, a):  # not a part, a cycle, or no gain
+                dag.add_edge(a, b)
+                continue
+            dag.add_edge(b, a)
+            report["reversed"].append(f"{a} -> {b}")
+            for o in objectives:
+                keep |= nx.ancestors(dag, o)
+            changed = True
+    return keep
+
+
+def _bounds(total: pd.Series, part: pd.Series) -> bool:
+    """Whether ``total`` is at least ``part`` in every trial, and ``part`` is never negative: the
+    signature of a sum of non-negative parts or a maximum over them."""
+    t, p = total.to_numpy(dtype=float), part.to_numpy(dtype=float)
+    return bool(np.all(p >= 0) and np.all(t >= p))
 
 
 def _fallback_target(param: str, objective: str, dag: nx.DiGraph, prepared: Prepared,
