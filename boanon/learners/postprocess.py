@@ -210,7 +210,7 @@ def _reverse_into_path(dag: nx.DiGraph, keep: set[str], objectives: list[str], p
                 dag.add_edge(a, b)
                 continue
             dag.add_edge(b, a)
-            report["reversed"].append(f"{a} -> {b}")
+            report.setdefault("reversed", []).append(f"{a} -> {b}")
             for o in objectives:
                 keep |= nx.ancestors(dag, o)
             changed = True
