@@ -191,9 +191,9 @@ def _reverse_into_path(dag: nx.DiGraph, keep: set[str], objectives: list[str], p
     variance the parameters explain, a running total (a chain of stages, each adding its own
     parameters' effect) comes after the later stages and before its earlier parts, which then
     hang below it and would be dropped. A metric below the path joins it as a parent only where
-    it makes the path metric clearly more predictable held out than the parameters alone do
-    (:func:`~boanon.learners.predictive.predicts`): a copy or a side effect of the path metric,
-    or a sibling through shared parameters, adds nothing there and is still dropped."""
+    it looks like a part of the path metric (:func:`_part_of`) and makes it clearly more
+    predictable held out than the parameters alone do (:func:`~boanon.learners.predictive.predicts`):
+    a copy, a sibling through shared parameters, a count in other units is still dropped."""
     roles = prepared.roles
     table = pd.DataFrame({f"{role}:{n}": prepared.raw[n] for n, role in roles.items()})
     keep = set(keep)
@@ -205,7 +205,7 @@ def _reverse_into_path(dag: nx.DiGraph, keep: set[str], objectives: list[str], p
                     or (a, b) in required or not knowledge.allows(b, a, roles):
                 continue
             dag.remove_edge(a, b)
-            if not _bounds(prepared.raw[a], prepared.raw[b]) or nx.has_path(dag, a, b) \
+            if not _part_of(prepared.raw[b], prepared.raw[a]) or nx.has_path(dag, a, b) \
                     or not predicts(table, b, a):  # not a part, a cycle, or no gain
                 dag.add_edge(a, b)
                 continue
@@ -217,11 +217,19 @@ def _reverse_into_path(dag: nx.DiGraph, keep: set[str], objectives: list[str], p
     return keep
 
 
-def _bounds(total: pd.Series, part: pd.Series) -> bool:
-    """Whether ``total`` is at least ``part`` in every trial, and ``part`` is never negative: the
-    signature of a sum of non-negative parts or a maximum over them."""
-    t, p = total.to_numpy(dtype=float), part.to_numpy(dtype=float)
-    return bool(np.all(p >= 0) and np.all(t >= p))
+MIN_SHARE = 0.1
+"""A part is at least this share of its total in the median trial: a count or a time in other
+units can sit below a total without being any part of it."""
+
+
+def _part_of(part: pd.Series, total: pd.Series) -> bool:
+    """Whether ``part`` is never negative, never above ``total``, and a share of it
+    (:data:`MIN_SHARE`): the signature of a term of a sum or an operand of a maximum."""
+    p, t = part.to_numpy(dtype=float), total.to_numpy(dtype=float)
+    if not (np.all(p >= 0) and np.all(t >= p)):
+        return False
+    share = np.divide(p, t, out=np.ones_like(p), where=t > 0)
+    return bool(np.median(share) >= MIN_SHARE)
 
 
 def _fallback_target(param: str, objective: str, dag: nx.DiGraph, prepared: Prepared,
