@@ -144,3 +144,9 @@ def test_a_part_below_the_path_that_adds_nothing_to_predict_it_stays_dropped():
     rng = np.random.default_rng(1)
     out = _below_the_path("side", lambda t: 0.1 * t["param:p"] + rng.uniform(0, 0.05, len(t)))
     assert out == {"kept": False, "reversed": []}
+
+
+def test_no_arrow_is_reversed_from_fewer_trials_than_the_minimum():
+    # from 15 of these trials the check would reverse stage2 -> stage1 (it does without the minimum)
+    result = learn(_running_total_table(n=15, seed=3))
+    assert result.report["reversed"] == [] and "stage1" in result.report["dropped"]
