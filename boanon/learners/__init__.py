@@ -127,7 +127,7 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
                       "max_metrics": max_metrics, "prune": prune,
                       "bootstrap": bootstrap, "n_trials": prepared.n, "options": dict(options),
                       "merged": report["merged"], "dropped": report["dropped"],
-                      "params_connected": report["params_connected"],
+                      "params_connected": report["params_connected"], "reversed": report["reversed"],
                       "params_linked": report["params_linked"], "relations": report["relations"],
                       "timings": report["timings"]}
     return LearnResult(graph, report)
