@@ -12,6 +12,7 @@ path to any objective straight to the objectives, so that no parameter is lost f
 from __future__ import annotations
 
 from collections import deque
+from functools import cache
 from typing import Any
 
 import networkx as nx
@@ -196,6 +197,11 @@ def _reverse_into_path(dag: nx.DiGraph, keep: set[str], objectives: list[str], p
     a copy, a sibling through shared parameters, a count in other units is still dropped."""
     roles = prepared.roles
     table = pd.DataFrame({f"{role}:{n}": prepared.raw[n] for n, role in roles.items()})
+
+    @cache  # a pair checked again on a later pass (after another reversal) costs nothing
+    def predicted(part: str, total: str) -> bool:
+        return predicts(table, part, total)
+
     keep = set(keep)
     changed = True
     while changed:
@@ -206,7 +212,7 @@ def _reverse_into_path(dag: nx.DiGraph, keep: set[str], objectives: list[str], p
                 continue
             dag.remove_edge(a, b)
             if not _part_of(prepared.raw[b], prepared.raw[a]) or nx.has_path(dag, a, b) \
-                    or not predicts(table, b, a):  # not a part, a cycle, or no gain
+                    or not predicted(b, a):  # not a part, a cycle, or no gain
                 dag.add_edge(a, b)
                 continue
             dag.add_edge(b, a)
