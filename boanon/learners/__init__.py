@@ -145,7 +145,8 @@ def _learn_graph(table: pd.DataFrame, knowledge: Knowledge, found: list[Relation
     t_pre = perf_counter()
     partial = info.fn(prepared, knowledge, alpha=alpha, seed=seed, **options)
     t_learn = perf_counter()
-    report = {**prepared.report, "edges_capped": [], "reversed": [], "params_connected": [], "params_linked": []}
+    report = {**prepared.report, "edges_capped": [], "reversed": [], "params_connected": [],
+              "params_linked": []}
     report["dropped"] = dict(report["dropped"])
     dag = orient(partial, prepared.roles, knowledge)
     if interventions:

@@ -184,7 +184,8 @@ def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_p
 
 
 def _reverse_into_path(dag: nx.DiGraph, keep: set[str], objectives: list[str], prepared: Prepared,
-                       knowledge: Knowledge, required: set[tuple[str, str]], report: dict[str, Any]) -> set[str]:
+                       knowledge: Knowledge, required: set[tuple[str, str]],
+                       report: dict[str, Any]) -> set[str]:
     """``keep`` and the metrics kept by reversing their arrow from a metric on an objective's
     path (``dag`` changed in place), each reversal reported.
 

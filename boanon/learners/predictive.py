@@ -97,9 +97,9 @@ def predicts(table: pd.DataFrame, metric: str, node: str) -> bool:
     clearly better held out than the parameters alone and than its own shuffled copy, or
     scales it (the rule :func:`predictive_parents` applies to each candidate)."""
     _, params = _encoded_params(table)
-    found, _ = _search(params, {metric: _ranks(table[_column(table, metric)])}, _ranks(table[_column(table, node)]),
-                       {metric: table[_column(table, metric)].to_numpy(dtype=float)},
-                       table[_column(table, node)].to_numpy(dtype=float))
+    m, y = table[_column(table, metric)], table[_column(table, node)]
+    found, _ = _search(params, {metric: _ranks(m)}, _ranks(y), {metric: m.to_numpy(dtype=float)},
+                       y.to_numpy(dtype=float))
     return metric in found
 
 
