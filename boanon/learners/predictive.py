@@ -104,7 +104,8 @@ def predicts(table: pd.DataFrame, metric: str, node: str) -> bool:
 
 
 def _column(table: pd.DataFrame, node: str) -> str:
-    return next(c for c in table.columns if split_column(c)[1] == node)
+    """The column of ``node`` (``<role>:<node>``)."""
+    return next(c for c in table.columns if c.partition(":")[2] == node)
 
 
 def _search(params: np.ndarray, metrics: dict[str, np.ndarray], y: np.ndarray,
