@@ -42,6 +42,18 @@ def test_learn_writes_the_graph_json_and_prints_a_summary(table_csv, tmp_path):
     assert ", 1 objective, " in result.output  # not "1 objectives"
 
 
+def test_learn_says_which_parts_it_kept_below_a_total(tmp_path):
+    from test_learn_postprocess import _running_total_table
+
+    path = tmp_path / "chain.csv"
+    write_table(_running_total_table(), str(path))
+    out = tmp_path / "graph.json"
+    result = CliRunner().invoke(main, ["learn", str(path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "parts kept as parents of the total they were below: stage1 -> stage2" in result.output
+    assert json.loads(out.read_text())["metadata"]["reversed"] == ["stage2 -> stage1"]
+
+
 def test_learn_with_annotations_and_another_learner(table_csv, tmp_path):
     ann = tmp_path / "ann.yaml"
     ann.write_text("forbid: [g1_m1 -> cost]\nrequire: [x0 -> d1]\n")

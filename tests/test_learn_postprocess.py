@@ -94,3 +94,59 @@ def test_a_learned_edge_closing_a_cycle_with_required_edges_goes():
     graph = finalize(dag, prep, Knowledge().require("a", "b"), max_parents=None, report=report)
     assert graph.has_edge("a", "b") and not graph.has_edge("b", "a")
     assert report["edges_capped"] == ["b -> a (cycle with required edges)"]
+
+
+def _running_total_table(n=40, seed=0):
+    """Rosenbrock's five parameters summed term by term (BOFN's chain): each stage adds a term of
+    two parameters to the stage before it."""
+    rng = np.random.default_rng(seed)
+    u = rng.uniform(size=(n, 5))
+    x = 4 * u - 2
+    columns = {f"param:x{i + 1}": u[:, i] for i in range(5)}
+    total = np.zeros(n)
+    for k in range(4):
+        total = total + 100 * (x[:, k + 1] - x[:, k] ** 2) ** 2 + (x[:, k] - 1) ** 2
+        columns[f"metric:stage{k + 1}" if k < 3 else "objective:total"] = total.copy()
+    return pd.DataFrame({"trial": range(n), **columns})
+
+
+def test_a_running_totals_earlier_stage_is_kept_as_the_next_stages_parent():
+    # Ordered by the variance the parameters explain, the later totals come first and the first
+    # stage hangs below the second: it was dropped, though the chain is its only way in.
+    result = learn(_running_total_table())
+    assert "stage1" in result.graph.roles and "stage1" not in result.report["dropped"]
+    assert result.graph.has_edge("stage1", "stage2")
+    assert "stage2 -> stage1" in result.report["reversed"]
+
+
+def _below_the_path(extra: str, values) -> dict:
+    """finalize on p -> a -> b -> o (and q -> b, b always positive), with ``extra`` hanging below b."""
+    table = _chain_table()
+    table["metric:b"] += 2.0
+    table[f"metric:{extra}"] = values(table)
+    prep = preprocess(table)
+    assert extra in prep.roles
+    dag = nx.DiGraph([("p", "a"), ("a", "b"), ("b", "o"), ("q", "b"), ("b", extra), ("p", extra)])
+    report = {"dropped": {}, "edges_capped": [], "params_connected": []}
+    graph = finalize(dag, prep, Knowledge(), max_parents=None, report=report)
+    return {"kept": extra in graph.roles, "reversed": report.get("reversed", [])}
+
+
+def test_a_copy_below_the_path_is_no_part_of_it_and_stays_dropped():
+    # it predicts b better than the parameters do, but it is larger than b: not a part of it
+    rng = np.random.default_rng(1)
+    out = _below_the_path("copy", lambda t: 3 * t["metric:b"] + rng.uniform(0, 1.2, len(t)))
+    assert out == {"kept": False, "reversed": []}
+
+
+def test_a_part_below_the_path_that_adds_nothing_to_predict_it_stays_dropped():
+    # smaller than b in every trial, but only a trace of p, which the model has already
+    rng = np.random.default_rng(1)
+    out = _below_the_path("side", lambda t: 0.1 * t["param:p"] + rng.uniform(0, 0.05, len(t)))
+    assert out == {"kept": False, "reversed": []}
+
+
+def test_no_arrow_is_reversed_from_fewer_trials_than_the_minimum():
+    # from 15 of these trials the check would reverse stage2 -> stage1 (it does without the minimum)
+    result = learn(_running_total_table(n=15, seed=3))
+    assert result.report["reversed"] == [] and "stage1" in result.report["dropped"]

@@ -134,6 +134,9 @@ def summary(result: LearnResult, verbose: bool = False) -> str:
     if report["params_connected"]:
         lines.append("parameters without a learned path, connected to the objectives: "
                      + ", ".join(dict.fromkeys(e.split(" -> ")[0] for e in report["params_connected"])))
+    if report.get("reversed"):
+        lines.append("parts kept as parents of the total they were below: "
+                     + ", ".join(f"{b} -> {a}" for a, b in (e.split(" -> ") for e in report["reversed"])))
     if report.get("params_linked"):
         lines.append("parameters linked to an objective they predict beyond its parents: "
                      + ", ".join(report["params_linked"]))

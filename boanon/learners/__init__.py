@@ -127,7 +127,7 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
                       "max_metrics": max_metrics, "prune": prune,
                       "bootstrap": bootstrap, "n_trials": prepared.n, "options": dict(options),
                       "merged": report["merged"], "dropped": report["dropped"],
-                      "params_connected": report["params_connected"],
+                      "params_connected": report["params_connected"], "reversed": report["reversed"],
                       "params_linked": report["params_linked"], "relations": report["relations"],
                       "timings": report["timings"]}
     return LearnResult(graph, report)
@@ -145,7 +145,8 @@ def _learn_graph(table: pd.DataFrame, knowledge: Knowledge, found: list[Relation
     t_pre = perf_counter()
     partial = info.fn(prepared, knowledge, alpha=alpha, seed=seed, **options)
     t_learn = perf_counter()
-    report = {**prepared.report, "edges_capped": [], "params_connected": [], "params_linked": []}
+    report = {**prepared.report, "edges_capped": [], "reversed": [], "params_connected": [],
+              "params_linked": []}
     report["dropped"] = dict(report["dropped"])
     dag = orient(partial, prepared.roles, knowledge)
     if interventions:

@@ -92,6 +92,22 @@ def predictive_parents(table: pd.DataFrame, skip: Iterable[str] = (),
     return edges
 
 
+def predicts(table: pd.DataFrame, metric: str, node: str) -> bool:
+    """Whether ``metric`` (beside the parameters most relevant with it) predicts ``node``
+    clearly better held out than the parameters alone and than its own shuffled copy, or
+    scales it (the rule :func:`predictive_parents` applies to each candidate)."""
+    _, params = _encoded_params(table)
+    m, y = table[_column(table, metric)], table[_column(table, node)]
+    found, _ = _search(params, {metric: _ranks(m)}, _ranks(y), {metric: m.to_numpy(dtype=float)},
+                       y.to_numpy(dtype=float))
+    return metric in found
+
+
+def _column(table: pd.DataFrame, node: str) -> str:
+    """The column of ``node`` (``<role>:<node>``)."""
+    return next(c for c in table.columns if c.partition(":")[2] == node)
+
+
 def _search(params: np.ndarray, metrics: dict[str, np.ndarray], y: np.ndarray,
             raw_metrics: dict[str, np.ndarray], raw_y: np.ndarray) -> tuple[list[str], list[int]]:
     """The metrics and parameter columns that predict ``y`` clearly better held out than a GP over
