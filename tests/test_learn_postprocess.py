@@ -150,3 +150,10 @@ def test_no_arrow_is_reversed_from_fewer_trials_than_the_minimum():
     # from 15 of these trials the check would reverse stage2 -> stage1 (it does without the minimum)
     result = learn(_running_total_table(n=15, seed=3))
     assert result.report["reversed"] == [] and "stage1" in result.report["dropped"]
+
+
+def test_a_part_that_is_nearly_all_of_the_path_metric_is_a_proxy_and_stays_dropped():
+    # it predicts b, never exceeds it, but leaves too little of it to be a term among others
+    rng = np.random.default_rng(1)
+    out = _below_the_path("bulk", lambda t: t["metric:b"] - rng.uniform(0, 0.6, len(t)))
+    assert out == {"kept": False, "reversed": []}
