@@ -4,8 +4,8 @@ Steps, in order: orient by tiers (reversing a tier-breaking arrow where the reve
 dropping it otherwise), Meek's rules, then the still-undirected edges from upstream to downstream
 (distance from the parameters) without cycles; weigh every edge by its partial correlation given
 the other parents; add the required edges; cap the number of parents (keeping required and
-strongest); reverse an arrow from a metric on an objective's path into a metric that predicts
-it; drop metrics with no directed path to an objective; connect every parameter with no
+strongest); reverse an arrow from a metric on an objective's path into a metric that looks like
+a part of it and predicts it; drop metrics with no directed path to an objective; connect every parameter with no
 path to any objective straight to the objectives, so that no parameter is lost from the model.
 """
 
@@ -233,7 +233,7 @@ MIN_SHARE, MAX_SHARE = 0.1, 0.9
 """A part is at least the first share of its total in the median trial (a count or a time in
 other units can sit below a total without being any part of it) and at most the second: a part
 that is nearly all of its total is a proxy for it, and a second layer of model only adds error
-(ZigZag's computation latency, 97 % of the latency, cost MobileNetV2 at 50 trials)."""
+(ZigZag's computation latency, nearly all of the latency, made MobileNetV2's runs worse)."""
 
 
 def _part_of(part: pd.Series, total: pd.Series) -> bool:
