@@ -5,8 +5,9 @@ dropping it otherwise), Meek's rules, then the still-undirected edges from upstr
 (distance from the parameters) without cycles; weigh every edge by its partial correlation given
 the other parents; add the required edges; cap the number of parents (keeping required and
 strongest); reverse an arrow from a metric on an objective's path into a metric that looks like
-a part of it and predicts it; drop metrics with no directed path to an objective; connect every parameter with no
-path to any objective straight to the objectives, so that no parameter is lost from the model.
+a part of it and predicts it; drop metrics with no directed path to an objective; connect every
+parameter with no path to any objective straight to the objectives, so that no parameter is lost
+from the model.
 """
 
 from __future__ import annotations
