@@ -160,8 +160,7 @@ def finalize(dag: nx.DiGraph, prepared: Prepared, knowledge: Knowledge, *, max_p
 
     expert = [e for e in required if e[1] not in knowledge.learned]  # a learned relation: only on a path
     keep = set(objectives) | {n for e in expert for n in e} | (set() if prune else set(dag.nodes))
-    for o in objectives:
-        keep |= nx.ancestors(dag, o)
+    keep |= _on_paths(dag, objectives)
     if prune and prepared.n >= MIN_REVERSAL_TRIALS:
         keep = _reverse_into_path(dag, keep, objectives, prepared, knowledge, set(required), report)
     for n in list(dag.nodes):
@@ -219,10 +218,14 @@ def _reverse_into_path(dag: nx.DiGraph, keep: set[str], objectives: list[str], p
                 continue
             dag.add_edge(b, a)
             report.setdefault("reversed", []).append(f"{a} -> {b}")
-            for o in objectives:
-                keep |= nx.ancestors(dag, o)
+            keep |= _on_paths(dag, objectives)
             changed = True
     return keep
+
+
+def _on_paths(dag: nx.DiGraph, objectives: list[str]) -> set[str]:
+    """Every node with a directed path to one of the ``objectives``."""
+    return set().union(*(nx.ancestors(dag, o) for o in objectives))
 
 
 MIN_REVERSAL_TRIALS = 20
