@@ -197,19 +197,20 @@ class DAGSurrogate(Surrogate):
         other._fit_nodes(self._node_columns(table), batch, refit=True)
         return other
 
-    def _node_columns(self, table: pd.DataFrame) -> pd.DataFrame:
-        """The columns the node models read (parameters come from a :class:`ConfigBatch`): each
-        node's data is sliced from these, and slicing a system's wide table (db_bench logs
-        hundreds of quantities) node by node is slower than the fits."""
-        return table[[self.node_column(n) for n in self.order_]]
+    def _node_columns(self, table: pd.DataFrame) -> dict[str, np.ndarray]:
+        """Each node's values as floats (NaN where not logged), by node; parameters come from a
+        :class:`ConfigBatch`. Node data is sliced from these arrays: slicing the table itself
+        (db_bench logs hundreds of quantities) per node, fold and candidate model took as long
+        as the fits."""
+        return {n: table[self.node_column(n)].to_numpy(dtype=float) for n in self.order_}
 
-    def _fit_nodes(self, table: pd.DataFrame, batch: ConfigBatch, refit: bool) -> None:
+    def _fit_nodes(self, columns: dict[str, np.ndarray], batch: ConfigBatch, refit: bool) -> None:
         for node in self.order_:
             model = self.models_[node]
-            inputs, y = self._node_data(table, batch, node, model)
+            inputs, y = self._node_data(columns, batch, node, model)
             self.models_[node] = model.refit(inputs, y) if refit else model.fit(inputs, y)
 
-    def _find_forms(self, table: pd.DataFrame, batch: ConfigBatch) -> None:
+    def _find_forms(self, columns: dict[str, np.ndarray], batch: ConfigBatch) -> None:
         """Give each GP node the parametric form that predicts it best held out, if one does."""
         self.report_["forms"] = {}
         if not self.learn_forms:
@@ -218,7 +219,7 @@ class DAGSurrogate(Surrogate):
             model = self.models_[node]
             if type(model) is not GPNode:
                 continue
-            inputs, y = self._node_data(table, batch, node, model)
+            inputs, y = self._node_data(columns, batch, node, model)
             form = choose_form({p: np.ravel(v) for p, v in inputs.raw.items()}, y, model.parents)
             if form is not None:
                 self.models_[node] = FormulaNode.from_annotation(form.node_spec(), model.parents,
@@ -226,22 +227,27 @@ class DAGSurrogate(Surrogate):
                 self.models_[node].learned = True
                 self.report_["forms"][node] = form.describe()
 
-    def _node_data(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
-                   model: NodeModel) -> tuple[NodeInputs, np.ndarray]:
-        """A node's training rows: trials that logged it and all its metric parents."""
-        rows = self._node_rows(table, node, model)
-        y = table[self.node_column(node)].to_numpy(dtype=float)[rows]
+    def _node_data(self, columns: dict[str, np.ndarray], batch: ConfigBatch, node: str,
+                   model: NodeModel, within: np.ndarray | None = None) -> tuple[NodeInputs, np.ndarray]:
+        """A node's training rows: trials (among ``within``, a mask) that logged it and all its
+        metric parents."""
+        rows = self._node_rows(columns, node, model)
+        if within is not None:
+            rows &= within
+        y = columns[node][rows]
         if len(y) == 0:
             raise ValueError(f"no trial has values for node {node!r} and all its parents")
-        metrics = {p: table[self.node_column(p)].to_numpy(dtype=float)[rows][None, :]
-                   for p in model.metric_parents}
+        metrics = {p: columns[p][rows][None, :] for p in model.metric_parents}
         return batch.rows(rows).inputs(model.param_parents, 1, metrics), y
 
-    def _node_rows(self, table: pd.DataFrame, node: str, model: NodeModel) -> np.ndarray:
-        cols = [self.node_column(node)] + [self.node_column(p) for p in model.metric_parents]
-        return table[cols].notna().all(axis=1).to_numpy()
+    @staticmethod
+    def _node_rows(columns: dict[str, np.ndarray], node: str, model: NodeModel) -> np.ndarray:
+        rows = ~np.isnan(columns[node])
+        for p in model.metric_parents:
+            rows &= ~np.isnan(columns[p])
+        return rows
 
-    def _safety_net(self, table: pd.DataFrame, batch: ConfigBatch) -> None:
+    def _safety_net(self, columns: dict[str, np.ndarray], batch: ConfigBatch) -> None:
         """Per learned node, its graph parents or all parameters, whichever predicts it better.
 
         A learned graph can give a node the wrong parents, or parents whose own models are poor;
@@ -254,7 +260,7 @@ class DAGSurrogate(Surrogate):
         has a held-out log predictive density higher by :data:`SAFETY_NET_MARGIN` per trial.
         With the right graph the parents win and the structure is kept.
         """
-        n = len(table)
+        n = batch.encoded.shape[0]
         self.report_["safety_net"] = {}
         if n < MIN_SAFETY_NET_TRIALS:
             return
@@ -266,8 +272,8 @@ class DAGSurrogate(Surrogate):
             candidates = [graph_model]
             learned = node in self.report_["forms"]
             if learned or graph_model.annotation is None:  # not an expert's (or a relation's) model
-                candidates += self._alternatives(table, batch, node, graph_model, with_own=learned)
-            scored = [self._chain_cv(table, batch, node, m, folds, held, rng) for m in candidates]
+                candidates += self._alternatives(columns, batch, node, graph_model, with_own=learned)
+            scored = [self._chain_cv(columns, batch, node, m, folds, held, rng) for m in candidates]
             score = [np.nan_to_num(s[0], nan=-np.inf) for s in scored]  # non-finite samples never win
             best = first_best([s - (SAFETY_NET_MARGIN if i else 0.0) for i, s in enumerate(score)])
             if scored[best][1] is None:  # no candidate can be cross-validated: keep the graph's
@@ -285,7 +291,7 @@ class DAGSurrogate(Surrogate):
         self.report_["unused_after_safety_net"] = [n for n in self.order_ if n not in needed]
         self.order_ = [n for n in self.order_ if n in needed]
 
-    def _alternatives(self, table: pd.DataFrame, batch: ConfigBatch, node: str,
+    def _alternatives(self, columns: dict[str, np.ndarray], batch: ConfigBatch, node: str,
                       graph_model: NodeModel, with_own: bool = False) -> list[NodeModel]:
         """Fitted GPs over all parameters (with and without the graph's metric parents) and, for a
         heavy-tailed node, each of these and the graph's parents on a log scale; ``with_own``
@@ -295,7 +301,7 @@ class DAGSurrogate(Surrogate):
         from :data:`MIN_SCALED_TRIALS` trials on."""
         metrics = graph_model.metric_parents
         inputs = [(graph_model.param_parents, metrics), (self.space.names, []), (self.space.names, metrics)]
-        y = table[self.node_column(node)].to_numpy(dtype=float)
+        y = columns[node]
         logs = (False, True) if heavy_tailed(y) else (False,)
         seen = set() if with_own else {(tuple(graph_model.parents), False)}
         out: list[NodeModel] = []
@@ -304,33 +310,33 @@ class DAGSurrogate(Surrogate):
             if key not in seen and (ps or ms):
                 seen.add(key)
                 model = GPNode(list(ps), list(ms), log)
-                out.append(model.fit(*self._node_data(table, batch, node, model)))
-        scales = metrics if len(table) >= MIN_SCALED_TRIALS else []
+                out.append(model.fit(*self._node_data(columns, batch, node, model)))
+        scales = metrics if len(y) >= MIN_SCALED_TRIALS else []
         for scale, params in product(scales, dict.fromkeys([tuple(graph_model.param_parents),
                                                              tuple(self.space.names)])):
             if params or len(metrics) > 1:  # a ratio of nothing is a constant: the affine form's
                 scaled = ScaledNode(list(params), metrics, scale)
-                out.append(scaled.fit(*self._node_data(table, batch, node, scaled)))
+                out.append(scaled.fit(*self._node_data(columns, batch, node, scaled)))
         return out
 
-    def _chain_cv(self, table: pd.DataFrame, batch: ConfigBatch, node: str, model: NodeModel,
+    def _chain_cv(self, columns: dict[str, np.ndarray], batch: ConfigBatch, node: str, model: NodeModel,
                   folds: list[np.ndarray], held: dict[str, np.ndarray],
                   rng: np.random.Generator) -> tuple[float, np.ndarray | None]:
         """Held-out log predictive density of ``node`` under ``model`` given its parents' held-out
         samples, and its own held-out samples (S, n) for its children (None: a fold has no data)."""
-        samples = np.empty((SAFETY_NET_SAMPLES, len(table)))
+        y = columns[node]
+        samples = np.empty((SAFETY_NET_SAMPLES, len(y)))
         for fold in folds:
-            train = np.ones(len(table), dtype=bool)
+            train = np.ones(len(y), dtype=bool)
             train[fold] = False
             try:
-                inputs, y = self._node_data(table[train], batch.rows(train), node, model)
+                inputs, y_train = self._node_data(columns, batch, node, model, within=train)
             except ValueError:
                 return -np.inf, None
-            fitted = model.refit(inputs, y)
+            fitted = model.refit(inputs, y_train)
             test = batch.rows(fold).inputs(model.param_parents, SAFETY_NET_SAMPLES,
                                            {p: held[p][:, fold] for p in model.metric_parents})
             samples[:, fold] = fitted.sample(test, rng, noise=True)
-        y = table[self.node_column(node)].to_numpy(dtype=float)
         seen = np.isfinite(y)
         if seen.sum() < 2:
             return -np.inf, samples
@@ -353,13 +359,14 @@ class DAGSurrogate(Surrogate):
         """Per fitted node: the observed values, the held-out predicted mean and sd given the
         *observed* parents (:func:`heldout_predictions`), and the table rows they belong to."""
         batch = ConfigBatch.of(self.space, param_configs(self.space, self.table_, check=False))
+        columns = self._node_columns(self.table_)
         out = {}
         for node in self.order_:
             model = self.models_[node]
-            inputs, y = self._node_data(self.table_, batch, node, model)
+            inputs, y = self._node_data(columns, batch, node, model)
             mu, sd = heldout_predictions(model, inputs, y, rng, n_folds)
             out[node] = {"observed": y, "predicted": mu, "sd": sd,
-                         "rows": np.flatnonzero(self._node_rows(self.table_, node, model))}
+                         "rows": np.flatnonzero(self._node_rows(columns, node, model))}
         return out
 
     def _check_formula_inputs(self, node: str, model: NodeModel) -> None:
