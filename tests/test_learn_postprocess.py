@@ -157,3 +157,20 @@ def test_a_part_that_is_nearly_all_of_the_path_metric_is_a_proxy_and_stays_dropp
     rng = np.random.default_rng(1)
     out = _below_the_path("bulk", lambda t: t["metric:b"] - rng.uniform(0, 0.6, len(t)))
     assert out == {"kept": False, "reversed": []}
+
+
+def test_a_factor_below_the_path_found_only_as_a_scale_is_no_part_of_it():
+    # b = m * g(x2): m is never above b and a fifth of it, and b / m is simple where b's ranks are
+    # no better predicted with m than by the parameters alone; a product's factor, not a sum's term
+    rng = np.random.default_rng(0)
+    u = rng.uniform(size=(25, 4))
+    m = np.exp(3 * u[:, 0] + 2 * u[:, 1])
+    b = m * (1.2 + 8 * u[:, 2] ** 2)
+    table = pd.DataFrame({"trial": range(25), **{f"param:x{i}": u[:, i] for i in range(4)},
+                          "metric:m": m, "metric:b": b, "objective:o": b * (1 + u[:, 3])})
+    prep = preprocess(table)
+    dag = nx.DiGraph([("x0", "b"), ("x1", "b"), ("x2", "b"), ("b", "o"), ("x3", "o"), ("b", "m"),
+                      ("x0", "m"), ("x1", "m")])
+    report = {"dropped": {}, "edges_capped": [], "params_connected": []}
+    graph = finalize(dag, prep, Knowledge(), max_parents=None, report=report)
+    assert "m" not in graph.roles and report.get("reversed", []) == []

@@ -193,9 +193,10 @@ def _reverse_into_path(dag: nx.DiGraph, keep: set[str], objectives: list[str], p
     variance the parameters explain, a running total (a chain of stages, each adding its own
     parameters' effect) comes after the later stages and before its earlier parts, which then
     hang below it and would be dropped. A metric below the path joins it as a parent only where
-    it looks like a part of the path metric (:func:`_part_of`) and makes it clearly more
+    it looks like a part of the path metric (:func:`_part_of`) and makes its ranks clearly more
     predictable held out than the parameters alone do (:func:`~boanon.learners.predictive.predicts`):
-    a copy, a sibling through shared parameters, a count in other units is still dropped."""
+    a copy, a sibling through shared parameters, a factor of a product (a count in other units)
+    is still dropped."""
     roles = prepared.roles
     table = pd.DataFrame({f"{role}:{n}": prepared.raw[n] for n, role in roles.items()})
 

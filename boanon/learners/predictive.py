@@ -93,13 +93,14 @@ def predictive_parents(table: pd.DataFrame, skip: Iterable[str] = (),
 
 
 def predicts(table: pd.DataFrame, metric: str, node: str) -> bool:
-    """Whether ``metric`` (beside the parameters most relevant with it) predicts ``node``
-    clearly better held out than the parameters alone and than its own shuffled copy, or
-    scales it (the rule :func:`predictive_parents` applies to each candidate)."""
+    """Whether ``metric`` (beside the parameters most relevant with it) predicts ``node``'s ranks
+    clearly better held out than the parameters alone and than its own shuffled copy (the rule
+    :func:`predictive_parents` applies to each candidate, without its scaled form: a term of a
+    sum moves its total's ranks, where a factor found only as a scale is a product's)."""
     _, params = _encoded_params(table)
     m, y = table[_column(table, metric)], table[_column(table, node)]
     found, _ = _search(params, {metric: _ranks(m)}, _ranks(y), {metric: m.to_numpy(dtype=float)},
-                       y.to_numpy(dtype=float))
+                       y.to_numpy(dtype=float), scaling=False)
     return metric in found
 
 
@@ -109,12 +110,14 @@ def _column(table: pd.DataFrame, node: str) -> str:
 
 
 def _search(params: np.ndarray, metrics: dict[str, np.ndarray], y: np.ndarray,
-            raw_metrics: dict[str, np.ndarray], raw_y: np.ndarray) -> tuple[list[str], list[int]]:
+            raw_metrics: dict[str, np.ndarray], raw_y: np.ndarray,
+            scaling: bool = True) -> tuple[list[str], list[int]]:
     """The metrics and parameter columns that predict ``y`` clearly better held out than a GP over
     all parameters, or nothing: each candidate metric (and none) with the up to
     :data:`MAX_PARAMS` parameters most relevant beside it, the best of these, then a second
-    metric where one clearly helps; where none does on ranks, a metric that scales the node
-    (:func:`_scaling_parent`, on the metrics' and the node's own values, ``raw_*``)."""
+    metric where one clearly helps; where none does on ranks (and with ``scaling``), a metric
+    that scales the node (:func:`_scaling_parent`, on the metrics' and the node's own values,
+    ``raw_*``)."""
     rows = np.isfinite(y) & np.all(np.isfinite(params), axis=1)
     for v in metrics.values():
         rows &= np.isfinite(v)
@@ -152,7 +155,8 @@ def _search(params: np.ndarray, metrics: dict[str, np.ndarray], y: np.ndarray,
             best = ([m], ps, score)
     M.pop("_shuffled", None)
     if best is None:
-        scaled = _scaling_parent(P, {m: raw_metrics[m][rows] for m in _candidates(M, target)}, raw_y[rows])
+        scaled = _scaling_parent(P, {m: raw_metrics[m][rows] for m in _candidates(M, target)},
+                                 raw_y[rows]) if scaling else None
         if scaled is not None:
             return scaled
         return ([], own) if _clear(own_score - base) else ([], [])
