@@ -174,3 +174,15 @@ def test_a_factor_below_the_path_found_only_as_a_scale_is_no_part_of_it():
     report = {"dropped": {}, "edges_capped": [], "params_connected": []}
     graph = finalize(dag, prep, Knowledge(), max_parents=None, report=report)
     assert "m" not in graph.roles and report.get("reversed", []) == []
+
+
+def test_a_metric_in_other_units_is_no_part_of_the_path_metric():
+    # the running total's first stage, named as megabytes below a total in seconds: its values
+    # pass every other check (they do when both are seconds), but megabytes add to no seconds
+    def named(first: str, second: str) -> pd.DataFrame:
+        return _running_total_table().rename(columns={"metric:stage1": f"metric:{first}",
+                                                      "metric:stage2": f"metric:{second}"})
+    same = learn(named("stage1_s", "stage2_s"))
+    assert "stage2_s -> stage1_s" in same.report["reversed"]
+    other = learn(named("stage1_mb", "stage2_s"))
+    assert "stage1_mb" in other.report["dropped"] and "stage2_s -> stage1_mb" not in other.report["reversed"]

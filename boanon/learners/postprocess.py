@@ -20,6 +20,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from boanon import units
 from boanon.annotations import Knowledge
 from boanon.graph import CausalGraph, Edge
 from boanon.learners.base import PartialGraph
@@ -213,7 +214,7 @@ def _reverse_into_path(dag: nx.DiGraph, keep: set[str], objectives: list[str], p
                     or (a, b) in required or not knowledge.allows(b, a, roles):
                 continue
             dag.remove_edge(a, b)
-            if not _part_of(prepared.raw[b], prepared.raw[a]) or nx.has_path(dag, a, b) \
+            if not _part_of(b, a, prepared.raw) or nx.has_path(dag, a, b) \
                     or not predicted(b, a):  # not a part, a cycle, or no gain
                 dag.add_edge(a, b)
                 continue
@@ -241,10 +242,15 @@ that is nearly all of its total is a proxy for it, and a second layer of model o
 (ZigZag's computation latency, nearly all of the latency, made MobileNetV2's runs worse)."""
 
 
-def _part_of(part: pd.Series, total: pd.Series) -> bool:
+def _part_of(part: str, total: str, raw: pd.DataFrame) -> bool:
     """Whether ``part`` is never negative, never above ``total``, and a share of it between
-    :data:`MIN_SHARE` and :data:`MAX_SHARE`: the signature of one term of a sum among others."""
-    p, t = part.to_numpy(dtype=float), total.to_numpy(dtype=float)
+    :data:`MIN_SHARE` and :data:`MAX_SHARE`: the signature of one term of a sum among others.
+    Where both names say a unit (:func:`boanon.units.infer`), it is the same one: megabytes
+    sent are no part of seconds busy, however their values compare."""
+    unit, total_unit = units.infer(part), units.infer(total)
+    if unit is not None and total_unit is not None and unit != total_unit:
+        return False
+    p, t = raw[part].to_numpy(dtype=float), raw[total].to_numpy(dtype=float)
     if not (np.all(p >= 0) and np.all(t >= p)):
         return False
     share = np.divide(p, t, out=np.ones_like(p), where=t > 0)
