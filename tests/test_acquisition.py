@@ -112,6 +112,20 @@ def test_cross_validation_picks_the_structured_model_when_the_true_graph_is_give
     assert "chose structured" in reason and scores["gp"]["n_folds"] == 5
 
 
+@pytest.mark.parametrize("n, folds", [(12, 12), (20, 20), (21, 5)])
+def test_a_few_trials_are_held_out_one_by_one(n, folds):
+    """Up to LEAVE_ONE_OUT_TRIALS trials the choice leaves each trial out alone: five folds of
+    two or three trials made the split, not the models, decide."""
+    system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, seed=0)
+    table = system.sample_table(n, seed=0)
+    objectives = [Objective("cost")]
+    models = [DAGSurrogate(system.space, system.true_graph(), objectives).fit(table),
+              PlainGPSurrogate(system.space, objectives).fit(table)]
+    _, reason, scores = select_surrogate(models, table, np.random.default_rng(0))
+    assert scores["gp"]["n_folds"] == scores["structured"]["n_folds"] == folds
+    assert reason.startswith(f"{folds}-fold CV log predictive density on {n} trials")
+
+
 def _wrong_graph(system: SyntheticSystem):
     """The true graph with the first chain metric of group 0 driven by a parameter of group 1."""
     wrong = system.true_graph()

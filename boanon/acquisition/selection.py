@@ -21,6 +21,13 @@ predicted trial can otherwise outweigh a dozen. On a 40-parameter system the gra
 ranked the held-out trials far better than the plain GP and predicted most of them better, yet
 lost every choice to two or three overconfident misses, and the run waited for its structure
 until the misses were outnumbered. A non-finite prediction is not capped: it never wins.
+
+Up to :data:`LEAVE_ONE_OUT_TRIALS` trials each trial is its own fold (leave-one-out). With a
+dozen trials five folds of two or three are a draw: which trials fall together moved a
+candidate's score by more than the margin, so a split, not the models, often made the choice
+(the structured model chosen on one split and refused on the next). Leaving one out has no
+split to draw and trains each fold on all other trials; it costs a refit per trial, which a
+few dozen trials can afford and a long run need not pay.
 """
 
 from __future__ import annotations
@@ -36,6 +43,9 @@ from boanon.models.threads import single_blas_thread
 from boanon.ties import first_best
 
 MIN_TRIALS = 5
+LEAVE_ONE_OUT_TRIALS = 20
+"""Up to this many complete trials the choice cross-validates leave-one-out, beyond it in
+``n_folds`` folds (see the module docstring)."""
 MARGIN = 0.1
 """Held-out log density per trial (objectives standardised) by which an alternative must beat
 the reference surrogate to replace it."""
@@ -82,7 +92,8 @@ def select_surrogate(surrogates: Sequence[Surrogate], table: pd.DataFrame, rng: 
     and all scores.
 
     The reference is the first candidate whose class is marked ``reference`` (else the first).
-    With fewer than :data:`MIN_TRIALS` complete trials no score is trustworthy: the reference is kept.
+    With fewer than :data:`MIN_TRIALS` complete trials no score is trustworthy: the reference is kept;
+    up to :data:`LEAVE_ONE_OUT_TRIALS` every trial is held out alone, beyond them ``n_folds`` folds.
     """
     first = surrogates[0]
     reference = next((s for s in surrogates if s.reference), first)
@@ -94,11 +105,12 @@ def select_surrogate(surrogates: Sequence[Surrogate], table: pd.DataFrame, rng: 
         return reference, (f"{n} trials are too few to cross-validate (< {MIN_TRIALS}): "
                            f"using {reference.name}"), {}
     seed = int(rng.integers(2**63))  # one seed for every candidate: the same folds and draws
+    k = n if n <= LEAVE_ONE_OUT_TRIALS else min(n_folds, n)
     scores: dict[str, Any] = {}
     pointwise: dict[str, np.ndarray] = {}
     for s in surrogates:
         try:
-            scores[s.name], pointwise[s.name] = _held_out(s, table, np.random.default_rng(seed), n_folds)
+            scores[s.name], pointwise[s.name] = _held_out(s, table, np.random.default_rng(seed), k)
         except (ValueError, np.linalg.LinAlgError) as exc:  # e.g. a fold leaves a node without data
             scores[s.name] = {"log_predictive_density": -np.inf, "error": f"{type(exc).__name__}: {exc}"}
     if reference.name not in pointwise:  # the reference itself failed: the best of the others
@@ -113,7 +125,6 @@ def select_surrogate(surrogates: Sequence[Surrogate], table: pd.DataFrame, rng: 
     detail = ", ".join(f"{name} failed ({sc['error']})" if "error" in sc else
                        f"{name} {sc['log_predictive_density']:.3f} (rank corr {sc['rank_correlation']:.2f})"
                        for name, sc in scores.items())
-    k = min(n_folds, n)
     rule = f"{best.name} beats {reference.name} by > {MARGIN}, ranking as well" \
         if best is not reference else f"no alternative beats {reference.name} by > {MARGIN}, ranking as well"
     return best, (f"{k}-fold CV log predictive density on {n} trials: {detail}; {rule}; "
