@@ -24,10 +24,9 @@ until the misses were outnumbered. A non-finite prediction is not capped: it nev
 
 Up to :data:`LEAVE_ONE_OUT_TRIALS` trials each trial is its own fold (leave-one-out). With a
 dozen trials five folds of two or three are a draw: which trials fall together moved a
-candidate's score by more than the margin, so a split, not the models, often made the choice
-(the structured model chosen on one split and refused on the next). Leaving one out has no
-split to draw and trains each fold on all other trials; it costs a refit per trial, which a
-few dozen trials can afford and a long run need not pay.
+candidate's lead by more than the margin, so a split, not the models, often made the choice.
+Leaving one out has no split to draw and trains each fold on all other trials; it costs a
+refit per trial, which a few dozen trials can afford and a long run need not pay.
 """
 
 from __future__ import annotations
