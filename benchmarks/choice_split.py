@@ -1,0 +1,59 @@
+"""How much the cross-validation split decides the model choice, at one point of a run.
+
+The structured strategy keeps its plain GP unless the learned graph's model beats it held out
+(:func:`boanon.acquisition.selection.select_surrogate`). This replays a run to ``--trials``
+trials, learns the graph and fits both candidates once, then makes the choice ``--draws`` times,
+each with another draw of the split, with 5 folds and leaving one out: the spread of the
+structured model's lead is what the split alone contributes.
+
+    python -m benchmarks.choice_split synthetic --seed 0 --trials 12 --budget 15
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import boanon.acquisition.selection as selection
+from benchmarks.run import evaluate
+from benchmarks.step_through import replay
+from boanon.learners import learn
+from boanon.models.dag import DAGSurrogate
+from boanon.models.plain import PlainGPSurrogate
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("problem")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--trials", type=int, default=12)
+    parser.add_argument("--budget", type=int, default=15, help="the budget the replayed run was made for")
+    parser.add_argument("--draws", type=int, default=20)
+    args = parser.parse_args(argv)
+    problem, tuner = replay(args.problem, "boanon", args.seed, max(args.trials, args.budget))
+    for _ in range(args.trials):
+        config = tuner.ask()
+        tuner.tell(evaluate(problem, config))
+    table, objectives = tuner.table(), [problem.objective]
+    graph = learn(table, seed=args.seed).graph
+    candidates = [PlainGPSurrogate(problem.space, objectives).fit(table),
+                  DAGSurrogate(problem.space, graph, objectives, random_state=args.seed).fit(table)]
+    saved = selection.LEAVE_ONE_OUT_TRIALS
+    try:
+        for label, limit in (("5 folds", 0), ("leave-one-out", len(table))):
+            selection.LEAVE_ONE_OUT_TRIALS = limit
+            leads, chosen = [], 0
+            for draw in range(args.draws):
+                best, _, scores = selection.select_surrogate(candidates, table, np.random.default_rng(draw))
+                lead = scores["structured"]["log_predictive_density"] - scores["gp"]["log_predictive_density"]
+                leads.append(lead)
+                chosen += best.name == "structured"
+            print(f"{args.problem} seed {args.seed}, {args.trials} trials, {label}: structured chosen "
+                  f"{chosen} of {args.draws}; its lead {min(leads):.2f} to {max(leads):.2f} nats per trial")
+    finally:
+        selection.LEAVE_ONE_OUT_TRIALS = saved
+
+
+if __name__ == "__main__":
+    main()
