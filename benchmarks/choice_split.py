@@ -15,9 +15,9 @@ import argparse
 
 import numpy as np
 
-import boanon.acquisition.selection as selection
 from benchmarks.run import evaluate
 from benchmarks.step_through import replay
+from boanon.acquisition.selection import select_surrogate
 from boanon.learners import learn
 from boanon.models.dag import DAGSurrogate
 from boanon.models.plain import PlainGPSurrogate
@@ -39,20 +39,16 @@ def main(argv: list[str] | None = None) -> None:
     graph = learn(table, seed=args.seed).graph
     candidates = [PlainGPSurrogate(problem.space, objectives).fit(table),
                   DAGSurrogate(problem.space, graph, objectives, random_state=args.seed).fit(table)]
-    saved = selection.LEAVE_ONE_OUT_TRIALS
-    try:
-        for label, limit in (("5 folds", 0), ("leave-one-out", len(table))):
-            selection.LEAVE_ONE_OUT_TRIALS = limit
-            leads, chosen = [], 0
-            for draw in range(args.draws):
-                best, _, scores = selection.select_surrogate(candidates, table, np.random.default_rng(draw))
-                lead = scores["structured"]["log_predictive_density"] - scores["gp"]["log_predictive_density"]
-                leads.append(lead)
-                chosen += best.name == "structured"
-            print(f"{args.problem} seed {args.seed}, {args.trials} trials, {label}: structured chosen "
-                  f"{chosen} of {args.draws}; its lead {min(leads):.2f} to {max(leads):.2f} nats per trial")
-    finally:
-        selection.LEAVE_ONE_OUT_TRIALS = saved
+    for label, limit in (("5 folds", 0), ("leave-one-out", len(table))):
+        leads, chosen = [], 0
+        for draw in range(args.draws):
+            best, _, scores = select_surrogate(candidates, table, np.random.default_rng(draw),
+                                               leave_one_out=limit)
+            lpd = {name: score["log_predictive_density"] for name, score in scores.items()}
+            leads.append(lpd["structured"] - lpd["gp"])
+            chosen += best.name == "structured"
+        print(f"{args.problem} seed {args.seed}, {args.trials} trials, {label}: structured chosen "
+              f"{chosen} of {args.draws}; its lead {min(leads):.2f} to {max(leads):.2f} nats per trial")
 
 
 if __name__ == "__main__":

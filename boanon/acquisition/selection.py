@@ -85,14 +85,16 @@ def _held_out(surrogate: Surrogate, table: pd.DataFrame, rng: np.random.Generato
 
 
 def select_surrogate(surrogates: Sequence[Surrogate], table: pd.DataFrame, rng: np.random.Generator,
-                     n_folds: int = 5) -> tuple[Surrogate, str, dict[str, Any]]:
+                     n_folds: int = 5, leave_one_out: int = LEAVE_ONE_OUT_TRIALS
+                     ) -> tuple[Surrogate, str, dict[str, Any]]:
     """The reference surrogate unless an alternative clearly beats it held out (see the module
     docstring; among those that do, the best, ties to the last bits going to the first), why,
     and all scores.
 
     The reference is the first candidate whose class is marked ``reference`` (else the first).
     With fewer than :data:`MIN_TRIALS` complete trials no score is trustworthy: the reference is kept;
-    up to :data:`LEAVE_ONE_OUT_TRIALS` every trial is held out alone, beyond them ``n_folds`` folds.
+    up to ``leave_one_out`` (:data:`LEAVE_ONE_OUT_TRIALS`) every trial is held out alone, beyond
+    them ``n_folds`` folds.
     """
     first = surrogates[0]
     reference = next((s for s in surrogates if s.reference), first)
@@ -104,7 +106,7 @@ def select_surrogate(surrogates: Sequence[Surrogate], table: pd.DataFrame, rng: 
         return reference, (f"{n} trials are too few to cross-validate (< {MIN_TRIALS}): "
                            f"using {reference.name}"), {}
     seed = int(rng.integers(2**63))  # one seed for every candidate: the same folds and draws
-    k = n if n <= LEAVE_ONE_OUT_TRIALS else min(n_folds, n)
+    k = n if n <= leave_one_out else min(n_folds, n)
     scores: dict[str, Any] = {}
     pointwise: dict[str, np.ndarray] = {}
     for s in surrogates:
