@@ -16,7 +16,9 @@ from typing import Any
 
 SUFFIXES: dict[str, str] = {
     "ops_per_sec": "ops/s", "ops_per_s": "ops/s", "ops_s": "ops/s", "qps": "queries/s",
-    "mb_per_s": "MB/s", "mb_s": "MB/s", "mbps": "MB/s", "bytes_per_sec": "B/s", "bytes_per_s": "B/s",
+    "mb_per_s": "MB/s", "mb_per_sec": "MB/s", "mb_s": "MB/s", "mbps": "MB/s", "kb_per_s": "KB/s",
+    "kb_per_sec": "KB/s", "gb_per_s": "GB/s", "gb_per_sec": "GB/s",
+    "bytes_per_sec": "B/s", "bytes_per_s": "B/s",
     "us_per_op": "µs/op", "ns_per_op": "ns/op", "ms_per_op": "ms/op", "per_sec": "/s", "per_s": "/s",
     "seconds": "s", "secs": "s", "sec": "s", "s": "s", "ms": "ms", "millis": "ms",
     "us": "µs", "micros": "µs", "ns": "ns", "nanos": "ns",
@@ -29,11 +31,24 @@ SUFFIXES: dict[str, str] = {
 _ENDING = re.compile(r"(?:^|[_.\-/])(" + "|".join(sorted(map(re.escape, SUFFIXES), key=len, reverse=True))
                      + r")$", re.IGNORECASE)
 
+QUANTITIES: dict[str, frozenset[str]] = {
+    "area": frozenset({"mm²", "µm²"}), "count": frozenset(), "num": frozenset(),
+}
+"""Words that name the quantity itself, and the units it can have: the ending of ``area_gb``
+(ZigZag's global buffer's area) or ``stall_count_..._bytes`` (a count of stalls) is a word of
+the name, not its unit. A wrong unit misleads more than none."""
+_WORD = re.compile(r"[_.\-/]")
+
 
 def infer(name: str) -> str | None:
-    """The unit ``name``'s ending says (``m3_busy_s`` -> ``s``), None when it says none."""
+    """The unit ``name``'s ending says (``m3_busy_s`` -> ``s``), None when it says none or an
+    earlier word names a quantity that unit cannot measure (:data:`QUANTITIES`)."""
     found = _ENDING.search(name.replace(".", "_"))
-    return None if found is None else SUFFIXES[found[1].lower()]
+    if found is None:
+        return None
+    unit = SUFFIXES[found[1].lower()]
+    words = _WORD.split(name[:found.start()].lower())
+    return None if any(unit not in QUANTITIES.get(w, frozenset({unit})) for w in words) else unit
 
 
 def of(name: str, declared_unit: str | None = None) -> str | None:

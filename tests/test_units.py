@@ -13,8 +13,9 @@ from boanon.units import declared, infer, label, units
 @pytest.mark.parametrize(("name", "unit"), [
     ("m3_busy_s", "s"), ("latency_us", "µs"), ("rocksdb.db.get.micros", "µs"), ("write_bytes", "B"),
     ("readrandom_ops_per_sec", "ops/s"), ("m3_traffic_mb", "MB"), ("cpu_us_per_op", "µs/op"),
-    ("gb_kib", "KiB"), ("step_ms", "ms"),
-    ("iteration_time", None), ("m0_share", None), ("bus", None), ("x10", None), ("m3_ps", None),
+    ("gb_kib", "KiB"), ("step_ms", "ms"), ("fillrandom_mb_per_sec", "MB/s"), ("area_mm2", "mm²"),
+    ("iteration_time", None), ("area_gb", None), ("stall_count_slowdown_for_pending_compaction_bytes", None),
+    ("m0_share", None), ("bus", None), ("x10", None), ("m3_ps", None),
 ])
 def test_a_unit_is_read_off_the_name_only_where_the_name_says_one(name, unit):
     assert infer(name) == unit
