@@ -48,7 +48,7 @@ def infer(name: str) -> str | None:
         return None
     unit = SUFFIXES[found[1].lower()]
     words = _WORD.split(name[:found.start()].lower())
-    return None if any(unit not in QUANTITIES.get(w, frozenset({unit})) for w in words) else unit
+    return None if any(w in QUANTITIES and unit not in QUANTITIES[w] for w in words) else unit
 
 
 def of(name: str, declared_unit: str | None = None) -> str | None:
