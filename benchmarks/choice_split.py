@@ -2,7 +2,8 @@
 
 The structured strategy keeps its plain GP unless the learned graph's model beats it held out
 (:func:`boanon.acquisition.selection.select_surrogate`). This replays a run to ``--trials``
-trials, learns the graph and fits both candidates once, then makes the choice ``--draws`` times,
+trials, learns the graph and fits the structured strategy's candidates once (those its runs
+compare: :mod:`boanon.acquisition.proposers`), then makes the choice ``--draws`` times,
 each with another draw of the split, with 5 folds and leaving one out: the spread of the
 structured model's lead is what the split alone contributes.
 
@@ -17,10 +18,9 @@ import numpy as np
 
 from benchmarks.run import evaluate
 from benchmarks.step_through import replay
+from boanon.acquisition.proposers import make_proposer
 from boanon.acquisition.selection import select_surrogate
 from boanon.learners import learn
-from boanon.models.dag import DAGSurrogate
-from boanon.models.plain import PlainGPSurrogate
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -37,8 +37,10 @@ def main(argv: list[str] | None = None) -> None:
         tuner.tell(evaluate(problem, config))
     table, objectives = tuner.table(), [problem.objective]
     graph = learn(table, seed=args.seed).graph
-    candidates = [PlainGPSurrogate(problem.space, objectives).fit(table),
-                  DAGSurrogate(problem.space, graph, objectives, random_state=args.seed).fit(table)]
+    candidates, _ = make_proposer("structured").candidates(problem.space, table, objectives, graph, [],
+                                                           np.random.default_rng(args.seed))
+    for candidate in candidates:
+        candidate.fit(table)
     for label, limit in (("5 folds", 0), ("leave-one-out", len(table))):
         leads, chosen = [], 0
         for draw in range(args.draws):
