@@ -28,8 +28,11 @@ SUFFIXES: dict[str, str] = {
     "mm2": "mm²", "um2": "µm²",
 }
 """Name endings (after a ``_``, ``.`` or ``-``) and the unit they say; the longest ending wins."""
-_ENDING = re.compile(r"(?:^|[_.\-/])(" + "|".join(sorted(map(re.escape, SUFFIXES), key=len, reverse=True))
-                     + r")$", re.IGNORECASE)
+_SEPARATOR = r"[_.\-/]"
+"""What separates the words of a name."""
+_ENDING = re.compile(r"(?:^|" + _SEPARATOR + r")("
+                     + "|".join(sorted(map(re.escape, SUFFIXES), key=len, reverse=True)) + r")$",
+                     re.IGNORECASE)
 
 QUANTITIES: dict[str, frozenset[str]] = {
     "area": frozenset({"mm²", "µm²"}), "count": frozenset(), "num": frozenset(),
@@ -37,7 +40,6 @@ QUANTITIES: dict[str, frozenset[str]] = {
 """Words that name the quantity itself, and the units it can have: the ending of ``area_gb``
 (ZigZag's global buffer's area) or ``stall_count_..._bytes`` (a count of stalls) is a word of
 the name, not its unit. A wrong unit misleads more than none."""
-_WORD = re.compile(r"[_.\-/]")
 
 
 def infer(name: str) -> str | None:
@@ -47,7 +49,7 @@ def infer(name: str) -> str | None:
     if found is None:
         return None
     unit = SUFFIXES[found[1].lower()]
-    words = _WORD.split(name[:found.start()].lower())
+    words = re.split(_SEPARATOR, name[:found.start()].lower())
     return None if any(w in QUANTITIES and unit not in QUANTITIES[w] for w in words) else unit
 
 
