@@ -109,7 +109,8 @@ def plot_effects(effects: pd.DataFrame, sizes: pd.DataFrame, objective: Objectiv
             ax.axvline(float(v) if numeric else values.index(v), c="k", ls=":", lw=1)
         metrics = via.get(name, "").split(", ") if via.get(name) else []
         more = f" +{len(metrics) - 1}" if len(metrics) > 1 else ""
-        ax.set_title(units.label(name, units.of(name, (unit_of or {}).get(name)))
+        unit = units.of(name, (unit_of or {}).get(name)) if numeric else None  # a switch holds no bytes
+        ax.set_title(units.label(name, unit)
                      + (f"\nvia {metrics[0]}{more}" if metrics else ""), fontsize=9)
         ax.grid(alpha=0.3)
     for ax in axes.flat[len(names):]:

@@ -107,6 +107,17 @@ def test_convergence_counts_only_feasible_finished_trials_and_marks_the_default(
     assert [p["feasible"] for p in conv["points"]] == [True, True, False, True]
 
 
+def test_only_numbers_get_a_unit_read_off_their_name() -> None:
+    """A boolean or a category named ``..._bytes`` holds no bytes; an int and a float do."""
+    from boanon.space import Bool, Categorical, Float, Int, Space
+
+    space = Space([Bool("level_compaction_dynamic_level_bytes"), Categorical("cache_mb", ("a", "b")),
+                   Int("write_buffer_bytes", 1, 64), Float("flush_s", 0.5, 2.0)])
+    units = data.run_units({"space": space.to_dict(), "objectives": [{"name": "latency_us"}]},
+                           [trial(0, 0, 1)])
+    assert units == {"write_buffer_bytes": "B", "flush_s": "s", "latency_us": "µs"}
+
+
 def test_name_groups_follow_prefixes_within_a_role() -> None:
     roles = {"m0_share": "param", "m0_worker": "param", "m0_busy_s": "metric", "m1_share": "param",
              "m1_busy_s": "metric", "m1_traffic": "metric", "__task__": "param", "cost": "objective"}

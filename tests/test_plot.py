@@ -214,3 +214,19 @@ def test_a_multiobjective_convergence_has_the_hypervolume_over_trials(tmp_path):
     _invoke("plot", str(store), "-o", str(out))
     width, height = _png_size(out)
     assert height > width  # three panels: two objectives and the hypervolume
+
+
+def test_an_effects_panel_gives_a_unit_to_numbers_only(tmp_path: Path, monkeypatch) -> None:
+    """A boolean parameter named ``..._bytes`` is titled without "(B)"; a size in bytes with it."""
+    from boanon import plots
+    from boanon.objectives import Objective
+
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or Path(path))
+    effects = pd.DataFrame({"param": ["dynamic_level_bytes"] * 2 + ["write_buffer_bytes"] * 2,
+                            "objective": "latency", "value": [False, True, 1024, 4096],
+                            "mean": [1.0, 2.0, 1.0, 3.0], "sd": 0.1})
+    sizes = pd.DataFrame({"param": ["write_buffer_bytes", "dynamic_level_bytes"], "objective": "latency"})
+    plots.plot_effects(effects, sizes, Objective("latency"), tmp_path / "effects.png")
+    titles = [ax.get_title() for ax in figures[0].axes if ax.get_visible()]
+    assert titles == ["write_buffer_bytes (B)", "dynamic_level_bytes"]
