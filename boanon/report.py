@@ -28,7 +28,7 @@ from boanon.multiobjective import (
 )
 from boanon.objectives import Objective, parse_objectives
 from boanon.results import INIT, best_trial, is_feasible
-from boanon.space import Categorical, Space
+from boanon.space import Categorical, Float, Space
 from boanon.store import Store, StoredTrial
 from boanon.study import Study
 from boanon.table import TRIAL, Value, with_objectives
@@ -227,13 +227,17 @@ def fit_run_model(space: Space, table: pd.DataFrame, objectives: list[Objective]
     return PlainGPSurrogate(space, objectives, outputs).fit(table)
 
 
-def grid(space: Space, name: str, n_points: int = 21) -> list[Value]:
+def grid(space: Space, name: str, n_points: int = 21, through: Value | None = None) -> list[Value]:
     """Values of parameter ``name`` to sweep: every choice, or ``n_points`` evenly spread over its
-    range (on its own scale: a log range sweeps logarithmically; an integer range its integers)."""
+    range (on its own scale: a log range sweeps logarithmically; an integer range its integers),
+    with ``through`` (the value the others are held at) among them in order, so that a curve
+    read "from the base" starts from the base itself, not from the nearest grid point."""
     p = space.params[name]
     if isinstance(p, Categorical):
         return list(p.choices)
     values = [p.from_unit(u) for u in np.linspace(0.0, 1.0, n_points)]
+    if through is not None and isinstance(p, Float) and p.low <= through <= p.high:
+        values = sorted([*values, through])
     return list(dict.fromkeys(values))  # integers and booleans repeat: keep each once
 
 
@@ -248,7 +252,8 @@ def effects(surrogate: Surrogate, at: dict[str, Value], n_points: int = 21, n_sa
     rng = np.random.default_rng(seed)
     rows: list[dict[str, Any]] = []
     for name in space.names:
-        configs = [c for c in ({**at, name: v} for v in grid(space, name, n_points)) if space.is_feasible(c)]
+        configs = [c for c in ({**at, name: v} for v in grid(space, name, n_points, at.get(name)))
+                   if space.is_feasible(c)]
         if not configs:
             continue
         for objective, (mean, sd) in surrogate.predict(configs, rng, n_samples).items():

@@ -201,3 +201,29 @@ def test_node_fits_score_as_node_scores(run: Path) -> None:
         assert fits[node]["rank_correlation"] == pytest.approx(s["rank_correlation"])
         assert fits[node]["n"] == s["n"]
     view.store.close()
+
+
+def test_metric_changes_are_measured_from_the_base_itself() -> None:
+    """Each effect curve passes through the value the other parameters are held at, and a
+    metric's change is zero there (it was zeroed at the grid's first point whenever the base
+    fell between grid points: nearly always, for a float)."""
+    import pandas as pd
+
+    from boanon.graph import CausalGraph, Edge
+    from boanon.report import grid
+    from boanon.space import Float, Space
+
+    space = Space([Float("a", 0.0, 1.0), Float("b", 0.0, 1.0)])
+    graph = CausalGraph(roles={"a": "param", "b": "param", "m": "metric", "cost": "objective"},
+                        edges=[Edge("a", "m"), Edge("m", "cost"), Edge("b", "cost")])
+    x = np.random.default_rng(0).random((12, 2))
+    table = pd.DataFrame({"param:a": x[:, 0], "param:b": x[:, 1], "metric:m": np.sin(3 * x[:, 0]),
+                          "objective:cost": np.sin(3 * x[:, 0]) + x[:, 1]})
+    model = fit_run_model(space, table, [Objective("cost")], [], graph)
+    base = {"a": 0.4321, "b": 0.1234}  # between the grid's points
+    out = {e["param"]: e for e in analysis.effects(model, space, base, [Objective("cost")], table)}
+    assert base["a"] not in grid(space, "a", analysis.GRID)
+    assert [m["name"] for m in out["a"]["metrics"]] == ["m"]
+    at = out["a"]["values"].index(base["a"])
+    assert out["a"]["metrics"][0]["change_sd"][at] == 0.0
+    assert out["a"]["values"] == sorted(out["a"]["values"]) and len(out["a"]["values"]) == analysis.GRID + 1

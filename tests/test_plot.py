@@ -91,8 +91,11 @@ def test_effects_sweep_each_parameter_around_the_best(run_db):
         surrogate = fit_surrogate(run)
     table = effects(surrogate, best.config, n_points=5)
     assert set(table["param"]) == set(run.space.names)
-    assert (table.groupby("param").size() == 5).all()
-    row = table[table["param"] == "x3"].iloc[1]  # x3 = 0.25, the others at the best trial's values
+    for name, part in table.groupby("param"):  # 5 points and the best's own value, in order
+        values = part["value"].tolist()
+        assert best.config[name] in values and values == sorted(values) and len(values) in (5, 6)
+    x3 = table[table["param"] == "x3"]
+    row = x3[x3["value"] == 0.25].iloc[0]  # x3 = 0.25, the others at the best trial's values
     config = {**best.config, "x3": row["value"]}
     mean, sd = surrogate.predict([config], np.random.default_rng(1), 4096)["cost"]
     assert row["value"] == 0.25 and abs(row["mean"] - mean[0]) < 4 * sd[0] / np.sqrt(64)

@@ -113,7 +113,7 @@ def effects(model: Surrogate, space: Space, base: Mapping[str, Value], objective
     in units of that spread, so metrics compare on one axis without being stretched to it.
     ``ranges`` gives how far each objective's mean moves; sorted by the first objective's."""
     rng = np.random.default_rng(seed)
-    sweeps = {n: [v for v in grid(space, n, GRID) if space.is_feasible({**base, n: v})]
+    sweeps = {n: [v for v in grid(space, n, GRID, base[n]) if space.is_feasible({**base, n: v})]
               for n in space.names}
     configs = [{**base, n: v} for n in space.names for v in sweeps[n]]
     samples = model.sample(configs, EFFECT_SAMPLES, rng)
