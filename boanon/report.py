@@ -180,10 +180,11 @@ def history_reference_point(trials: list[StoredTrial] | tuple[StoredTrial, ...],
 
 
 def duration_s(trial: StoredTrial) -> float:
-    """Seconds from the trial's start to its end (NaN while it runs)."""
-    if not trial.finished:
+    """Seconds from the trial's start to its end (NaN while it runs, or where the end is not
+    known: :attr:`~boanon.store.StoredTrial.ran_until`)."""
+    if not trial.ran_until:
         return float("nan")
-    return (datetime.fromisoformat(trial.finished) - datetime.fromisoformat(trial.started)).total_seconds()
+    return (datetime.fromisoformat(trial.ran_until) - datetime.fromisoformat(trial.started)).total_seconds()
 
 
 def default_trial(trials: list[StoredTrial] | tuple[StoredTrial, ...], space: Space) -> StoredTrial | None:

@@ -14,6 +14,23 @@ from boanon.store import Store, StoredTrial
 
 INIT = "init"
 """The ``surrogate`` recorded for trials of the initial design."""
+ENQUEUED = "user"
+"""The ``surrogate`` recorded for configurations a user enqueued (or an Optuna study imported)."""
+ABLATION = "ablation"
+"""The ``surrogate`` recorded with the trials ``boanon explain --measure`` runs."""
+RANDOM = "random"
+"""The ``surrogate`` recorded for a configuration drawn at random (the random strategy, or too
+few trials to model)."""
+_ORIGINS = {INIT: "from the initial design", ENQUEUED: "enqueued (by the user or an import)",
+            ABLATION: "an ablation measurement (boanon explain --measure)", RANDOM: "drawn at random"}
+
+
+def origin(surrogate: str | None) -> str:
+    """Where a trial's configuration came from, in words: the stored ``surrogate`` names a model
+    only for a model's proposals ("proposed by init" would say a model proposed a design point)."""
+    if surrogate is None:
+        return "of unrecorded origin"
+    return _ORIGINS.get(surrogate, f"proposed by the {surrogate} surrogate")
 
 
 def study_goals(store: Store) -> tuple[list[Objective], list[OutputConstraint]]:

@@ -54,6 +54,8 @@ resume."""
 DIED = "interrupted: the run died while it ran"
 """The error of a trial a dead run left ``running`` (SIGKILL, a crash in native code, the OOM
 killer); its configuration runs again on resume, unless it was already the re-run of one."""
+DIED_TWICE = "the run died twice while this configuration ran"
+"""The start of the error of a failed trial whose configuration was running both times a run died."""
 RERUN = (INTERRUPTED, DIED)
 """The errors of interrupted trials: which stop it was (stores before schema 3 wrote them on
 ``failed`` trials, read as interrupted)."""
@@ -189,6 +191,14 @@ class StoredTrial:
     @property
     def interrupted(self) -> bool:
         return self.status == TrialState.INTERRUPTED
+
+    @property
+    def ran_until(self) -> str | None:
+        """When the trial stopped running, where known (None while it runs): a trial a dead run
+        left ``running`` was closed when the store was next recovered, so its ``finished`` says
+        when the run came back, not when it died."""
+        died = self.error is not None and self.error.startswith((DIED, DIED_TWICE))
+        return None if died else self.finished
 
     def record(self) -> TrialRecord:
         """The trial as the adapter gave it (values that were NaN or infinite left out)."""
@@ -541,7 +551,7 @@ class Store:
             for row in rows:
                 state, error = (TrialState.INTERRUPTED, DIED) if row["origin"] is None else (
                     TrialState.FAILED,
-                    f"the run died twice while this configuration ran (as {row['origin']} and "
+                    f"{DIED_TWICE} (as {row['origin']} and "
                     f"{row['name']}): it may crash the run (native code, memory); not run again")
                 conn.execute("UPDATE trials SET status = ?, error = ?, finished = ?"
                              " WHERE id = ?", (state.value, error, _now(), row["id"]))

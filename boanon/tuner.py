@@ -36,7 +36,7 @@ from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
 from boanon.objectives import Objective, parse_objectives
-from boanon.results import INIT, best_trial
+from boanon.results import ENQUEUED, INIT, best_trial
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
 from boanon.space import Space
@@ -277,7 +277,7 @@ class Tuner:
     # --- ask ----------------------------------------------------------------------------------
     def enqueue(self, config: Mapping[str, Any], reason: str = "enqueued by the user") -> None:
         """Run ``config`` next (before any proposal), e.g. a configuration an expert suggests."""
-        self._queue.append(_Plan(Proposal(dict(config), "user", reason)))
+        self._queue.append(_Plan(Proposal(dict(config), ENQUEUED, reason)))
 
     def ask(self) -> Trial:
         """The next configuration to run, recorded in the store as ``running``."""

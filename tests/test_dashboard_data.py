@@ -107,6 +107,33 @@ def test_convergence_counts_only_feasible_finished_trials_and_marks_the_default(
     assert [p["feasible"] for p in conv["points"]] == [True, True, False, True]
 
 
+def test_a_trial_says_where_its_configuration_came_from() -> None:
+    """Only a model's proposal is "proposed by" a surrogate: a design point, an enqueued or
+    imported configuration, an ablation measurement and a random draw say what they are."""
+    from boanon.results import ABLATION, ENQUEUED, INIT, RANDOM
+
+    made = [trial(i, i, i + 1) for i in range(6)]
+    for t, surrogate in zip(made, [INIT, ENQUEUED, ABLATION, RANDOM, "structured", None], strict=True):
+        t.surrogate = surrogate
+    assert [r["origin"] for r in data.trial_rows(made, None, ["cost"])] == [
+        "from the initial design", "enqueued (by the user or an import)",
+        "an ablation measurement (boanon explain --measure)", "drawn at random",
+        "proposed by the structured surrogate", "of unrecorded origin"]
+    summary = data.run_summary("run.db", {"space": {}}, made[:1], [Objective("cost")], [])
+    assert summary["best"]["cost"]["origin"] == "from the initial design"
+
+
+def test_a_trial_lists_the_runs_objectives_and_logs_the_rest_with_its_metrics() -> None:
+    """ZigZag reports energy, latency and area beside the EDP a run tunes: they are metrics of
+    the run (the trial detail listed them as objectives, each predicted "-")."""
+    t = trial(0, 0, 1)
+    t.objectives = {"edp": 2.0, "energy": 4.0, "area_mm2": 1.5}
+    t.metrics = {"load": 0.5}
+    (row,) = data.trial_rows([t], None, ["edp", "area_mm2"])  # area_mm2: a constrained output
+    assert row["objectives"] == {"edp": 2.0, "area_mm2": 1.5}
+    assert row["metrics"] == {"load": 0.5, "energy": 4.0}
+
+
 def test_only_numbers_get_a_unit_read_off_their_name() -> None:
     """A boolean or a category named ``..._bytes`` holds no bytes; an int and a float do."""
     from boanon.space import Bool, Categorical, Float, Int, Space
@@ -227,3 +254,26 @@ def test_metric_changes_are_measured_from_the_base_itself() -> None:
     at = out["a"]["values"].index(base["a"])
     assert out["a"]["metrics"][0]["change_sd"][at] == 0.0
     assert out["a"]["values"] == sorted(out["a"]["values"]) and len(out["a"]["values"]) == analysis.GRID + 1
+
+
+def test_a_trial_a_dead_run_left_running_is_counted_and_has_no_made_up_duration(tmp_path: Path) -> None:
+    """After a kill the store closes such a trial when the run resumes: its ``finished`` is the
+    resume's time, so the page showed the downtime as its run time; and it was in no count."""
+    from boanon.table import TrialRecord
+
+    with Store(tmp_path / "run.db") as store:
+        done = store.start_trial({"x": 0.1})
+        store.finish_trial(done.id, TrialRecord(done.name, {"x": 0.1}, {}, {"cost": 1.0}))
+        store.start_trial({"x": 0.2})  # the run is killed here
+    time.sleep(0.3)
+    with Store(tmp_path / "run.db") as store:
+        (died,) = store.recover()
+        store.start_trial({"x": 0.3})  # the resumed run's next trial
+        trials = store.trials()
+    summary = data.run_summary("run.db", {"space": {}}, trials, [Objective("cost")], [])
+    assert summary["counts"] == {"done": 1, "stopped": 0, "failed": 0, "interrupted": 1, "running": 1}
+    rows = {r["name"]: r for r in data.trial_rows(trials, None, ["cost"])}
+    assert rows[died.name]["duration_s"] is None and rows[done.name]["duration_s"] is not None
+    bars = {b["trial"]: b for b in data.timeline(trials)["bars"]}
+    assert bars[died.name]["end"] is None and bars[died.name]["status"] == "interrupted"
+    assert data.timeline(trials)["lanes"] == 1  # the died trial runs no more: the resumed one takes its lane

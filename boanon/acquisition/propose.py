@@ -33,6 +33,7 @@ from boanon.models.threads import single_blas_thread
 from boanon.multiobjective import OutputConstraint, Scalarization
 from boanon.multitask import target_trials
 from boanon.objectives import Objective, parse_objectives
+from boanon.results import RANDOM
 from boanon.space import Space
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.ties import stable_order
@@ -106,7 +107,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
         why = f"{chooser.name} strategy" if chooser.at_random \
             else f"{n} trial(s) with all objectives: too few to model" if n < 2 \
             else "none of the run's own trials has all objectives yet (only a related task's): no bar to beat"
-        return Proposal(_random_unseen(space, seen, rng), "random", why, {"n_trials": n})
+        return Proposal(_random_unseen(space, seen, rng), RANDOM, why, {"n_trials": n})
 
     # the models' own draws (fold splits, safety-net folds) come from a generator of their own, so
     # the acquisition's stream does not depend on which candidates competed: when the plain GP is

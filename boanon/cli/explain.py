@@ -11,14 +11,12 @@ from boanon.cli.stores import reading_store, writing_store
 from boanon.errors import ConfigError
 from boanon.explain import START, ablation_path, metric_moves
 from boanon.report import RunView, fit_surrogate, read_run
+from boanon.results import ABLATION
 from boanon.space import Space
 from boanon.store import StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.tuner import store_result
 from boanon.tuning import CONFIG_NOTE, TRIALS_NOTE
-
-ABLATION = "ablation"
-"""The ``surrogate`` recorded with the trials ``--measure`` runs."""
 
 
 @click.command("explain")

@@ -27,9 +27,9 @@ from boanon.multitask.tasks import TASK as TASK_NODE
 from boanon.nodespec import NodeSpec
 from boanon.objectives import Objective
 from boanon.report import default_trial, history_reference_point
-from boanon.results import best_trial, is_feasible
+from boanon.results import best_trial, is_feasible, origin
 from boanon.space import NUMERIC_TYPES, Space
-from boanon.store import MEASURED, StoredTrial
+from boanon.store import MEASURED, StoredTrial, TrialState
 from boanon.table import records_to_table, with_objectives
 
 GROUP_PREFIX = re.compile(r"([A-Za-z0-9]+)[_.:/-]")  # m3_busy_s, rocksdb.block.cache.miss
@@ -44,6 +44,11 @@ def seconds(start: str, end: str | None) -> float | None:
 
 
 # --- the run ---------------------------------------------------------------------------------------
+STATUSES = tuple(s.value for s in (TrialState.DONE, TrialState.STOPPED, TrialState.FAILED,
+                                   TrialState.INTERRUPTED, TrialState.RUNNING))
+"""Every trial state, in the order the page counts, filters and draws them."""
+
+
 def run_summary(path: str, study: Mapping[str, Any] | None, trials: Sequence[StoredTrial],
                 objectives: Sequence[Objective], constraints: Sequence[OutputConstraint]) -> dict[str, Any]:
     """The header: strategy, counts by status, time span, and the best trial per objective."""
@@ -56,14 +61,14 @@ def run_summary(path: str, study: Mapping[str, Any] | None, trials: Sequence[Sto
     for o in objectives:
         b = best_trial(done, o, constraints)
         bests[o.name] = None if b is None else {"trial": b.name, "value": b.objectives[o.name],
-                                                "config": b.config, "surrogate": b.surrogate}
+                                                "config": b.config, "surrogate": b.surrogate,
+                                                "origin": origin(b.surrogate)}
     return {
         "store": path, "recorded": True, "strategy": study.get("strategy"), "seed": study.get("seed"),
         "n_params": len(study.get("space", {})), "warm_start": study.get("warm_start"),
         "objectives": [o.to_dict() for o in objectives],
         "constraints": [c.to_dict() for c in constraints],
-        "counts": {s: counts.get(s, 0) for s in ("done", "stopped", "failed", "running")},
-        "interrupted": sum(t.interrupted for t in trials),
+        "counts": {s: counts.get(s, 0) for s in STATUSES},
         "started": trials[0].started if trials else None, "last_finished": last,
         "elapsed_s": seconds(trials[0].started, last) if trials and last else None,
         "best": bests,
@@ -109,9 +114,14 @@ def convergence(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
     return out
 
 
-def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None) -> list[dict[str, Any]]:
+def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None,
+               outputs: Sequence[str]) -> list[dict[str, Any]]:
     """The trials table: one plain row per trial, newest last, with what proposed it and why,
-    what the model predicted for it, and where its logs are."""
+    what the model predicted for it, and where its logs are. Its objectives are the run's
+    ``outputs`` (objectives and constrained outputs); whatever else the adapter reported as an
+    objective (ZigZag's energy beside the EDP a run tunes) is listed with the metrics, as the
+    run's table and models read it (:func:`boanon.table.with_objectives`)."""
+    kept = set(outputs)
     rows = []
     for t in trials:
         folder = None if trials_dir is None else trials_dir / t.name
@@ -119,8 +129,11 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None) -> list[d
             if folder is not None and folder.is_dir() else []
         rows.append({
             "id": t.id, "name": t.name, "status": t.status, "started": t.started, "finished": t.finished,
-            "duration_s": seconds(t.started, t.finished), "surrogate": t.surrogate, "reason": t.reason,
-            "objectives": t.objectives, "metrics": t.metrics, "config": t.config, "error": t.error,
+            "duration_s": seconds(t.started, t.ran_until), "surrogate": t.surrogate,
+            "origin": origin(t.surrogate), "reason": t.reason,
+            "objectives": {k: v for k, v in t.objectives.items() if k in kept},
+            "metrics": {**t.metrics, **{k: v for k, v in t.objectives.items() if k not in kept}},
+            "config": t.config, "error": t.error,
             "retry_of": t.retry_of,
             "predicted": t.info.get("predicted", {}), "cv": t.info.get("cv", {}),
             "timings_s": t.info.get("timings_s", {}), "graph_id": t.graph_id,
@@ -156,10 +169,10 @@ def pareto(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
 
 
 def timeline(trials: Sequence[StoredTrial]) -> dict[str, Any]:
-    """Trials as bars in time (seconds since ``origin``, when the first started; a running trial
-    has no end), packed into lanes: a trial takes the first lane free when it starts. The store
-    does not record which worker ran a trial, so the lanes are the fewest that fit the overlaps:
-    as many as trials ran at once."""
+    """Trials as bars in time (seconds since ``origin``, when the first started; a running trial,
+    or one a dead run left running, has no end), packed into lanes: a trial takes the first lane
+    free when it starts. The store does not record which worker ran a trial, so the lanes are
+    the fewest that fit the overlaps: as many as trials ran at once."""
     if not trials:
         return {"lanes": 0, "bars": [], "origin": None}
     origin = trials[0].started
@@ -167,11 +180,11 @@ def timeline(trials: Sequence[StoredTrial]) -> dict[str, Any]:
     bars = []
     for t in sorted(trials, key=lambda t: t.started):
         start = seconds(origin, t.started) or 0.0
-        end = seconds(origin, t.finished)
+        end = seconds(origin, t.ran_until)  # None: still running, or its end is not known
         lane = next((i for i, e in enumerate(ends) if e <= start), len(ends))
         if lane == len(ends):
             ends.append(0.0)
-        ends[lane] = float("inf") if end is None else end
+        ends[lane] = end if end is not None else start if t.finished else float("inf")
         bars.append({"trial": t.name, "lane": lane, "start": start, "end": end, "status": t.status,
                      "error": t.error})
     return {"lanes": len(ends), "bars": bars, "origin": origin}

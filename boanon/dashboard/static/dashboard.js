@@ -5,7 +5,7 @@
 
 const COLORS = { init: "#868e96", structured: "#2f6fd6", gp: "#e8590c", random: "#ae3ec9", user: "#0ca678",
   "multitask-gp": "#f08c00" };
-const STATUS_COLORS = { done: "#2f9e44", stopped: "#e8890c", failed: "#d6336c", running: "#1c7ed6" };
+const STATUS_COLORS = { done: "#2f9e44", stopped: "#e8890c", failed: "#d6336c", interrupted: "#868e96", running: "#1c7ed6" };
 const ROLE_STYLE = { param: ["#cfe2ff", "#3d6bb3", "round-rectangle"], metric: ["#eeeeee", "#777777", "ellipse"],
   objective: ["#f8c4c0", "#b3403d", "octagon"] };
 const state = { study: 0, studies: null, studiesText: "", run: null, runText: "", objective: 0, statusFilter: "all", search: "", sort: { key: "id", asc: true },
@@ -73,8 +73,7 @@ function drawHeader(run) {
   const c = s.counts;
   const facts = [
     el("span", {}, "strategy ", el("b", {}, s.strategy), ", seed ", s.seed, ", ", s.n_params, " parameters"),
-    el("span", {}, el("b", {}, c.done), " done · ", el("b", {}, c.stopped), " stopped · ",
-      el("b", {}, c.failed), " failed · ", el("b", {}, c.running), " running"),
+    el("span", {}, ...Object.entries(c).flatMap(([k, n], i) => [i ? " · " : "", el("b", {}, n), ` ${k}`])),
     el("span", {}, "elapsed ", el("b", {}, fmtSeconds(s.elapsed_s))),
   ];
   const a = s.activity;
@@ -149,7 +148,7 @@ function drawBest(run) {
   if (!b) { $("#best-caption").textContent = "no finished trial yet"; $("#best-config").replaceChildren(); return; }
   const dflt = (run.trials.find((t) => t.name === (run.convergence[state.objective] || {}).default_trial) || {}).config || {};
   $("#best-head").textContent = `Best configuration by ${o.name}`;
-  $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmtU(o.name, b.value)}, proposed by ${b.surrogate}. Bold: differs from the default.`;
+  $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmtU(o.name, b.value)}, ${b.origin}. Bold: differs from the default.`;
   $("#best-config").replaceChildren(el("tr", {}, el("td", {}, "parameter"), el("td", {}, "best"), el("td", {}, "default")),
     ...Object.entries(b.config).map(([k, v]) => el("tr", { class: k in dflt && dflt[k] !== v ? "changed" : "" },
       el("td", {}, k), el("td", {}, fmtU(k, v)), el("td", {}, k in dflt ? fmtU(k, dflt[k]) : "–"))));
@@ -192,7 +191,7 @@ function trialFilter(text) {
 function drawTrials(run) {
   const counts = { all: run.trials.length };
   for (const t of run.trials) counts[t.status] = (counts[t.status] || 0) + 1;
-  setTabs($("#status-filter"), ["all", "done", "stopped", "failed", "running"].map((k) => [k, `${k} (${counts[k] || 0})`]),
+  setTabs($("#status-filter"), ["all", ...Object.keys(run.summary.counts)].map((k) => [k, `${k} (${counts[k] || 0})`]),
     state.statusFilter, (k) => { state.statusFilter = k; drawTrials(state.run); });
   const cols = trialColumns(run);
   $("#trial-table thead").replaceChildren(el("tr", {}, ...cols.map(([key, label]) => el("th", {
@@ -239,7 +238,7 @@ function drawTrialDetail() {
   const box = $("#trial-detail");
   if (!t) { box.replaceChildren(el("p", { class: "hint" }, `${state.selectedTrial} is not in this run`)); return; }
   const parts = [el("h3", {}, t.name, " ", el("span", { class: `status ${t.status}` }, t.status)),
-    el("div", { class: "hint" }, `proposed by ${t.surrogate || "–"}; ran ${fmtSeconds(t.duration_s)}`,
+    el("div", { class: "hint" }, `${t.origin}; ran ${fmtSeconds(t.duration_s)}`,
       t.retry_of !== null ? ` (re-run of t${String(t.retry_of).padStart(4, "0")})` : "")];
   if (t.reason) parts.push(el("div", { class: "why" }, t.reason));
   if (t.error) parts.push(el("div", { class: "why bad" }, "error: ", t.error));
@@ -617,11 +616,12 @@ function drawTimeline(run, serverDate) {
   $("#timeline").hidden = tl.lanes < 2 && !stopped;
   if ($("#timeline").hidden) return;
   const lanes = Array.from({ length: tl.lanes }, (_, i) => `lane ${i + 1}`);
-  const datasets = ["done", "stopped", "failed", "running"].map((s) => ({ label: s, grouped: false, barThickness: 16,
+  const datasets = Object.keys(run.summary.counts).map((s) => ({ label: s, grouped: false, barThickness: 16,
     // a white edge keeps back-to-back trials of one lane two bars, not one
     backgroundColor: STATUS_COLORS[s], borderColor: s === "stopped" ? "#7f4a00" : "#ffffff", borderWidth: s === "stopped" ? 2 : 1.5,
     borderSkipped: false,
-    data: tl.bars.filter((b) => b.status === s).map((b) => ({ x: [b.start, Math.max(b.end ?? now, b.start)], y: lanes[b.lane], trial: b.trial })) }));
+    // no end: still running (to the server's clock), or left running by a dead run (end unknown: a mark at its start)
+    data: tl.bars.filter((b) => b.status === s).map((b) => ({ x: [b.start, Math.max(b.end ?? (s === "running" ? now : b.start), b.start)], y: lanes[b.lane], trial: b.trial })) }));
   $("#timeline-caption").textContent = `${tl.bars.length} trials on ${tl.lanes} lanes (a trial takes the first lane free when it starts: as many lanes as trials ran at once); ${stopped} stopped early.`;
   chart("timeline-chart", { type: "bar", data: { labels: lanes, datasets },
     options: { indexAxis: "y", maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: "seconds since the first trial started" } } },
