@@ -551,6 +551,9 @@ def test_objective_tabs_drive_every_panel(tmp_path: Path, browser) -> None:
         curve = browser.execute_script(
             "return Chart.getChart('effect-curve').data.datasets.map(d => d.label)")
         assert "cost2 (mean)" in curve
+        best1 = best_trial(done, objectives[0], [bound])  # one base for both tabs' curves, named
+        held = browser.execute_script("return Chart.getChart('effect-curve').options.scales.x.title.text")
+        assert f"others at {best1.name}'s values (the best by {objectives[0].name})" in held
         slice_axis = "return Chart.getChart('slice-chart').options.scales.y.title.text"
         assert "cost2" in browser.execute_script(slice_axis)
         assert "cost2" in browser.find_element(By.ID, "progress-caption").text

@@ -203,13 +203,15 @@ class RunView:
         best = data.run_summary(str(self.store.path), _record(study), trials, objectives, constraints)["best"]
         first = best.get(objectives[0].name) if objectives else None
         base = first["config"] if first else space.default()
+        # what the effects hold the other parameters at: one base for every objective's curves
+        held = {"trial": first["trial"] if first else None, "by": objectives[0].name if objectives else None}
 
         def compute() -> dict[str, Any]:
             table = with_objectives(records_to_table(t.record() for t in measured),
                                     [o.name for o in objectives], [c.name for c in constraints])
             graph = None if graph_id is None else self.store.graph(graph_id)
             return {**analysis.analyse(space, table, objectives, constraints, graph, base, structure),
-                    "model_trial": None if latest is None else latest.name}
+                    "model_trial": None if latest is None else latest.name, "base": held}
         return self.models.get((None if latest is None else latest.id, graph_id, len(measured)), compute)
 
 

@@ -541,6 +541,8 @@ function drawFit() {
 }
 
 // --- parameter effects ----------------------------------------------------------------------------------
+// the configuration the effects hold the other parameters at (the same for every objective's curves)
+const heldAt = (b) => b && b.trial ? `${b.trial}'s values (the best by ${b.by})` : "the default configuration (no feasible best yet)";
 const PALETTE = ["#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#D55E00", "#0072B2"];  // Okabe-Ito: tell apart, also colour-blind
 const DASHES = [[], [6, 3], [2, 2], [8, 3, 2, 3], [4, 4], [1, 3]];
 function effectObjective() {
@@ -570,7 +572,7 @@ function drawEffects() {
     { label: `${objName} (mean)`, data: curve.mean, borderColor: "#2f6fd6", borderWidth: 2.5, pointRadius: 3, yAxisID: "y" },
     ...e.metrics.map((x, i) => ({ label: `${x.name} (change, sds)`, data: x.change_sd || x.mean, borderColor: PALETTE[i % PALETTE.length],
       borderDash: DASHES[i % DASHES.length], borderWidth: 2, pointRadius: 0, yAxisID: "y2" }))] },
-  options: { maintainAspectRatio: false, scales: { x: { title: { display: true, text: `${withUnit(e.param)}; others at the best trial's values (there ${fmtU(e.param, e.base)})` } },
+  options: { maintainAspectRatio: false, scales: { x: { title: { display: true, text: `${withUnit(e.param)}; others at ${heldAt(m.base)} (there ${fmtU(e.param, e.base)})` } },
     y: { title: { display: true, text: `predicted ${withUnit(objName)}` } },
     y2: { display: e.metrics.length > 0, position: "right", grid: { drawOnChartArea: false },
       title: { display: true, text: "metric's change from the base, in sds across the trials" } } },
