@@ -62,7 +62,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--at", type=int, nargs="+", default=[10], help="evaluations to compare at")
     parser.add_argument("--against", help="folder:tuner the others are paired with, seed by seed")
     args = parser.parse_args(argv)
-    _, searched = finished_runs(args.results, args.problem)
+    runs, searched = finished_runs(args.results, args.problem)
+    finished = set(zip(runs["tuner"], runs["seed"], strict=True))  # not a run cut short, nor its retry
+    searched = searched[[k in finished for k in zip(searched["tuner"], searched["seed"], strict=True)]]
     minimize = make_problem(args.problem).objective.direction == "minimize"
     print(f"best so far over the run's own default ({'lower' if minimize else 'higher'} is better); "
           "against: better / equal / worse seeds")
