@@ -127,5 +127,5 @@ def summary(store: Store, n_failures: int = 10) -> str:
     failed = [t for t in trials if t.status == "failed"]
     if failed:
         lines.append(f"failures ({len(failed)}, last {min(n_failures, len(failed))} shown):")
-        lines += [f"  {t.name}: {t.error}" for t in failed[len(failed) - n_failures:] if n_failures]
+        lines += [f"  {t.name}: {t.error}" for t in failed[max(len(failed) - n_failures, 0):] if n_failures]
     return "\n".join(lines)

@@ -1,0 +1,32 @@
+"""``boanon status``'s text against the store it summarises."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from boanon.cli.status import summary
+from boanon.runners.base import TrialFailed
+from boanon.runners.function import CallableRunner
+from boanon.space import Float, Space
+from boanon.tuner import Tuner
+
+
+def test_status_lists_as_many_failures_as_its_header_says(tmp_path: Path) -> None:
+    """With 6 failed trials and room for 10, all 6 are listed (a negative slice start listed
+    the last 2 and said "last 6 shown")."""
+    calls = []
+
+    def system(config: dict) -> dict:
+        calls.append(config)
+        if len(calls) <= 6:
+            raise TrialFailed(f"crash {len(calls)}")
+        return {"cost": config["x"]}
+
+    tuner = Tuner(Space([Float("x", 0.0, 1.0)]), ["cost"], store=tmp_path / "run.db", n_init=2, seed=0,
+                  strategy="random")
+    tuner.optimize(CallableRunner(system), 8)
+    text = summary(tuner.store, n_failures=10)
+    listed = [line for line in text.splitlines() if ": crash " in line]
+    assert "failures (6, last 6 shown):" in text and len(listed) == 6
+    assert len([line for line in summary(tuner.store, n_failures=4).splitlines() if ": crash " in line]) == 4
+    tuner.store.close()
