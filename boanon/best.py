@@ -44,8 +44,16 @@ def plain_value(param: Param, value: Value) -> Value:
 
 
 def plain_config(space: Space, config: Mapping[str, Value]) -> dict[str, Value]:
-    """Every parameter of ``config`` as :func:`plain_value` gives it, in the space's order."""
-    return {name: plain_value(p, config[name]) for name, p in space.params.items() if name in config}
+    """Every parameter of ``config`` as :func:`plain_value` gives it, in the space's order. A
+    rounding that breaks a constraint of the space the exact values meet (a share of 0.0004
+    shown as 0.0 where the constraint asks for a share above 0) would export another, perhaps
+    infeasible, configuration: the parameters that constraint reads keep their exact values."""
+    out = {name: plain_value(p, config[name]) for name, p in space.params.items() if name in config}
+    while broken := [c for c in space.constraints  # each pass restores a rounded value: it ends
+                     if c.names <= set(out) and c.holds(config) and not c.holds(out)]:
+        for c in broken:
+            out.update({name: config[name] for name in c.names})
+    return out
 
 
 def config_line(space: Space, config: Mapping[str, Value]) -> str:

@@ -43,6 +43,22 @@ def test_values_as_their_parameters_mean_them():
     assert plain_value(Categorical("c", ("a", "b")), "b") == "b"
 
 
+def test_a_rounding_that_breaks_a_constraint_is_not_made():
+    """A share of 0.0004 reads 0.0 on its own; where a constraint asks for a share above 0 (a
+    worker that is on), the exported configuration keeps the exact values that constraint reads."""
+    from boanon.best import plain_config
+    from boanon.space import Space
+
+    share = {"type": "float", "low": 0.0, "high": 1.0}
+    space = Space.from_dict({"m0_worker": {"type": "bool"}, "m0_share": share, "m1_share": share},
+                            constraints=["not m0_worker or m0_share > 0"])
+    exact = {"m0_worker": True, "m0_share": 0.0004, "m1_share": 0.3999720746651292}
+    assert plain_config(space, exact) == {"m0_worker": True, "m0_share": 0.0004, "m1_share": 0.4}
+    off = {**exact, "m0_worker": False}  # the constraint holds either way: rounded as before
+    assert plain_config(space, off)["m0_share"] == 0.0
+    assert space.is_feasible(plain_config(space, exact))
+
+
 @pytest.fixture(scope="module")
 def rocksdb_run(tmp_path_factory) -> Path:
     """Two real db_bench trials of the rocksdb target on a tiny database: the default and a
