@@ -21,11 +21,6 @@ from boanon.table import Value
 from boanon.units import check as check_unit
 from boanon.yamlfile import load_yaml
 
-INT_TYPES = ("int", "integer")
-FLOAT_TYPES = ("float",)
-NUMERIC_TYPES = INT_TYPES + FLOAT_TYPES
-"""A space file's ``type:`` names of the parameters that have a unit (a switch or a category has none)."""
-
 
 @dataclass(frozen=True)
 class Float:
@@ -260,10 +255,10 @@ class Space:
             if extra:
                 raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
             try:
-                if kind in INT_TYPES:
+                if kind in ("int", "integer"):
                     params.append(Int(name, _bound(p, "low", int), _bound(p, "high", int),
                                       bool(p.get("log", False)), p.get("default"), p.get("unit")))
-                elif kind in FLOAT_TYPES:
+                elif kind == "float":
                     params.append(Float(name, _bound(p, "low", float), _bound(p, "high", float),
                                         bool(p.get("log", False)), p.get("default"), p.get("unit")))
                 elif "unit" in p:

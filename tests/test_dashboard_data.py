@@ -22,6 +22,8 @@ from boanon.synthetic import SyntheticSystem
 from boanon.tuner import Tuner
 
 SYSTEM = SyntheticSystem(n_params=4, n_groups=2, seed=3)
+STUDY = {"space": SYSTEM.space.to_dict()}
+"""A recorded study's record, as the header reads it (a space with parameters)."""
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +121,7 @@ def test_a_trial_says_where_its_configuration_came_from() -> None:
         "from the initial design", "enqueued (by the user or an import)",
         "an ablation measurement (boanon explain --measure)", "drawn at random",
         "proposed by the structured surrogate", "of unrecorded origin"]
-    summary = data.run_summary("run.db", {"space": {}}, made[:1], [Objective("cost")], [])
+    summary = data.run_summary("run.db", STUDY, made[:1], [Objective("cost")], [])
     assert summary["best"]["cost"]["origin"] == "from the initial design"
 
 
@@ -270,7 +272,7 @@ def test_a_trial_a_dead_run_left_running_is_counted_and_has_no_made_up_duration(
         (died,) = store.recover()
         store.start_trial({"x": 0.3})  # the resumed run's next trial
         trials = store.trials()
-    summary = data.run_summary("run.db", {"space": {}}, trials, [Objective("cost")], [])
+    summary = data.run_summary("run.db", STUDY, trials, [Objective("cost")], [])
     assert summary["counts"] == {"done": 1, "stopped": 0, "failed": 0, "interrupted": 1, "running": 1}
     rows = {r["name"]: r for r in data.trial_rows(trials, None, ["cost"])}
     assert rows[died.name]["duration_s"] is None and rows[done.name]["duration_s"] is not None

@@ -28,7 +28,7 @@ from boanon.nodespec import NodeSpec
 from boanon.objectives import Objective
 from boanon.report import default_trial, history_reference_point
 from boanon.results import best_trial, is_feasible, origin
-from boanon.space import NUMERIC_TYPES, Space
+from boanon.space import Space
 from boanon.store import MEASURED, StoredTrial, TrialState
 from boanon.table import records_to_table, with_objectives
 
@@ -80,9 +80,7 @@ def run_units(study: Mapping[str, Any], trials: Sequence[StoredTrial]) -> dict[s
     """``{name: unit}`` for the run's parameters, objectives and logged metrics that have one
     (declared in the space or objective, else read off the name: :mod:`boanon.units`). A switch
     or a category has no unit to read: ``level_compaction_dynamic_level_bytes`` is a boolean."""
-    space = study.get("space") or {}
-    names = {n for n, p in space.items()
-             if isinstance(p, Mapping) and str(p.get("type")).lower() in NUMERIC_TYPES}
+    names = set(Space.from_dict(study.get("space") or {}, study.get("constraints") or ()).numeric_names)
     names.update(o["name"] for o in study.get("objectives") or [])
     names.update(*(t.metrics for t in trials))
     return units.units(sorted(names), units.declared(study))
