@@ -28,7 +28,7 @@ from boanon.dashboard import analysis, data
 from boanon.multiobjective import OutputConstraint
 from boanon.objectives import Objective
 from boanon.report import model_trial, study_space
-from boanon.results import study_goals
+from boanon.results import best_trial, study_goals
 from boanon.store import MEASURED, Store, StoredTrial, dump_json
 from boanon.store import trials_dir as store_trials_dir
 from boanon.strategies import models_graph
@@ -200,11 +200,11 @@ class RunView:
             last_graph if models_graph(study.strategy) else None
         structure = None if latest is None else latest.info["structure"]
         space = study_space(study)
-        best = data.run_summary(str(self.store.path), _record(study), trials, objectives, constraints)["best"]
-        first = best.get(objectives[0].name) if objectives else None
-        base = first["config"] if first else space.default()
+        done = [t for t in trials if t.status == "done"]
+        first = best_trial(done, objectives[0], constraints) if objectives else None
+        base = first.config if first else space.default()
         # what the effects hold the other parameters at: one base for every objective's curves
-        held = {"trial": first["trial"] if first else None, "by": objectives[0].name if objectives else None}
+        held = {"trial": first.name if first else None, "by": objectives[0].name if objectives else None}
 
         def compute() -> dict[str, Any]:
             table = with_objectives(records_to_table(t.record() for t in measured),
