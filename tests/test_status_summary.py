@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from boanon.cli.status import summary
+from boanon.results import origin
 from boanon.runners.base import TrialFailed
 from boanon.runners.function import CallableRunner
 from boanon.space import Float, Space
@@ -29,4 +30,17 @@ def test_status_lists_as_many_failures_as_its_header_says(tmp_path: Path) -> Non
     listed = [line for line in text.splitlines() if ": crash " in line]
     assert "failures (6, last 6 shown):" in text and len(listed) == 6
     assert len([line for line in summary(tuner.store, n_failures=4).splitlines() if ": crash " in line]) == 4
+    tuner.store.close()
+
+
+def test_status_says_where_the_trials_came_from_not_that_init_is_a_surrogate(tmp_path: Path) -> None:
+    """The design's trials were listed as "surrogates: init 3", and the best "in t0001 [init]"."""
+    tuner = Tuner(Space([Float("x", 0.0, 1.0)]), ["cost"], store=tmp_path / "run.db", n_init=3, seed=0,
+                  strategy="random")
+    tuner.optimize(CallableRunner(lambda config: {"cost": abs(config["x"] - 0.5)}), 5)
+    text = summary(tuner.store)
+    assert "origins:    3 from the initial design, 2 drawn at random" in text
+    best = tuner.best()
+    assert f"in {best.name} ({origin(best.surrogate)})" in text
+    assert "surrogates:" not in text and "[init]" not in text
     tuner.store.close()

@@ -18,7 +18,7 @@ from boanon.multiobjective import (
     table_hypervolume,
 )
 from boanon.report import model_trial, study_space
-from boanon.results import best_trial, study_goals
+from boanon.results import best_trial, origin, study_goals
 from boanon.space import Space
 from boanon.store import Store, StoredTrial
 
@@ -104,7 +104,8 @@ def summary(store: Store, n_failures: int = 10) -> str:
                      + (f"; related outputs: {', '.join(map(str, outputs))}" if outputs else ""))
     if trials:
         used = Counter(t.surrogate for t in trials if t.status == "done")
-        lines.append("surrogates: " + ", ".join(f"{k} {v}" for k, v in sorted(used.items())))
+        # in words: "init" names no surrogate
+        lines.append("origins:    " + ", ".join(f"{n} {origin(k)}" for k, n in sorted(used.items(), key=str)))
         last = max((t.finished for t in trials if t.finished), default=None)
         if last is not None:
             elapsed = datetime.fromisoformat(last) - datetime.fromisoformat(trials[0].started)
@@ -115,7 +116,7 @@ def summary(store: Store, n_failures: int = 10) -> str:
         if best is not None:
             unit = units.of(o.name, o.unit)
             lines.append(f"best {o.name}: {best.objectives[o.name]:.6g}{' ' + unit if unit else ''} "
-                         f"in {best.name} [{best.surrogate}]")
+                         f"in {best.name} ({origin(best.surrogate)})")
             lines.append(wrapped(config_line(space, best.config), "  "))
     if done and (len(objectives) > 1 or constraints):
         table = store.to_table(("done",))  # as the best trials above: runs cut short are left out
