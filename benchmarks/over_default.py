@@ -60,9 +60,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", type=Path, nargs="+", required=True, help="folders with runs.csv")
     parser.add_argument("--problem", default="rocksdb-mixgraph")
     parser.add_argument("--at", type=int, nargs="+", default=[10], help="evaluations to compare at")
-    parser.add_argument("--against", help="folder:tuner the others are paired with, seed by seed")
+    parser.add_argument("--against", help="the tuner the others are paired with, seed by seed (folder:tuner "
+                        "with several folders)")
     args = parser.parse_args(argv)
     runs, searched = finished_runs(args.results, args.problem)
+    if runs.empty:
+        parser.error(f"--results: no finished {args.problem} run in {', '.join(map(str, args.results))} "
+                     "(runs.csv); another --problem?")
+    tuners = sorted(set(runs["tuner"]))
+    if args.against is not None and args.against not in tuners:
+        parser.error(f"--against {args.against}: no such tuner; the runs' tuners: {', '.join(tuners)}")
     finished = set(zip(runs["tuner"], runs["seed"], strict=True))  # not a run cut short, nor its retry
     searched = searched[[k in finished for k in zip(searched["tuner"], searched["seed"], strict=True)]]
     minimize = make_problem(args.problem).objective.direction == "minimize"

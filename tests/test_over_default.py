@@ -32,3 +32,26 @@ def test_tuners_are_paired_seed_by_seed_at_each_evaluation():
     assert out.loc[("a", 3), "median"] == 0.65 and out.loc[("a", 3), "vs a"] == ""
     flipped = summary(ratios(searched(), [3]), "a", minimize=False).set_index(["tuner", "at"])
     assert flipped.loc[("b", 3), "vs a"] == "2 / 0 / 0"
+
+
+def test_a_folder_without_the_problem_or_an_unknown_tuner_is_named_in_the_error(tmp_path, capsys):
+    # A folder of readwhilewriting runs read as mixgraph (the default problem) failed with
+    # KeyError: 'evaluation'; an --against named as folder:tuner with one folder paired nothing.
+    import pytest
+
+    from benchmarks.over_default import main
+
+    problem = "rocksdb-readwhilewriting"
+    table = searched().assign(problem=problem)
+    columns = ["problem", "tuner", "seed", "evaluation", "best_so_far"]
+    table[columns].to_csv(tmp_path / f"{problem}.csv", index=False)
+    pd.DataFrame({"problem": problem, "tuner": ["a", "a", "b", "b"], "seed": [0, 1, 0, 1], "budget": 3,
+                  "status": "ok", "best_config": "{}"}).to_csv(tmp_path / "runs.csv", index=False)
+    with pytest.raises(SystemExit):
+        main(["--results", str(tmp_path)])
+    assert f"no finished rocksdb-mixgraph run in {tmp_path} (runs.csv)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--results", str(tmp_path), "--problem", problem, "--against", f"{tmp_path.name}:a"])
+    assert f"--against {tmp_path.name}:a: no such tuner; the runs' tuners: a, b" in capsys.readouterr().err
+    main(["--results", str(tmp_path), "--problem", problem, "--at", "3", "--against", "a"])
+    assert "| b | 3 | 2 | 0.8 | [0.700, 0.900] | 0 / 0 / 2 |" in capsys.readouterr().out
