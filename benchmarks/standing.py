@@ -28,7 +28,7 @@ import pandas as pd
 from benchmarks.paired import sign_test
 from benchmarks.problems import make_problem
 from benchmarks.run import RESULTS
-from benchmarks.summary import GENERIC, LATE, fill_block, markdown_table
+from benchmarks.summary import GENERIC, LATE, fill_block, fmt_number, markdown_table
 
 MANIFEST = Path(__file__).with_name("standing.csv")
 BUDGET_BOUND = ("boanon", "boanon-gp", "smac")
@@ -58,13 +58,9 @@ def cells(manifest: pd.DataFrame, results: Path) -> dict[tuple[str, int], dict[s
     return out
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.3g}" if abs(v) < 1e4 else f"{v:.3e}"
-
-
 def _spread(values: pd.Series) -> str:
     q25, q75 = values.quantile(0.25), values.quantile(0.75)
-    return f"{_fmt(values.median())} [{_fmt(q25)}, {_fmt(q75)}] ({len(values)})"
+    return f"{fmt_number(values.median())} [{fmt_number(q25)}, {fmt_number(q75)}] ({len(values)})"
 
 
 def seed_by_seed(first: pd.Series, second: pd.Series, sign: float) -> str:
@@ -92,7 +88,7 @@ def verdict(by_cell: dict[tuple[str, int], dict[str, pd.Series]]) -> pd.DataFram
                "plain GP": _spread(plain) if plain is not None else "not run",
                "vs plain GP, b / e / w": seed_by_seed(mine, plain, sign)
                if mine is not None and plain is not None else "-",
-               "best generic": f"{best_peer} {_fmt(peers[best_peer])}" if best_peer else "not run",
+               "best generic": f"{best_peer} {fmt_number(peers[best_peer])}" if best_peer else "not run",
                "generic run": ", ".join(sorted(peers)) or "-"}
         if mine is not None:
             m = mine.median()
@@ -102,7 +98,7 @@ def verdict(by_cell: dict[tuple[str, int], dict[str, pd.Series]]) -> pd.DataFram
         optimum = problem_.optimum
         if budget == LATE and CEILING in tuners and mine is not None and optimum is not None:
             ours, ceiling = sign * (mine.median() - optimum), sign * (tuners[CEILING].median() - optimum)
-            row["aim 3: regret vs BOFN's"] = (f"{_fmt(ours)} vs {_fmt(ceiling)}: "
+            row["aim 3: regret vs BOFN's"] = (f"{fmt_number(ours)} vs {fmt_number(ceiling)}: "
                                               + ("met" if ours <= 2 * ceiling else "missed"))
         rows.append(row)
     return pd.DataFrame(rows).fillna("-")

@@ -111,7 +111,7 @@ def _against_own_gp(name: str, by_tuner: dict[str, dict], sign: float) -> list[s
         if min(ours["budget"], gp["budget"]) >= at:
             verdict = "met" if sign * ours[key] <= sign * gp[key] else "NOT met"
             lines.append(f"- {name}, boanon @{at} vs boanon-gp @{at}: {verdict}: "
-                         f"{_fmt(ours[key])} vs {_fmt(gp[key])}.")
+                         f"{fmt_number(ours[key])} vs {fmt_number(gp[key])}.")
     return lines
 
 
@@ -128,15 +128,15 @@ def _against_bofn(name: str, by_tuner: dict[str, dict], info: dict) -> list[str]
             regret = sign * (r["late"] - info["optimum"])
             verdict = "met" if regret <= 2 * ceiling else "NOT met"
             lines.append(f"- {name}, {t} regret @{LATE} within 2x of bofn's: {verdict}: "
-                         f"{_fmt(regret)} vs {_fmt(ceiling)}.")
+                         f"{fmt_number(regret)} vs {fmt_number(ceiling)}.")
     return lines
 
 
 def _check(what: str, sign: float, value: float, rivals: dict[str, float]) -> str:
     beaten = [t for t, v in rivals.items() if sign * value < sign * v]
     verdict = "met" if len(beaten) == len(rivals) else "NOT met"
-    return (f"- {what}: {verdict}: {_fmt(value)}; " + ", ".join(
-        f"{t} {_fmt(v)}{'' if t in beaten else ' (better or equal)'}" for t, v in rivals.items()) + ".")
+    return (f"- {what}: {verdict}: {fmt_number(value)}; " + ", ".join(
+        f"{t} {fmt_number(v)}{'' if t in beaten else ' (better or equal)'}" for t, v in rivals.items()) + ".")
 
 
 def markdown(out: Path) -> str:
@@ -149,10 +149,11 @@ def markdown(out: Path) -> str:
     for r in table:
         lines.append(
             f"| {r['problem']} | {r['objective']} | {r['tuner']} | {r['seeds']} | {r['budget']} "
-            f"| {_fmt(r['early'])} [{_fmt(r['early_iqr'][0])}, {_fmt(r['early_iqr'][1])}] "
-            f"| {_fmt(r['late']) if r['budget'] >= LATE else '-'} "
-            f"| {_fmt(r['final'])} [{_fmt(r['q25'])}, {_fmt(r['q75'])}] | {_fmt(r['regret'])} "
-            f"| {_fmt(r['wall_s'])} | {_fmt(r['suggest_s'])} | `{r['command']}` |")
+            f"| {fmt_number(r['early'])} [{fmt_number(r['early_iqr'][0])}, {fmt_number(r['early_iqr'][1])}] "
+            f"| {fmt_number(r['late']) if r['budget'] >= LATE else '-'} "
+            f"| {fmt_number(r['final'])} [{fmt_number(r['q25'])}, {fmt_number(r['q75'])}] "
+            f"| {fmt_number(r['regret'])} "
+            f"| {fmt_number(r['wall_s'])} | {fmt_number(r['suggest_s'])} | `{r['command']}` |")
     checks = aim(table, info)
     if checks:
         lines += ["", "Verdict (medians over seeds; 'met': better than every generic tuner's median "
@@ -182,7 +183,8 @@ def _sign(direction: str) -> float:
     return 1.0 if direction == "minimize" else -1.0
 
 
-def _fmt(v: float) -> str:
+def fmt_number(v: float) -> str:
+    """A table cell: three significant digits, exponent form from 1e4 on, "-" for none."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     return f"{v:.3g}" if abs(v) < 1e4 else f"{v:.3e}"
