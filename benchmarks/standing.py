@@ -20,15 +20,15 @@ evaluation, whatever budget they ran to).
 from __future__ import annotations
 
 import argparse
+from functools import cache
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from benchmarks.paired import sign_test
+from benchmarks.paired import compare
 from benchmarks.problems import make_problem
 from benchmarks.run import RESULTS
-from benchmarks.summary import GENERIC, LATE, fill_block, fmt_number, markdown_table
+from benchmarks.summary import GENERIC, LATE, direction_sign, fill_block, fmt_number, markdown_table
 
 MANIFEST = Path(__file__).with_name("standing.csv")
 BUDGET_BOUND = ("boanon", "boanon-gp", "smac")
@@ -38,15 +38,21 @@ STRUCTURED, PLAIN, CEILING = "boanon", "boanon-gp", "bofn"
 
 def cell_bests(folder: Path, problem: str, tuner: str, budget: int) -> pd.Series:
     """Best so far at evaluation ``budget`` of each seed's finished run, indexed by seed."""
-    runs = pd.read_csv(folder / "runs.csv")
+    runs = _read(folder / "runs.csv")
     ok = runs[(runs["problem"] == problem) & (runs["tuner"] == tuner) & (runs["status"] == "ok")]
     ok = ok[ok["budget"] == budget] if tuner in BUDGET_BOUND else ok[ok["budget"] >= budget]
     if ok.empty:
         raise SystemExit(f"{folder}: no finished {tuner} run of {problem} with budget "
                          f"{'=' if tuner in BUDGET_BOUND else '>='} {budget}")
-    table = pd.read_csv(folder / f"{problem}.csv")
+    table = _read(folder / f"{problem}.csv")
     at = table[(table["tuner"] == tuner) & (table["evaluation"] == budget) & table["seed"].isin(ok["seed"])]
     return at.drop_duplicates("seed", keep="last").set_index("seed")["best_so_far"].astype(float).sort_index()
+
+
+@cache
+def _read(path: Path) -> pd.DataFrame:
+    """A results csv, read once: the manifest names one folder for many cells (only filtered here)."""
+    return pd.read_csv(path)
 
 
 def cells(manifest: pd.DataFrame, results: Path) -> dict[tuple[str, int], dict[str, pd.Series]]:
@@ -63,13 +69,18 @@ def _spread(values: pd.Series) -> str:
     return f"{fmt_number(values.median())} [{fmt_number(q25)}, {fmt_number(q75)}] ({len(values)})"
 
 
-def seed_by_seed(first: pd.Series, second: pd.Series, sign: float) -> str:
-    """``b / e / w`` of ``first`` against ``second`` over their common seeds, and the sign test."""
-    common = first.index.intersection(second.index)
-    a, b = first[common].to_numpy(), second[common].to_numpy()
-    tie = np.isclose(a, b, rtol=1e-9, atol=0.0)
-    wins, losses = int(np.sum((sign * (a - b) < 0) & ~tie)), int(np.sum((sign * (a - b) > 0) & ~tie))
-    return f"{wins} / {int(tie.sum())} / {losses} (p = {sign_test(wins, losses):.2g})"
+def seed_by_seed(problem: str, budget: int, first: pd.Series, second: pd.Series) -> str:
+    """``b / e / w`` of ``first`` against ``second`` over their common seeds, and the sign test
+    (:func:`benchmarks.paired.compare`'s counts)."""
+    def bests(values: pd.Series) -> pd.DataFrame:
+        return pd.DataFrame({"problem": problem, "budget": budget, "seed": values.index,
+                             "best": values.to_numpy()})
+
+    pairs = compare(bests(first), bests(second))
+    if pairs.empty:  # no seed in common
+        return "0 / 0 / 0 (p = 1)"
+    row = pairs.iloc[0]
+    return f"{row['better']} / {row['equal']} / {row['worse']} (p = {row['sign_test_p']:.2g})"
 
 
 def verdict(by_cell: dict[tuple[str, int], dict[str, pd.Series]]) -> pd.DataFrame:
@@ -78,7 +89,7 @@ def verdict(by_cell: dict[tuple[str, int], dict[str, pd.Series]]) -> pd.DataFram
     for (problem, budget), tuners in sorted(by_cell.items()):
         problem_ = make_problem(problem)
         objective = problem_.objective
-        sign = 1.0 if objective.direction == "minimize" else -1.0
+        sign = direction_sign(objective.direction)
         mine = tuners.get(STRUCTURED)
         plain = tuners.get(PLAIN)
         peers = {t: s.median() for t, s in tuners.items() if t in GENERIC}
@@ -86,7 +97,7 @@ def verdict(by_cell: dict[tuple[str, int], dict[str, pd.Series]]) -> pd.DataFram
         row = {"problem": f"`{problem}` ({objective.direction[:3]})", "budget": budget,
                "structured": _spread(mine) if mine is not None else "not run",
                "plain GP": _spread(plain) if plain is not None else "not run",
-               "vs plain GP, b / e / w": seed_by_seed(mine, plain, sign)
+               "vs plain GP, b / e / w": seed_by_seed(problem, budget, mine, plain)
                if mine is not None and plain is not None else "-",
                "best generic": f"{best_peer} {fmt_number(peers[best_peer])}" if best_peer else "not run",
                "generic run": ", ".join(sorted(peers)) or "-"}

@@ -63,7 +63,7 @@ def rows(out: Path) -> list[dict]:
                 "late": median_at(t, min(LATE, budget)),
                 "final": median_at(t, budget), "q25": q25, "q75": q75,
                 "regret": math.nan if optimum is None else
-                          (median_at(t, budget) - optimum) * _sign(info[name]["direction"]),
+                          (median_at(t, budget) - optimum) * direction_sign(info[name]["direction"]),
                 "wall_s": float(ok["wall_s"].mean()) if len(ok) else math.nan,
                 "suggest_s": float((ok["suggest_s"] / ok["budget"]).mean()) if len(ok) else math.nan,
                 "command": f"python -m benchmarks.run --problems {name} --tuners {tuner} "
@@ -80,7 +80,7 @@ def aim(rows_: list[dict], info: dict[str, dict]) -> list[str]:
     lines = []
     for name in dict.fromkeys(r["problem"] for r in rows_):
         by_tuner = {r["tuner"]: r for r in rows_ if r["problem"] == name}
-        sign = _sign(info[name]["direction"])
+        sign = direction_sign(info[name]["direction"])
         early = {t: r["early"] for t, r in by_tuner.items() if t in GENERIC and r["budget"] >= EARLY}
         late = {t: r["late"] for t, r in by_tuner.items() if t in GENERIC and r["budget"] >= LATE}
         ours = {t: r for t, r in by_tuner.items() if t.startswith("boanon")}
@@ -120,7 +120,7 @@ def _against_bofn(name: str, by_tuner: dict[str, dict], info: dict) -> list[str]
     bofn = by_tuner.get("bofn")
     if bofn is None or bofn["budget"] < LATE or info.get("optimum") is None:
         return []
-    sign = _sign(info["direction"])
+    sign = direction_sign(info["direction"])
     ceiling = sign * (bofn["late"] - info["optimum"])
     lines = []
     for t, r in by_tuner.items():
@@ -178,7 +178,7 @@ def fill_block(readme: Path, name: str, text: str) -> None:
     readme.write_text(pattern.sub(lambda _: f"{start}\n{text}{end}", content))
 
 
-def _sign(direction: str) -> float:
+def direction_sign(direction: str) -> float:
     """+1 where lower is better, -1 where higher is."""
     return 1.0 if direction == "minimize" else -1.0
 
