@@ -3,11 +3,16 @@ with --measure, and the metrics that moved along the graph."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from boanon.cli import main
@@ -17,6 +22,7 @@ from boanon.report import fit_surrogate, read_run
 from boanon.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
+BOANON = str(Path(sys.executable).parent / "boanon")
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +103,54 @@ def test_measure_without_a_known_yaml_is_a_clear_error(run_db, tmp_path):
         store._conn.execute("DELETE FROM meta WHERE key LIKE 'note:%'")
     result = CliRunner().invoke(main, ["explain", str(copy), "--measure", "--trial", "t0006"])
     assert result.exit_code != 0 and "does not say which tuning YAML ran it: pass --config" in result.output
+
+
+def test_measuring_on_a_copied_store_leaves_the_original_runs_trial_folder_alone(tmp_path, synthetic_run,
+                                                                               monkeypatch):
+    # the copy records the original's trial folder: measuring into it took the names the original's
+    # next trials need (its resume then failed them: "trial directory is not empty")
+    original = synthetic_run(tmp_path, budget=8)
+    copy = tmp_path / "copy" / "run.db"
+    copy.parent.mkdir()
+    with Store(original) as store:
+        store._conn.execute(f"VACUUM INTO '{copy}'")
+    folders = sorted(p.name for p in original.with_suffix(".trials").iterdir())
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(main, ["explain", str(copy), "--measure", "--trial", "t0006"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in original.with_suffix(".trials").iterdir()) == folders
+    with Store(copy) as store:
+        measured = [t.name for t in store.trials() if t.surrogate == "ablation"]
+    assert measured and all((copy.with_suffix(".trials") / name).is_dir() for name in measured)
+    assert f"the run logged its trials in {original.with_suffix('.trials').resolve()}" in result.output
+
+
+@pytest.mark.slow
+def test_a_polite_kill_while_measuring_leaves_no_trial_running(tmp_path, synthetic_run):
+    store_path = synthetic_run(tmp_path, budget=8)
+    config = tmp_path / "synthetic.yaml"  # the YAML the store recorded: the same space, a slow system
+    data = yaml.safe_load(config.read_text())
+    data["runner"]["options"]["delay"] = 30.0
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    proc = subprocess.Popen([BOANON, "explain", str(store_path), "--measure", "--trial", "t0006"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + 120
+    running = 0
+    while not running and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+        with Store(store_path) as store:
+            running = store.counts()["running"]
+    if not running:
+        proc.kill()
+        pytest.fail(f"no measurement started: {proc.communicate()[1].decode()[-2000:]}")
+    proc.send_signal(signal.SIGTERM)
+    status = proc.wait(30)
+    assert status == 130, proc.stderr.read().decode()
+    with Store(store_path) as store:
+        ablations = [t for t in store.trials() if t.surrogate == "ablation"]
+        assert store.counts()["running"] == 0
+    assert [(t.status, t.error) for t in ablations] == [("failed", "ablation measurement interrupted")]
 
 
 def test_moved_metrics_read_top_down_with_the_parameters_upstream():

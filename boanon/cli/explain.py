@@ -3,6 +3,9 @@ metrics that moved."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import click
 import pandas as pd
 
@@ -16,7 +19,7 @@ from boanon.space import Space
 from boanon.store import StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.tuner import store_result
-from boanon.tuning import CONFIG_NOTE, TRIALS_NOTE
+from boanon.tuning import CONFIG_NOTE, TRIALS_NOTE, sigterm_interrupts
 
 
 @click.command("explain")
@@ -29,10 +32,13 @@ from boanon.tuning import CONFIG_NOTE, TRIALS_NOTE
                    "them as trials of the run (surrogate 'ablation').")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="With --measure: the run's tuning YAML (default: the one `boanon tune` recorded).")
+@click.option("--trials-dir", type=click.Path(file_okay=False), default=None,
+              help="With --measure: where the measurements' logs go (default: <store>.trials beside the "
+                   "store, as `boanon tune` and its --resume).")
 @click.option("--metrics", "n_metrics", type=click.IntRange(min=0), default=12, show_default=True,
               help="How many moved metrics to list.")
 def explain_command(store_file: str, trial_id: str | None, objective: str | None, measure: bool,
-                    config_file: str | None, n_metrics: int) -> None:
+                    config_file: str | None, trials_dir: str | None, n_metrics: int) -> None:
     """Why the best trial beats the default: which parameter changes matter, in what order (by the
     run's model; with --measure also on the system), and which metrics moved on the way."""
     with (writing_store(store_file) if measure else reading_store(store_file)) as store:
@@ -58,9 +64,13 @@ def explain_command(store_file: str, trial_id: str | None, objective: str | None
             path = ablation_path(surrogate, default.config, target.config, goal)
             measured: dict[int, StoredTrial] = {}
             if measure and len(path) > 2:
-                measured = _measure(run, path, config_file, target.name)
+                with sigterm_interrupts():
+                    measured = _measure(run, path, config_file, trials_dir, target.name)
         except (ValueError, KeyError, ConfigError) as exc:
             raise click.ClickException(f"{store_file}: {exc}") from None
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted: the measurement that was running is stored as failed", err=True)
+            sys.exit(130)
         steps = path.iloc[1:].sort_values("gain", ascending=False)  # most helpful change first
         params = [n for name in steps["param"] for n in name.split("+")]
         moves = metric_moves(run.graph, default.metrics, target.metrics, params, goal.name)
@@ -126,10 +136,14 @@ def _moves_text(moves: pd.DataFrame, n: int, has_graph: bool) -> str:
     return "\n".join(lines)
 
 
-def _measure(run: RunView, path: pd.DataFrame, config_file: str | None,
+def _measure(run: RunView, path: pd.DataFrame, config_file: str | None, trials_dir: str | None,
              target: str) -> dict[int, StoredTrial]:
     """Run the path's intermediate configurations (not its ends: both ran already) through the run's
-    runner, store each as a trial of the run, and return them by step."""
+    runner, store each as a trial of the run, and return them by step.
+
+    Their logs go where ``boanon tune --resume`` would put this store's next trials: ``trials_dir``
+    or ``<store>.trials``. Not to the folder the run recorded: a copied store records its original's,
+    whose next trials would then find their folders taken."""
     from boanon.config import load_config
     from boanon.runners.trial import run_trial
 
@@ -143,19 +157,23 @@ def _measure(run: RunView, path: pd.DataFrame, config_file: str | None,
     if config.space.to_dict() != run.space.to_dict():
         raise ValueError(f"{config_file} has another search space than the run: pass its --config")
     runner = config.make_runner()
-    trials_dir = store_trials_dir(store, store.note(TRIALS_NOTE))
+    folder = store_trials_dir(store, trials_dir)
+    recorded = store.note(TRIALS_NOTE)
+    if recorded is not None and Path(recorded) != folder.resolve():
+        click.echo(f"the run logged its trials in {recorded}; these measurements' logs go to {folder}",
+                   err=True)
     out: dict[int, StoredTrial] = {}
     for row in path.iloc[1:-1].itertuples():
         trial = store.start_trial(row.config, surrogate=ABLATION,
                                   reason=f"ablation step {row.step} towards {target}: {row.param}")
         click.echo(f"measuring step {row.step} ({row.param}) as {trial.name} ...", err=True)
         try:
-            record = run_trial(runner, dict(row.config), trials_dir / trial.name, config.adapter)
-        except KeyboardInterrupt:
-            store.fail_trial(trial.id, "ablation measurement interrupted")
-            raise
+            record = run_trial(runner, dict(row.config), folder / trial.name, config.adapter)
         except Exception as exc:  # one failed configuration is that step's result, not the end
             out[row.step] = store_result(store, run.space, run.objectives, trial, exc)
+        except BaseException:  # Ctrl-C, a polite kill: no trial is left running for ever
+            store.fail_trial(trial.id, "ablation measurement interrupted")
+            raise
         else:
             out[row.step] = store_result(store, run.space, run.objectives, trial, record)
     return out
