@@ -5,7 +5,7 @@ from scipy.stats import norm
 
 from boanon.acquisition import expected_improvement, maximize, parameter_groups, select_surrogate
 from boanon.acquisition.optimize import SearchSettings
-from boanon.acquisition.selection import clearly_better
+from boanon.acquisition.selection import MARGIN, _held_out, capped_gain
 from boanon.graph import CausalGraph, Edge
 from boanon.models import DAGSurrogate, PlainGPSurrogate
 from boanon.objectives import Objective
@@ -263,6 +263,11 @@ def test_an_alternative_no_better_than_the_reference_leaves_the_reference_chosen
     assert chosen.name == "gp" and "too few" in reason  # too few trials: the reference, listed second
 
 
+def clearly_better(alternative: np.ndarray, reference: np.ndarray, cap: float = 2.0) -> bool:
+    """The choice's test of an alternative against the reference (select_surrogate)."""
+    return capped_gain(alternative, reference, cap) > MARGIN
+
+
 def test_clearly_better_needs_the_margin():
     reference = np.zeros(10)
     assert clearly_better(reference + 0.3, reference)
@@ -280,3 +285,21 @@ def test_one_trial_counts_for_at_most_the_cap_either_way():
     assert not clearly_better(np.r_[np.full(11, -0.1), 20.0], reference)
     # a non-finite prediction is not capped: it still never wins
     assert not clearly_better(np.r_[np.full(11, 1.0), np.nan], reference)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_reason_shows_the_capped_gain_the_choice_read(seed):
+    """The reason listed each model's mean held-out density, which counts every trial in full,
+    beside a verdict reached on capped per-trial gains, so it could read "structured -1.644, gp
+    -0.580; structured beats gp by > 0.1": it now shows the gain the choice read."""
+    system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, seed=seed)
+    table = system.sample_table(12, seed=seed)
+    objectives = [Objective("cost")]
+    models = [DAGSurrogate(system.space, system.true_graph(), objectives).fit(table),
+              PlainGPSurrogate(system.space, objectives).fit(table)]
+    chosen, reason, _ = select_surrogate(models, table, np.random.default_rng(seed))
+    folds = int(np.random.default_rng(seed).integers(2**63))  # select_surrogate's draw: the same folds
+    held_out = {m.name: _held_out(m, table, np.random.default_rng(folds), len(table))[1] for m in models}
+    gain = capped_gain(held_out["structured"], held_out["gp"])
+    assert f"per held-out trial over gp, each capped at 2 nats: structured {gain:+.3f}" in reason
+    assert (chosen.name == "structured") <= (gain > MARGIN)  # chosen only on a gain above the margin
