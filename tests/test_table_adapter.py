@@ -141,3 +141,11 @@ def test_a_column_the_roles_sidecar_leaves_out_is_an_error(tmp_path):
     with pytest.raises(LogParseError, match=r"roles\.csv:1: column 'y' has no role: .* "
                                             r"declare it in roles\.csv\.roles\.yaml"):
         ingest(csv)
+
+
+def test_a_table_boanon_export_wrote_ingests_without_its_derived_pareto_column(tmp_path):
+    exported = tmp_path / "export.csv"  # `boanon export` puts the flag second
+    exported.write_text("trial,pareto,param:x,objective:y,objective:z\nt0,True,1,2.0,5.0\nt1,False,2,3.0,6.0\n")
+    table = ingest(exported).table
+    assert table.columns.tolist() == ["trial", "param:x", "objective:y", "objective:z"]
+    assert table["objective:z"].tolist() == [5.0, 6.0]

@@ -6,8 +6,9 @@ Two layouts are read:
   "objectives": {...}}`` (what BoAnon's Python-callable runner writes);
 * a single CSV or JSONL file, one trial per row, whose columns are either role-prefixed
   (``param:x``) or declared in a sidecar ``<file>.roles.yaml`` with the keys ``params``,
-  ``metrics`` and ``objectives`` (lists of column names). A ``trial`` column names the rows.
-  Every other column has a role, or the file is refused: a misspelt key or an undeclared column
+  ``metrics`` and ``objectives`` (lists of column names). A ``trial`` column names the rows;
+  the ``pareto`` column of a table ``boanon export`` wrote is derived, and left out. Every
+  other column has a role, or the file is refused: a misspelt key or an undeclared column
   never drops values unseen.
 """
 
@@ -22,7 +23,7 @@ from typing import Any
 from boanon.adapters.base import Adapter, register_adapter
 from boanon.adapters.files import find_file, json_lines, read_json_object, read_text
 from boanon.errors import LogParseError, did_you_mean
-from boanon.table import ROLES, TRIAL, TrialRecord, measurement_problem, split_column
+from boanon.table import PARETO, ROLES, TRIAL, TrialRecord, measurement_problem, split_column
 from boanon.yamlfile import load_yaml
 
 RESULT_FILE = "result.json"
@@ -99,11 +100,12 @@ def _declared(sidecar: Path, path: Path, columns: list[str]) -> dict[str, tuple[
 
 def _roles(path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
     """Map each column to ``(role, name)`` from the sidecar roles file or prefixes. A column with
-    neither is an error, sidecar or not: its values would be lost."""
+    neither is an error, sidecar or not: its values would be lost (``trial`` names the row,
+    :data:`~boanon.table.PARETO` is recomputed from the objectives)."""
     sidecar = path.with_name(path.name + ".roles.yaml")
     declared = _declared(sidecar, path, columns) if sidecar.is_file() else {}
     for col in columns:
-        if col == TRIAL or col in declared:
+        if col in (TRIAL, PARETO) or col in declared:
             continue
         try:
             declared[col] = split_column(col)
