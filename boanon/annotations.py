@@ -26,7 +26,6 @@ rejects names that are not in the data, so a typo never silently turns into miss
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -35,7 +34,7 @@ from typing import Any
 
 import networkx as nx
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, did_you_mean
 from boanon.graph import CausalGraph, Edge
 from boanon.nodespec import NodeSpec
 from boanon.yamlfile import load_yaml
@@ -253,15 +252,15 @@ class Knowledge:
                 for n in (s, t):
                     if n not in roles:
                         raise ConfigError(self.source, field_name, f"edge {s} -> {t}: unknown node {n!r}"
-                                          f"{_suggest(n, roles)}")
+                                          f"{did_you_mean(n, roles)}")
         for node, spec in self.node_models.items():
             if node not in roles:
                 raise ConfigError(self.source, f"node_models.{node}", f"unknown node {node!r}"
-                                  f"{_suggest(node, roles)}")
+                                  f"{did_you_mean(node, roles)}")
             for p in NodeSpec.parse(node, spec, self.source).parents:
                 if p not in roles:
                     raise ConfigError(self.source, f"node_models.{node}",
-                                      f"{p!r} is neither a node nor a free parameter{_suggest(p, roles)}")
+                                      f"{p!r} is neither a node nor a free parameter{did_you_mean(p, roles)}")
         clash = set(self.required_edges()) & set(self.forbidden)
         if clash:
             s, t = sorted(clash)[0]
@@ -328,8 +327,3 @@ def _parse_edge(source: str, field_name: str, item: Any) -> tuple[str, str]:
     if not a or not b:
         raise ConfigError(source, field_name, f"empty node name in {item!r}")
     return a, b
-
-
-def _suggest(name: str, roles: Mapping[str, str]) -> str:
-    close = difflib.get_close_matches(name, list(roles), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""

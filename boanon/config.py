@@ -19,7 +19,7 @@
     outputs: [{name: area, max: 2.0e6}]                 # optional: bounds on metrics/objectives
     ref_point: {energy: 1.0e9, latency: 5.0e6}          # optional: hypervolume reference (else inferred)
     scalarization: {kind: weighted_sum, weights: [1, 1]}  # optional: instead of EHVI (several objectives)
-    warm_start: earlier-run.db                          # optional: related trials (store, dataset, CSV),
+    warm_start: earlier-run.db                          # optional: related trials (store, dataset, table),
                                                         #   or a list of them, one task each
     related_outputs: [write_amplification]              # optional: modelled jointly with the objectives
 

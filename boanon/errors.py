@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 MAX_MESSAGE = 600
@@ -13,6 +15,13 @@ def bounded(message: str, limit: int = MAX_MESSAGE) -> str:
     if len(message) <= limit:
         return message
     return f"{message[:limit]}... ({len(message) - limit} more characters)"
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` with the known name closest to ``name``, or nothing: a typo's
+    error points at the fix."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class LogParseError(ValueError):

@@ -19,6 +19,9 @@ import pandas as pd
 Role = Literal["param", "metric", "objective"]
 ROLES: tuple[Role, ...] = ("param", "metric", "objective")
 TRIAL = "trial"
+PARETO = "pareto"
+"""The column ``boanon export`` adds: whether the trial is on its run's Pareto front. It is
+derived from the objectives, not measured, so a reader of an exported table leaves it out."""
 
 Value = float | int | str | bool
 

@@ -4,7 +4,7 @@ import pytest
 from scipy.optimize import approx_fprime
 
 from boanon.acquisition.selection import cross_validate
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, LogParseError
 from boanon.graph import CausalGraph, Edge
 from boanon.models.kernels import pairwise_sq
 from boanon.multitask import (
@@ -191,6 +191,18 @@ def test_warm_start_from_a_dataset_directory(tmp_path):
     assert len(related.table) == 3 and "objective:cost" in related.table
     assert related.graph.has_edge("g0_m2", "cost")
     assert isinstance(related.table, pd.DataFrame)
+
+
+def test_warm_start_reads_a_table_as_ingest_does_and_fails_as_it_does(tmp_path):
+    from boanon.adapters import ingest
+
+    (tmp_path / "plain.csv").write_text("param:x0,objective:cost\n0.2,1.5\n0.4,2.5\n")  # no trial column
+    (tmp_path / "runs.jsonl").write_text('{"param:x0": 0.2, "objective:cost": 1.5}\n')
+    for name in ("plain.csv", "runs.jsonl"):
+        pd.testing.assert_frame_equal(load_related(tmp_path / name).table, ingest(tmp_path / name).table)
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(LogParseError, match=r"empty\.csv:1: empty file: no header line"):
+        load_related(tmp_path / "empty.csv")
 
 
 def test_target_trials_leave_the_related_task_out():

@@ -120,3 +120,32 @@ def test_roles_sidecar_with_bad_yaml_or_shape_names_the_file(tmp_path):
     sidecar.write_text("- x\n")
     with pytest.raises(LogParseError, match="runs.jsonl.roles.yaml: expected a mapping"):
         ingest(jsonl)
+
+
+def test_a_misspelt_key_in_the_roles_sidecar_is_an_error_not_a_dropped_column(tmp_path):
+    csv = tmp_path / "roles.csv"
+    csv.write_text("x,y\n1,2\n3,4\n")
+    (tmp_path / "roles.csv.roles.yaml").write_text("params: [x]\nobjectivs: [y]\n")
+    with pytest.raises(LogParseError, match=r"roles\.csv\.roles\.yaml: unknown key 'objectivs' "
+                                            r"\(did you mean 'objectives'\?\)"):
+        ingest(csv)
+    out = tmp_path / "out.csv"
+    res = CliRunner().invoke(main, ["ingest", str(csv), "-o", str(out)])
+    assert res.exit_code != 0 and "unknown key 'objectivs'" in res.output and not out.exists()
+
+
+def test_a_column_the_roles_sidecar_leaves_out_is_an_error(tmp_path):
+    csv = tmp_path / "roles.csv"
+    csv.write_text("x,y\n1,2\n")
+    (tmp_path / "roles.csv.roles.yaml").write_text("params: [x]\n")
+    with pytest.raises(LogParseError, match=r"roles\.csv:1: column 'y' has no role: .* "
+                                            r"declare it in roles\.csv\.roles\.yaml"):
+        ingest(csv)
+
+
+def test_a_table_boanon_export_wrote_ingests_without_its_derived_pareto_column(tmp_path):
+    exported = tmp_path / "export.csv"  # `boanon export` puts the flag second
+    exported.write_text("trial,pareto,param:x,objective:y,objective:z\nt0,True,1,2.0,5.0\nt1,False,2,3.0,6.0\n")
+    table = ingest(exported).table
+    assert table.columns.tolist() == ["trial", "param:x", "objective:y", "objective:z"]
+    assert table["objective:z"].tolist() == [5.0, 6.0]

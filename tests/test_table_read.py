@@ -34,5 +34,5 @@ def test_an_exported_table_with_a_pareto_column_names_the_csv(tmp_path):
     path = tmp_path / "export.csv"
     lines = CSV.splitlines()
     path.write_text("\n".join([lines[0] + ",pareto"] + [line + ",True" for line in lines[1:]]) + "\n")
-    with pytest.raises(ValueError, match=r"export\.csv: column 'metric:latency'"):
+    with pytest.raises(ValueError, match=r"export\.csv:3: metric 'latency' is not a number"):
         load_related(path)

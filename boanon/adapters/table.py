@@ -6,7 +6,10 @@ Two layouts are read:
   "objectives": {...}}`` (what BoAnon's Python-callable runner writes);
 * a single CSV or JSONL file, one trial per row, whose columns are either role-prefixed
   (``param:x``) or declared in a sidecar ``<file>.roles.yaml`` with the keys ``params``,
-  ``metrics`` and ``objectives`` (lists of column names). A ``trial`` column names the rows.
+  ``metrics`` and ``objectives`` (lists of column names). A ``trial`` column names the rows;
+  the ``pareto`` column of a table ``boanon export`` wrote is derived, and left out. Every
+  other column has a role, or the file is refused: a misspelt key or an undeclared column
+  never drops values unseen.
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ from typing import Any
 
 from boanon.adapters.base import Adapter, register_adapter
 from boanon.adapters.files import find_file, json_lines, read_json_object, read_text
-from boanon.errors import LogParseError
-from boanon.table import ROLES, TRIAL, TrialRecord, measurement_problem, split_column
+from boanon.errors import LogParseError, did_you_mean
+from boanon.table import PARETO, ROLES, TRIAL, TrialRecord, measurement_problem, split_column
 from boanon.yamlfile import load_yaml
 
 RESULT_FILE = "result.json"
 _SECTION_OF_ROLE = {"param": "params", "metric": "metrics", "objective": "objectives"}
+_SECTIONS = tuple(_SECTION_OF_ROLE.values())
 
 
 @register_adapter
@@ -39,10 +43,7 @@ class TableAdapter(Adapter):
         if path is None:
             raise LogParseError(trial_dir / RESULT_FILE, "file not found")
         data = read_json_object(path, "with params/metrics/objectives")
-        unknown = set(data) - set(_SECTION_OF_ROLE.values())
-        if unknown:
-            raise LogParseError(path, f"unknown key(s) {sorted(unknown)}; expected "
-                                "params, metrics, objectives")
+        _check_sections(data, path)
         record = TrialRecord(trial=trial_dir.name)
         for role in ROLES:
             section = data.get(_SECTION_OF_ROLE[role], {})
@@ -72,30 +73,46 @@ def _store(record: TrialRecord, role: str, name: str, value: Any, path: Path, li
     (record.metrics if role == "metric" else record.objectives)[name] = float(value)
 
 
-def _roles(path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
-    """Map each column to ``(role, name)`` from prefixes or the sidecar roles file."""
-    sidecar = path.with_name(path.name + ".roles.yaml")
+def _check_sections(data: dict[Any, Any], path: Path) -> None:
+    """Refuse a key that is no role's section: the values under a misspelt ``objectivs`` would
+    otherwise vanish from the table unseen."""
+    for key in data:
+        if key not in _SECTIONS:
+            raise LogParseError(path, f"unknown key {key!r}{did_you_mean(str(key), _SECTIONS)}; "
+                                f"expected {', '.join(_SECTIONS)}")
+
+
+def _declared(sidecar: Path, path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
+    """The columns the sidecar roles file declares, as ``(role, name)``; each must be in ``path``."""
+    spec = load_yaml(sidecar) or {}
+    if not isinstance(spec, dict):
+        raise LogParseError(sidecar, "expected a mapping with params, metrics and objectives")
+    _check_sections(spec, sidecar)
     declared: dict[str, tuple[str, str]] = {}
-    if sidecar.is_file():
-        spec = load_yaml(sidecar) or {}
-        if not isinstance(spec, dict):
-            raise LogParseError(sidecar, "expected a mapping with params, metrics and objectives")
-        for role in ROLES:
-            for col in spec.get(_SECTION_OF_ROLE[role], []) or []:
-                if col not in columns:
-                    raise LogParseError(sidecar, f"{_SECTION_OF_ROLE[role]}: column {col!r} "
-                                        f"is not in {path.name}")
-                declared[col] = (role, col)
+    for role in ROLES:
+        for col in spec.get(_SECTION_OF_ROLE[role], []) or []:
+            if col not in columns:
+                raise LogParseError(sidecar, f"{_SECTION_OF_ROLE[role]}: column {col!r} "
+                                    f"is not in {path.name}")
+            declared[col] = (role, col)
+    return declared
+
+
+def _roles(path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
+    """Map each column to ``(role, name)`` from the sidecar roles file or prefixes. A column with
+    neither is an error, sidecar or not: its values would be lost (``trial`` names the row,
+    :data:`~boanon.table.PARETO` is recomputed from the objectives)."""
+    sidecar = path.with_name(path.name + ".roles.yaml")
+    declared = _declared(sidecar, path, columns) if sidecar.is_file() else {}
     for col in columns:
-        if col == TRIAL or col in declared:
+        if col in (TRIAL, PARETO) or col in declared:
             continue
         try:
             declared[col] = split_column(col)
         except ValueError:
-            if not sidecar.is_file():
-                raise LogParseError(path, f"column {col!r} has no role: prefix it with "
-                                    f"param:/metric:/objective: or declare it in {sidecar.name}",
-                                    1) from None
+            raise LogParseError(path, f"column {col!r} has no role: prefix it with "
+                                f"param:/metric:/objective: or declare it in {sidecar.name}",
+                                1) from None
     return declared
 
 

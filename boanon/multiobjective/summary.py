@@ -11,9 +11,7 @@ from boanon.multiobjective.feasibility import OutputConstraint, observed_feasibl
 from boanon.multiobjective.hypervolume import hypervolume
 from boanon.multiobjective.pareto import objective_matrix, pareto_mask, reference_point
 from boanon.objectives import Objective
-from boanon.table import TRIAL, column
-
-PARETO = "pareto"
+from boanon.table import PARETO, TRIAL, column
 
 
 def pareto_flags(table: pd.DataFrame, objectives: Sequence[Objective],

@@ -1,14 +1,14 @@
 """Warm start: trials of a related task (another workload or machine) for a new tuning run.
 
-The source is a trial store of an earlier run (SQLite), a dataset directory of trial logs (read
-with ``boanon ingest``'s machinery; a ``graph.json`` beside the trials is the learned graph), or
-a CSV table. Its trials become a separate task (see :mod:`boanon.multitask.tasks`), never the
-new run's own; the graph it learned becomes the new run's starting structure.
+The source is a trial store of an earlier run (SQLite), or whatever ``boanon ingest`` reads, read
+by it (one reader, one set of errors): a dataset directory of trial logs (a ``graph.json`` beside
+the trials is the learned graph) or a CSV/JSONL table. Its trials become a separate task (see
+:mod:`boanon.multitask.tasks`), never the new run's own; the graph it learned becomes the new
+run's starting structure.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +19,9 @@ import pandas as pd
 
 from boanon.errors import ConfigError
 from boanon.graph import CausalGraph
-from boanon.multiobjective.summary import PARETO
 from boanon.multitask.tasks import TARGET, TASK, combine_tasks, with_task, with_task_node
 from boanon.space import Space
-from boanon.table import TRIAL, column, names_of, read_table, with_objectives
+from boanon.table import TRIAL, column, names_of, with_objectives
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GRAPH_FILE = "graph.json"
@@ -55,34 +54,21 @@ def _from_store(path: Path) -> tuple[pd.DataFrame, CausalGraph | None]:
         return store.to_table(), store.graph(max(graph_ids)) if graph_ids else None
 
 
-def _from_dataset(path: Path) -> tuple[pd.DataFrame, CausalGraph | None]:
+def _from_logs(path: Path) -> tuple[pd.DataFrame, CausalGraph | None]:
+    """Trials as ``boanon ingest`` reads them, so a warm start takes what ingest takes and its
+    errors name the file and line; a dataset directory's ``graph.json`` is its graph."""
     from boanon.adapters.ingest import ingest
 
     graph = CausalGraph.load(path / GRAPH_FILE) if (path / GRAPH_FILE).is_file() else None
     return ingest(path, skip_bad=True).table, graph
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
-    """A CSV table, also one written by ``boanon export`` with its ``pareto`` column."""
-    if PARETO not in pd.read_csv(path, nrows=0).columns:
-        return read_table(str(path))
-    buffer = io.StringIO()
-    pd.read_csv(path, dtype={TRIAL: str}).drop(columns=[PARETO]).to_csv(buffer, index=False)
-    buffer.seek(0)
-    return read_table(buffer, source=str(path))
-
-
 def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
-    """Read a related task's trials from a store, a dataset directory or a CSV table."""
+    """Read a related task's trials from a store, a dataset directory or a CSV/JSONL table."""
     path = Path(source)
     if not path.exists():
         raise ConfigError(source, "warm_start", "no such store, dataset directory or table")
-    if path.is_dir():
-        table, graph = _from_dataset(path)
-    elif _is_sqlite(path):
-        table, graph = _from_store(path)
-    else:
-        table, graph = _read_csv(path), None
+    table, graph = _from_store(path) if path.is_file() and _is_sqlite(path) else _from_logs(path)
     if table.empty:
         raise ConfigError(source, "warm_start", "holds no finished trial")
     return RelatedTask(label or path.stem, str(path), table, graph)
