@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -203,6 +205,19 @@ def test_warm_start_reads_a_table_as_ingest_does_and_fails_as_it_does(tmp_path):
     (tmp_path / "empty.csv").write_text("")
     with pytest.raises(LogParseError, match=r"empty\.csv:1: empty file: no header line"):
         load_related(tmp_path / "empty.csv")
+
+
+def test_a_warm_start_lists_the_dataset_trials_it_could_not_read(tmp_path):
+    # ingest skips a trial it cannot parse (skip_bad): the warm start kept the rest and said nothing
+    for name, x in (("t0", 0.2), ("t1", 0.4)):
+        (tmp_path / name).mkdir()
+        result = {"params": {"x0": x}, "objectives": {"cost": x}}
+        (tmp_path / name / "result.json").write_text(json.dumps(result))
+    (tmp_path / "t2").mkdir()
+    (tmp_path / "t2" / "result.json").write_text("{not json")
+    related = load_related(tmp_path)
+    assert related.table["trial"].tolist() == ["t0", "t1"]
+    assert len(related.dropped) == 1 and related.dropped[0].startswith(f"{tmp_path}: trial t2: ")
 
 
 def test_target_trials_leave_the_related_task_out():

@@ -105,7 +105,7 @@ def _echo_start(run: TuningRun) -> None:
     starting = next((t for t in tuner.related if t.graph is not None), None)
     for related in tuner.related:
         click.echo(f"warm start: {len(related.table)} trials of {related.label!r} from {related.source}"
-                   + (f" ({len(related.dropped)} outside this space left out)" if related.dropped else "")
+                   + (f" ({len(related.dropped)} left out, below)" if related.dropped else "")
                    + (", its graph as the starting structure" if related is starting else ""))
         echo_alignment(related)
     click.echo(f"store {run.store_file}, trials in {run.trials}/, strategy {tuner.strategy}, "

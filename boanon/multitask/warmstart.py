@@ -54,13 +54,15 @@ def _from_store(path: Path) -> tuple[pd.DataFrame, CausalGraph | None]:
         return store.to_table(), store.graph(max(graph_ids)) if graph_ids else None
 
 
-def _from_logs(path: Path) -> tuple[pd.DataFrame, CausalGraph | None]:
+def _from_logs(path: Path) -> tuple[pd.DataFrame, CausalGraph | None, list[str]]:
     """Trials as ``boanon ingest`` reads them, so a warm start takes what ingest takes and its
-    errors name the file and line; a dataset directory's ``graph.json`` is its graph."""
+    errors name the file and line; a dataset directory's ``graph.json`` is its graph. The trials
+    it could not read are returned with why (left out, and said so, never dropped unseen)."""
     from boanon.adapters.ingest import ingest
 
     graph = CausalGraph.load(path / GRAPH_FILE) if (path / GRAPH_FILE).is_file() else None
-    return ingest(path, skip_bad=True).table, graph
+    result = ingest(path, skip_bad=True)
+    return result.table, graph, [f"{path}: trial {trial}: {reason}" for trial, reason in result.skipped]
 
 
 def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
@@ -68,10 +70,14 @@ def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
     path = Path(source)
     if not path.exists():
         raise ConfigError(source, "warm_start", "no such store, dataset directory or table")
-    table, graph = _from_store(path) if path.is_file() and _is_sqlite(path) else _from_logs(path)
+    if path.is_file() and _is_sqlite(path):
+        (table, graph), unread = _from_store(path), []
+    else:
+        table, graph, unread = _from_logs(path)
     if table.empty:
-        raise ConfigError(source, "warm_start", "holds no finished trial")
-    return RelatedTask(label or path.stem, str(path), table, graph)
+        raise ConfigError(source, "warm_start", "holds no finished trial"
+                          + (f" it could read ({len(unread)} could not: {unread[0]})" if unread else ""))
+    return RelatedTask(label or path.stem, str(path), table, graph, unread)
 
 
 def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = (),
