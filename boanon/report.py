@@ -71,11 +71,14 @@ class RunView:
                                [c.name for c in self.constraints])
 
     def trial(self, name_or_id: str | int) -> StoredTrial:
-        """A trial by name (``t0007``) or id; KeyError naming the store when there is none."""
+        """A trial by name (``t0007``) or id. None such is a ValueError saying which trials there
+        are, not naming the store: every command that looks one up names it already (a KeyError's
+        message would print as its repr, quoted)."""
         for t in self.trials:
             if str(name_or_id) in (t.name, str(t.id)):
                 return t
-        raise KeyError(f"{self.store.path}: no trial {name_or_id!r}")
+        known = f"{self.trials[0].name} to {self.trials[-1].name}" if self.trials else "none yet"
+        raise ValueError(f"no trial {name_or_id!r} (the run's trials: {known})")
 
 
 def model_trial(trials: list[StoredTrial] | tuple[StoredTrial, ...]) -> StoredTrial | None:

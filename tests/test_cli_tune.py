@@ -1,4 +1,5 @@
-"""``boanon tune``, ``status`` and ``export`` end to end, including a resume after SIGKILL."""
+"""``boanon tune``, ``status`` and ``export`` end to end, including a resume after SIGKILL; every
+command's outputs refused up front when their directory is missing."""
 
 from __future__ import annotations
 
@@ -65,6 +66,48 @@ def test_tune_then_status_and_export(tmp_path: Path) -> None:
     missing = CliRunner().invoke(main, ["tune", str(config), "--store", str(tmp_path / "x.db"),
                                         "--resume"])
     assert missing.exit_code != 0 and "no store to resume" in missing.output
+
+
+OUTPUTS = {  # every option a command writes to, in a command line that is otherwise fine
+    "export -o": ["export", "{store}", "-o", "{out}.csv"],
+    "export --best -o": ["export", "{store}", "--best", "-o", "{out}.yaml"],
+    "export --optuna": ["export", "{store}", "--optuna", "sqlite:///{out}.db"],
+    "plot -o": ["plot", "{store}", "--kind", "convergence", "-o", "{out}.png"],
+    "status --plot": ["status", "{store}", "--plot", "{out}.png"],
+    "learn -o": ["learn", "{trials}", "-o", "{out}.json"],
+    "learn --render": ["learn", "{trials}", "-o", "{here}/graph.json", "--render", "{out}.dot"],
+    "ingest -o": ["ingest", "{trials}", "-o", "{out}.csv"],
+    "plan -o": ["plan", "{config}", "--deadline", "1h", "--instances", "{instances}", "--store",
+                "{store}", "-o", "{out}.json"],
+    "import -o": ["import", "sqlite:///{here}/optuna.db", "-o", "{out}.db"],
+    "tune --store": ["tune", "{config}", "--budget", "1", "--store", "{out}.db"],
+}
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory: pytest.TempPathFactory, synthetic_run) -> Path:
+    return synthetic_run(tmp_path_factory.mktemp("outputs"), budget=6)
+
+
+@pytest.mark.parametrize("args", OUTPUTS.values(), ids=list(OUTPUTS))
+def test_an_output_into_a_missing_directory_is_refused_before_any_work(tmp_path: Path, small_run: Path,
+                                                                       args: list[str]) -> None:
+    missing = tmp_path / "nodir"
+    where = {"store": small_run, "trials": small_run.with_suffix(".trials"), "here": tmp_path,
+             "config": small_run.with_name("synthetic.yaml"),
+             "instances": ROOT / "examples" / "instances.yaml", "out": missing / "out"}
+    result = CliRunner().invoke(main, [a.format(**where) for a in args])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("Usage: ")  # nothing done (printed, learned, drawn) before it
+    assert f": directory {missing} does not exist\n" in result.output.splitlines(keepends=True)[-1]
+    assert not missing.exists()
+
+
+def test_an_output_under_a_file_is_refused_naming_the_file(tmp_path: Path, small_run: Path) -> None:
+    result = CliRunner().invoke(main, ["export", str(small_run), "-o", str(small_run / "t.csv")])
+    assert result.exit_code == 2
+    assert result.output.endswith(f"Error: Invalid value for '-o' / '--output': {small_run / 't.csv'}: "
+                                  f"{small_run} is not a directory\n")
 
 
 def test_seed_and_strategy_options_override_the_yaml(tmp_path: Path) -> None:

@@ -69,6 +69,12 @@ def test_explain_prints_the_path_and_the_moved_metrics(run_db):
     assert " 1. x" in out and "measured" in out  # the ends were measured by the run itself
 
 
+def test_an_unknown_trial_is_one_plain_line_naming_the_store_once(run_db):
+    result = CliRunner().invoke(main, ["explain", str(run_db), "--trial", "t9999"])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {run_db}: no trial 't9999' (the run's trials: t0000 to t0009)\n"
+
+
 def test_measure_runs_the_intermediate_configurations_and_stores_them(tmp_path, synthetic_run, monkeypatch):
     store_path = synthetic_run(tmp_path, budget=8)
     with Store(store_path) as store:

@@ -154,3 +154,10 @@ def test_the_best_by_one_objective_warns_where_it_is_worse_than_the_default(tmp_
         assert (said in result.output) == worse
         warned.append(worse)
     assert any(warned)  # the two objectives conflict: one best loses to the default
+
+
+def test_an_unknown_trial_is_one_plain_line_naming_the_store_once(tmp_path, synthetic_run):
+    store = synthetic_run(tmp_path, budget=2)
+    result = CliRunner().invoke(main, ["export", str(store), "--trial", "t9999"])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {store}: no trial 't9999' (the run's trials: t0000 to t0001)\n"

@@ -1,7 +1,10 @@
-"""Dataset generation resumes from failed.jsonl; a damaged one names its file and line."""
+"""Dataset generation resumes from failed.jsonl; a damaged one names its file and line; a count
+of trials that asks for none is refused."""
 
 import pytest
+from click.testing import CliRunner
 
+from boanon.cli import main
 from boanon.errors import LogParseError
 from boanon.space import Space
 from boanon.targets.generate import FAILED_FILE, generate_dataset
@@ -19,3 +22,12 @@ def test_an_entry_without_a_trial_name_names_the_file_and_line(tmp_path):
     (tmp_path / FAILED_FILE).write_text('{"trial": "trial-000"}\n\n{"reason": "crash"}\n')
     with pytest.raises(LogParseError, match=r"failed\.jsonl:3: .*'trial'"):
         generate_dataset(None, SPACE, trials=2, seed=0, out=tmp_path, log=lambda _: None)
+
+
+@pytest.mark.parametrize("trials", ["0", "-2"])
+def test_generate_refuses_a_count_of_trials_below_one(tmp_path, trials):
+    out = tmp_path / "ds"
+    result = CliRunner().invoke(main, ["generate", "sgd", "--trials", trials, "--out", str(out)])
+    assert result.exit_code == 2
+    assert f"Error: Invalid value for '--trials': {trials} is not in the range x>=1." in result.output
+    assert not out.exists()  # no empty dataset left behind

@@ -94,6 +94,11 @@ def test_empty_or_unrecognised_directories_are_clear_errors(tmp_path):
     assert "table" in available_adapters()
 
 
+def test_a_missing_directory_is_said_to_be_missing(tmp_path):
+    with pytest.raises(LogParseError, match=r"^.*/no/such/dir: does not exist$"):
+        ingest(tmp_path / "no" / "such" / "dir")
+
+
 def test_cli_ingest_prints_summary_and_writes_csv(tmp_path):
     make_trial(tmp_path / "logs", "t0", {"x": 1}, {"m": 2.0}, {"y": 3.0})
     out = tmp_path / "table.csv"

@@ -45,6 +45,8 @@ class IngestResult:
 
 def trial_dirs(logdir: Path) -> list[Path]:
     """Sub-directories of ``logdir`` (the trials), sorted by name; hidden ones are ignored."""
+    if not logdir.exists():
+        raise LogParseError(logdir, "does not exist")
     if not logdir.is_dir():
         raise LogParseError(logdir, "not a directory of trial sub-directories")
     dirs = sorted(p for p in logdir.iterdir() if p.is_dir() and not p.name.startswith("."))

@@ -9,6 +9,7 @@ import click
 import numpy as np
 
 from boanon.best import format_for, plain_config, render_config
+from boanon.cli.outputs import OutputFile, StorageURL
 from boanon.cli.stores import reading_store
 from boanon.multiobjective import PARETO, pareto_flags
 from boanon.objectives import Objective
@@ -20,7 +21,7 @@ from boanon.table import TRIAL, write_table
 
 @click.command("export")
 @click.argument("store_file", metavar="RUN.db", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+@click.option("-o", "--output", type=OutputFile(allow_dash=True), default="-",
               show_default=True, help="File to write ('-' for standard output).")
 @click.option("--pareto/--no-pareto", default=None,
               help="Add a 'pareto' column (on the front of the feasible trials that ran to the end, "
@@ -35,7 +36,7 @@ from boanon.table import TRIAL, write_table
 @click.option("--format", "fmt", default=None,
               help="Format of the configuration: yaml or one a target registers (RocksDB's: options, "
                    "an OPTIONS file; db_bench, flags); default from the output's name.")
-@click.option("--optuna", "optuna_url", default=None, metavar="STORAGE_URL",
+@click.option("--optuna", "optuna_url", type=StorageURL(), default=None, metavar="STORAGE_URL",
               help="Write the run into an Optuna storage (e.g. sqlite:///optuna.db) for optuna-dashboard "
                    "and Optuna's plots; needs the optuna extra. A later export replaces the study.")
 @click.option("--study-name", default=None, help="With --optuna: the study's name (default: the store's).")

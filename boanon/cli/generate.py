@@ -27,7 +27,8 @@ def parse_options(args: list[str]) -> dict:
 
 @click.command("generate", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("runner")
-@click.option("--trials", type=int, default=40, show_default=True, help="Successful trials wanted.")
+@click.option("--trials", type=click.IntRange(min=1), default=40, show_default=True,
+              help="Successful trials wanted.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the configuration draw.")
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Dataset directory.")
 @click.option("--space", "space_file", type=click.Path(exists=True, dir_okay=False), default=None,

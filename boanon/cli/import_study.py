@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import click
 
+from boanon.cli.outputs import OutputFile
+
 
 @click.command("import")
 @click.argument("storage", metavar="STORAGE_URL")
 @click.option("--study", "study_name", default=None,
               help="The study's name (needed when the storage holds several).")
-@click.option("-o", "--store", "store_file", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--store", "store_file", required=True, type=OutputFile(),
               help="The new BoAnon store to write (must not exist).")
 def import_command(storage: str, study_name: str | None, store_file: str) -> None:
     """Copy the finished trials of an Optuna study (e.g. sqlite:///optuna.db) into a new store:

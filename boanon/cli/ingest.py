@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from boanon.adapters import available_adapters, ingest
+from boanon.cli.outputs import OutputFile
 from boanon.errors import LogParseError
 from boanon.table import write_table
 
@@ -15,7 +16,7 @@ from boanon.table import write_table
 @click.argument("logdir", type=click.Path(exists=True))
 @click.option("--adapter", type=click.Choice(available_adapters()), default=None,
               help="Adapter to parse with (default: auto-detect).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=OutputFile(), default=None,
               help="Write the table to this CSV file.")
 @click.option("--skip-bad", is_flag=True, help="Skip trials that fail to parse and list them.")
 def ingest_command(logdir: str, adapter: str | None, output: str | None, skip_bad: bool) -> None:

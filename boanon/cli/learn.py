@@ -9,6 +9,7 @@ import click
 
 from boanon.adapters import available_adapters, ingest
 from boanon.annotations import Knowledge
+from boanon.cli.outputs import OutputFile
 from boanon.errors import ConfigError, LogParseError
 from boanon.graph import CausalGraph
 from boanon.graph_render import render, view
@@ -24,8 +25,8 @@ SHOWN_PER_REASON = 8
 @click.option("--annotations", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Expert knowledge YAML (required/forbidden edges, tiers, node models).")
 @click.option("--learner", type=click.Choice(LEARNERS.names()), default=DEFAULT_LEARNER, show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Graph JSON to write.")
-@click.option("--render", "render_path", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=OutputFile(), required=True, help="Graph JSON to write.")
+@click.option("--render", "render_path", type=OutputFile(), default=None,
               help="Also draw the graph (.svg, .png or .dot): grouped by entity, each node's strongest "
                    "edges, with a legend (boanon plot --kind graph draws a run's graph with more options).")
 @click.option("--max-parents", type=click.IntRange(min=1), default=DEFAULT_MAX_PARENTS, show_default=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from boanon.cli.outputs import OutputFile
 from boanon.config import load_config
 from boanon.errors import ConfigError
 from boanon.planning.durations import TrialTimes, from_store, from_table, profile
@@ -46,7 +47,7 @@ from boanon.planning.planner import Planner
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--alternatives", type=click.IntRange(min=0), default=8, show_default=True,
               help="How many rejected alternatives to print.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", type=OutputFile(), default=None,
               help="Write the plan as JSON for boanon tune --plan.")
 def plan_command(config_file: str, deadline: str, instances_file: str, store_file: str | None,
                  dataset: str | None, duration_column: str | None, duration_scale: float,

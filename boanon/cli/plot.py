@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from boanon.cli.outputs import OutputFile
 from boanon.cli.stores import reading_store
 from boanon.report import (
     RunView,
@@ -27,7 +28,7 @@ KINDS = ("convergence", "graph", "pareto", "effects")
                    "run's last graph (objectives' ancestors, grouped, with a legend); pareto: the front "
                    "of a run with several objectives; effects: what the run's model says each "
                    "parameter does to the objective.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+@click.option("-o", "--output", type=OutputFile(), required=True,
               help="Image file (.png or .svg; graph also .dot).")
 @click.option("--objective", default=None, help="Objective of the effects plot (default: the first).")
 @click.option("--all-nodes", is_flag=True, help="graph: also nodes without a path to an objective.")

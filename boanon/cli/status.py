@@ -10,6 +10,7 @@ import click
 
 from boanon import units
 from boanon.best import config_line
+from boanon.cli.outputs import OutputFile
 from boanon.cli.stores import reading_store
 from boanon.learners.relations import Relation
 from boanon.models.dag import node_label, node_parents
@@ -31,7 +32,7 @@ MAX_PARENTS_SHOWN = 4
 @click.argument("store_file", metavar="RUN.db", type=click.Path(exists=True, dir_okay=False))
 @click.option("--failures", "n_failures", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many failed trials to list.")
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--plot", "plot_file", type=OutputFile(), default=None,
               help="Also draw the run into this PNG file: the Pareto front for several objectives, "
                    "else the convergence (boanon plot draws more).")
 def status_command(store_file: str, n_failures: int, plot_file: str | None) -> None:

@@ -13,6 +13,7 @@ import click
 from click.core import ParameterSource
 
 from boanon.best import config_line
+from boanon.cli.outputs import OutputFile
 from boanon.cli.progress import Progress
 from boanon.errors import StoreError
 from boanon.failures import TooManyFailures
@@ -30,7 +31,7 @@ from boanon.tuning import TuneRequest, TuningRun, open_run, sigterm_interrupts
 @click.argument("config_file", metavar="CONFIG.yaml", type=click.Path(exists=True, dir_okay=False))
 @click.option("--budget", type=click.IntRange(min=1), default=None,
               help="Number of trials in all (resumed ones included); default: the YAML's budget.")
-@click.option("--store", "store_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--store", "store_path", type=OutputFile(), default=None,
               help="SQLite file of the run (default: <CONFIG>.db in the current directory).")
 @click.option("--resume", is_flag=True, help="Continue the run recorded in --store.")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Overrides the YAML's seed.")

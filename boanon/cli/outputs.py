@@ -1,0 +1,53 @@
+"""Where a command writes: an output whose directory is missing is refused as the command line
+is read, before any work (a learned graph, a drawn figure), as one error naming the directory,
+not a traceback from the writer at the end."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+
+SQLITE_URL = re.compile(r"sqlite(?:\+\w+)?:///(?P<file>[^?]*)")
+"""An SQLite storage URL (``sqlite:///run.db``, ``sqlite+pysqlite:////abs/run.db?...``): the file it names."""
+
+
+def missing_directory(file: str | Path) -> str | None:
+    """Why ``file`` cannot be created where it is named (its directory is missing, or is not a
+    directory), else None: the one check every output of the command line goes through."""
+    parent = Path(file).parent
+    if parent.is_dir():
+        return None
+    return f"{parent} is not a directory" if parent.exists() else f"directory {parent} does not exist"
+
+
+class OutputFile(click.Path):
+    """A file a command writes (``-``, standard output, where ``allow_dash``), in a directory
+    that exists."""
+
+    def __init__(self, allow_dash: bool = False) -> None:
+        super().__init__(dir_okay=False, allow_dash=allow_dash)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        path = super().convert(value, param, ctx)
+        problem = None if path == "-" else missing_directory(path)
+        if problem:
+            self.fail(f"{path}: {problem}", param, ctx)
+        return path
+
+
+class StorageURL(click.ParamType):
+    """A database URL a command writes into (``export --optuna``): an SQLite one's file must be
+    in a directory that exists; other databases are the server's to refuse."""
+
+    name = "storage_url"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        sqlite = SQLITE_URL.match(value)
+        file = sqlite["file"] if sqlite else ""
+        problem = missing_directory(file) if file not in ("", ":memory:") else None
+        if problem:
+            self.fail(f"{value}: {problem}", param, ctx)
+        return value
