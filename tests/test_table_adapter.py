@@ -144,7 +144,19 @@ def test_a_column_the_roles_sidecar_leaves_out_is_an_error(tmp_path):
     csv.write_text("x,y\n1,2\n")
     (tmp_path / "roles.csv.roles.yaml").write_text("params: [x]\n")
     with pytest.raises(LogParseError, match=r"roles\.csv:1: column 'y' has no role: .* "
-                                            r"declare it in roles\.csv\.roles\.yaml"):
+                                            r"\(or list it under ignore:\) in roles\.csv\.roles\.yaml"):
+        ingest(csv)
+
+
+def test_the_roles_sidecar_leaves_out_what_it_lists_under_ignore(tmp_path):
+    csv = tmp_path / "roles.csv"
+    csv.write_text("x,y,started_at\n1,2,2026-11-29T10:00\n3,4,2026-11-29T10:05\n")
+    sidecar = tmp_path / "roles.csv.roles.yaml"
+    sidecar.write_text("params: [x]\nobjectives: [y]\nignore: [started_at]\n")
+    assert ingest(csv).table.columns.tolist() == ["trial", "param:x", "objective:y"]
+    sidecar.write_text("params: x\nobjectives: [y]\nignore: [started_at]\n")  # read one letter at a time
+    with pytest.raises(LogParseError, match=r"roles\.csv\.roles\.yaml: params: expected a list of column "
+                                            r"names, got 'x'"):
         ingest(csv)
 
 

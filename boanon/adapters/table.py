@@ -29,6 +29,8 @@ from boanon.yamlfile import load_yaml
 RESULT_FILE = "result.json"
 _SECTION_OF_ROLE = {"param": "params", "metric": "metrics", "objective": "objectives"}
 _SECTIONS = tuple(_SECTION_OF_ROLE.values())
+IGNORE = "ignore"
+"""The sidecar's list of columns left out on purpose (a timestamp, a note): said, not guessed."""
 
 
 @register_adapter
@@ -73,29 +75,34 @@ def _store(record: TrialRecord, role: str, name: str, value: Any, path: Path, li
     (record.metrics if role == "metric" else record.objectives)[name] = float(value)
 
 
-def _check_sections(data: dict[Any, Any], path: Path) -> None:
-    """Refuse a key that is no role's section: the values under a misspelt ``objectivs`` would
+def _check_sections(data: dict[Any, Any], path: Path, sections: tuple[str, ...] = _SECTIONS) -> None:
+    """Refuse a key that is none of ``sections``: the values under a misspelt ``objectivs`` would
     otherwise vanish from the table unseen."""
     for key in data:
-        if key not in _SECTIONS:
-            raise LogParseError(path, f"unknown key {key!r}{did_you_mean(str(key), _SECTIONS)}; "
-                                f"expected {', '.join(_SECTIONS)}")
+        if key not in sections:
+            raise LogParseError(path, f"unknown key {key!r}{did_you_mean(str(key), sections)}; "
+                                f"expected {', '.join(sections)}")
 
 
-def _declared(sidecar: Path, path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
-    """The columns the sidecar roles file declares, as ``(role, name)``; each must be in ``path``."""
+def _declared(sidecar: Path, path: Path, columns: list[str]) -> tuple[dict[str, tuple[str, str]], set[str]]:
+    """The columns the sidecar roles file declares, as ``(role, name)``, and those it says to
+    leave out (:data:`IGNORE`); each must be in ``path``."""
     spec = load_yaml(sidecar) or {}
     if not isinstance(spec, dict):
         raise LogParseError(sidecar, "expected a mapping with params, metrics and objectives")
-    _check_sections(spec, sidecar)
-    declared: dict[str, tuple[str, str]] = {}
-    for role in ROLES:
-        for col in spec.get(_SECTION_OF_ROLE[role], []) or []:
+    _check_sections(spec, sidecar, (*_SECTIONS, IGNORE))
+
+    def listed(section: str) -> list[str]:
+        names = spec.get(section) or []
+        if not isinstance(names, list):
+            raise LogParseError(sidecar, f"{section}: expected a list of column names, got {names!r}")
+        for col in names:
             if col not in columns:
-                raise LogParseError(sidecar, f"{_SECTION_OF_ROLE[role]}: column {col!r} "
-                                    f"is not in {path.name}")
-            declared[col] = (role, col)
-    return declared
+                raise LogParseError(sidecar, f"{section}: column {col!r} is not in {path.name}")
+        return names
+
+    declared = {col: (role, col) for role in ROLES for col in listed(_SECTION_OF_ROLE[role])}
+    return declared, set(listed(IGNORE))
 
 
 def _roles(path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
@@ -103,15 +110,16 @@ def _roles(path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
     neither is an error, sidecar or not: its values would be lost (``trial`` names the row,
     :data:`~boanon.table.PARETO` is recomputed from the objectives)."""
     sidecar = path.with_name(path.name + ".roles.yaml")
-    declared = _declared(sidecar, path, columns) if sidecar.is_file() else {}
+    declared, ignored = _declared(sidecar, path, columns) if sidecar.is_file() else ({}, set())
     for col in columns:
-        if col in (TRIAL, PARETO) or col in declared:
+        if col in (TRIAL, PARETO) or col in declared or col in ignored:
             continue
         try:
             declared[col] = split_column(col)
         except ValueError:
             raise LogParseError(path, f"column {col!r} has no role: prefix it with "
-                                f"param:/metric:/objective: or declare it in {sidecar.name}",
+                                f"param:/metric:/objective:, or declare it (or list it under "
+                                f"{IGNORE}:) in {sidecar.name}",
                                 1) from None
     return declared
 
