@@ -22,6 +22,15 @@ from boanon.units import check as check_unit
 from boanon.yamlfile import load_yaml
 
 
+class ParamError(ValueError):
+    """One key of a parameter's spec (``default``, ``log``, ``choices``...) holds a value the
+    parameter cannot take: :meth:`Space.from_dict` names it ``space.<name>.<key>``."""
+
+    def __init__(self, key: str, reason: str):
+        self.key, self.reason = key, reason
+        super().__init__(f"{key}: {reason}")
+
+
 @dataclass(frozen=True)
 class Float:
     name: str
@@ -34,6 +43,7 @@ class Float:
 
     def __post_init__(self) -> None:
         _check_range(self)
+        _check_default(self)
         object.__setattr__(self, "unit", check_unit(self.unit, self.name))
 
     def from_unit(self, u: float) -> float:
@@ -123,8 +133,7 @@ class Categorical:
     def __post_init__(self) -> None:
         if len(self.choices) < 2 or len(set(self.choices)) != len(self.choices):
             raise ValueError("needs at least two distinct choices")
-        if self.default is not None and self.default not in self.choices:
-            raise ValueError(f"default {self.default!r} is not one of {list(self.choices)}")
+        _check_default(self)
 
     def from_unit(self, u: float) -> Value:
         return self.choices[min(max(int(u * len(self.choices)), 0), len(self.choices) - 1)]
@@ -147,6 +156,9 @@ class Categorical:
 class Bool:
     name: str
     default: bool | None = None
+
+    def __post_init__(self) -> None:
+        _check_default(self)
 
     def from_unit(self, u: float) -> bool:
         return bool(u > 0.5)
@@ -183,8 +195,18 @@ def _check_range(p: Float) -> None:
         raise ValueError(f"the range [{p.low}, {p.high}] is too wide: its width overflows a float")
     if p.log and p.low <= 0:
         raise ValueError("a log-scale range needs low > 0")
-    if p.default is not None and not p.low <= p.default <= p.high:
-        raise ValueError(f"default {p.default} is outside [{p.low}, {p.high}]")
+
+
+def _check_default(p: Param) -> None:
+    """Keep ``p.default`` as ``p.check`` reads it (3.0 becomes 3 for an int): one of the wrong
+    type or out of range is refused when the space is read, not by the first trial (the
+    default), which failed after the run's store was made."""
+    if p.default is None:
+        return
+    try:
+        object.__setattr__(p, "default", p.check(p.default))
+    except ValueError as exc:
+        raise ParamError("default", str(exc)) from None
 
 
 def _finite(x: float) -> bool:
@@ -271,6 +293,8 @@ class Space:
                     raise ValueError(f"unknown type {kind!r}; expected int, float, categorical, bool")
             except KeyError as exc:
                 raise ConfigError(source, field_name, f"missing {exc.args[0]!r}") from None
+            except ParamError as exc:
+                raise ConfigError(source, f"{field_name}.{exc.key}", exc.reason) from None
             except (TypeError, ValueError) as exc:
                 raise ConfigError(source, field_name, str(exc)) from None
         if not params:

@@ -70,7 +70,7 @@ def test_bad_specs_name_the_field():
         Space.from_dict({"a": {"type": "int", "low": 0, "high": 2}}, ["a.real > 0"])
     with pytest.raises(ValueError, match="log-scale range needs low > 0"):
         Float("f", 0.0, 1.0, log=True)
-    with pytest.raises(ValueError, match="default 'x' is not one of"):
+    with pytest.raises(ValueError, match=r"default: expected one of \['a', 'b'\], got 'x'"):
         Categorical("c", ("a", "b"), default="x")
 
 
@@ -137,3 +137,28 @@ def test_absurd_bounds_are_refused_at_load(spec, message):
     with pytest.raises(ConfigError) as caught:
         Space.from_dict({"x": spec}, source="tune.yaml")
     assert str(caught.value).startswith(f"tune.yaml: {message}")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"type": "int", "low": 1, "high": 10, "default": 2.5}, "expected an integer in [1, 10], got 2.5"),
+    ({"type": "int", "low": 1, "high": 10, "default": True}, "expected an integer in [1, 10], got True"),
+    ({"type": "float", "low": 0, "high": 1, "default": True}, "expected a number in [0.0, 1.0], got True"),
+    ({"type": "float", "low": 0, "high": 1, "default": "0.5"}, "expected a number in [0.0, 1.0], got '0.5'"),
+    ({"type": "float", "low": 0, "high": 1, "default": 1.5}, "expected a number in [0.0, 1.0], got 1.5"),
+    ({"type": "bool", "default": "maybe"}, "expected a boolean, got 'maybe'"),
+    ({"type": "categorical", "choices": ["a", "b"], "default": "c"}, "expected one of ['a', 'b'], got 'c'"),
+])
+def test_a_default_the_parameter_cannot_take_is_refused_at_load(spec, message):
+    """The first trial runs the default: one of the wrong type used to pass the read and fail that
+    trial (after the run's store was made), or crash comparing a string with the bounds."""
+    with pytest.raises(ConfigError) as caught:
+        Space.from_dict({"x": spec}, source="tune.yaml")
+    assert str(caught.value) == f"tune.yaml: space.x.default: {message}"
+    assert caught.value.field == "space.x.default"
+
+
+def test_a_default_is_kept_as_its_parameter_reads_it():
+    assert Int("n", 1, 10, default=3.0).default == 3 and isinstance(Int("n", 1, 10, default=3.0).default, int)
+    assert Bool("b", default=1).default is True
+    ratio = Space.from_dict({"r": {"type": "float", "low": 0, "high": 2, "default": 1}}).params["r"].default
+    assert ratio == 1.0 and isinstance(ratio, float)
