@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -217,12 +218,37 @@ def _finite(x: float) -> bool:
 
 
 def _bound(spec: Mapping[str, Any], key: str, kind: type) -> Any:
-    """``spec[key]`` as an int or a float; a bound that is not finite is named, not converted
-    (``int(.inf)`` would be an OverflowError)."""
+    """``spec[key]`` as an int or a float. Text that reads as a number is one (YAML 1.1 reads
+    ``1e-3`` as text); anything else, a boolean, or a fraction for an int (``int(0.5)`` was a
+    silent 0) is refused; a bound that is not finite is named, not converted (``int(.inf)``
+    would be an OverflowError)."""
     value = spec[key]
+    if isinstance(value, str):
+        with suppress(ValueError):
+            value = float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParamError(key, f"expected a number, got {spec[key]!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{key} ({value}) must be a finite number")
+    if kind is int and isinstance(value, float) and not value.is_integer():
+        raise ParamError(key, f"expected an integer, got {spec[key]!r}")
     return kind(value)
+
+
+def _flag(spec: Mapping[str, Any], key: str) -> bool:
+    """``spec[key]`` (absent: false) if it is a boolean: ``bool("no")`` is True."""
+    value = spec.get(key, False)
+    if not isinstance(value, bool):
+        raise ParamError(key, f"expected true or false, got {value!r}")
+    return value
+
+
+def _choices(spec: Mapping[str, Any]) -> tuple[Value, ...]:
+    """``spec["choices"]`` if it is a list: ``tuple("lz4")`` is ``('l', 'z', '4')``."""
+    value = spec["choices"]
+    if not isinstance(value, (list, tuple)):
+        raise ParamError("choices", f"expected a list of the values, got {value!r}")
+    return tuple(value)
 
 
 @dataclass(frozen=True)
@@ -279,14 +305,14 @@ class Space:
             try:
                 if kind in ("int", "integer"):
                     params.append(Int(name, _bound(p, "low", int), _bound(p, "high", int),
-                                      bool(p.get("log", False)), p.get("default"), p.get("unit")))
+                                      _flag(p, "log"), p.get("default"), p.get("unit")))
                 elif kind == "float":
                     params.append(Float(name, _bound(p, "low", float), _bound(p, "high", float),
-                                        bool(p.get("log", False)), p.get("default"), p.get("unit")))
+                                        _flag(p, "log"), p.get("default"), p.get("unit")))
                 elif "unit" in p:
                     raise ValueError(f"a {kind} parameter has no unit (int and float ones do)")
                 elif kind in ("categorical", "cat", "choice"):
-                    params.append(Categorical(name, tuple(p["choices"]), p.get("default")))
+                    params.append(Categorical(name, _choices(p), p.get("default")))
                 elif kind in ("bool", "boolean"):
                     params.append(Bool(name, p.get("default")))
                 else:
