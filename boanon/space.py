@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,15 @@ from boanon.expressions import Expression
 from boanon.table import Value
 from boanon.units import check as check_unit
 from boanon.yamlfile import load_yaml
+
+
+class ParamError(ValueError):
+    """One key of a parameter's spec (``default``, ``log``, ``choices``...) holds a value the
+    parameter cannot take: :meth:`Space.from_dict` names it ``space.<name>.<key>``."""
+
+    def __init__(self, key: str, reason: str):
+        self.key, self.reason = key, reason
+        super().__init__(f"{key}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,7 @@ class Float:
 
     def __post_init__(self) -> None:
         _check_range(self)
+        _check_default(self)
         object.__setattr__(self, "unit", check_unit(self.unit, self.name))
 
     def from_unit(self, u: float) -> float:
@@ -123,8 +134,7 @@ class Categorical:
     def __post_init__(self) -> None:
         if len(self.choices) < 2 or len(set(self.choices)) != len(self.choices):
             raise ValueError("needs at least two distinct choices")
-        if self.default is not None and self.default not in self.choices:
-            raise ValueError(f"default {self.default!r} is not one of {list(self.choices)}")
+        _check_default(self)
 
     def from_unit(self, u: float) -> Value:
         return self.choices[min(max(int(u * len(self.choices)), 0), len(self.choices) - 1)]
@@ -147,6 +157,9 @@ class Categorical:
 class Bool:
     name: str
     default: bool | None = None
+
+    def __post_init__(self) -> None:
+        _check_default(self)
 
     def from_unit(self, u: float) -> bool:
         return bool(u > 0.5)
@@ -183,8 +196,18 @@ def _check_range(p: Float) -> None:
         raise ValueError(f"the range [{p.low}, {p.high}] is too wide: its width overflows a float")
     if p.log and p.low <= 0:
         raise ValueError("a log-scale range needs low > 0")
-    if p.default is not None and not p.low <= p.default <= p.high:
-        raise ValueError(f"default {p.default} is outside [{p.low}, {p.high}]")
+
+
+def _check_default(p: Param) -> None:
+    """Keep ``p.default`` as ``p.check`` reads it (3.0 becomes 3 for an int): one of the wrong
+    type or out of range is refused when the space is read, not by the first trial (the
+    default), which failed after the run's store was made."""
+    if p.default is None:
+        return
+    try:
+        object.__setattr__(p, "default", p.check(p.default))
+    except ValueError as exc:
+        raise ParamError("default", str(exc)) from None
 
 
 def _finite(x: float) -> bool:
@@ -195,12 +218,37 @@ def _finite(x: float) -> bool:
 
 
 def _bound(spec: Mapping[str, Any], key: str, kind: type) -> Any:
-    """``spec[key]`` as an int or a float; a bound that is not finite is named, not converted
-    (``int(.inf)`` would be an OverflowError)."""
+    """``spec[key]`` as an int or a float. Text that reads as a number is one (YAML 1.1 reads
+    ``1e-3`` as text); anything else, a boolean, or a fraction for an int (``int(0.5)`` was a
+    silent 0) is refused; a bound that is not finite is named, not converted (``int(.inf)``
+    would be an OverflowError)."""
     value = spec[key]
+    if isinstance(value, str):
+        with suppress(ValueError):
+            value = float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParamError(key, f"expected a number, got {spec[key]!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{key} ({value}) must be a finite number")
+    if kind is int and isinstance(value, float) and not value.is_integer():
+        raise ParamError(key, f"expected an integer, got {spec[key]!r}")
     return kind(value)
+
+
+def _flag(spec: Mapping[str, Any], key: str) -> bool:
+    """``spec[key]`` (absent: false) if it is a boolean: ``bool("no")`` is True."""
+    value = spec.get(key, False)
+    if not isinstance(value, bool):
+        raise ParamError(key, f"expected true or false, got {value!r}")
+    return value
+
+
+def _choices(spec: Mapping[str, Any]) -> tuple[Value, ...]:
+    """``spec["choices"]`` if it is a list: ``tuple("lz4")`` is ``('l', 'z', '4')``."""
+    value = spec["choices"]
+    if not isinstance(value, (list, tuple)):
+        raise ParamError("choices", f"expected a list of the values, got {value!r}")
+    return tuple(value)
 
 
 @dataclass(frozen=True)
@@ -257,20 +305,22 @@ class Space:
             try:
                 if kind in ("int", "integer"):
                     params.append(Int(name, _bound(p, "low", int), _bound(p, "high", int),
-                                      bool(p.get("log", False)), p.get("default"), p.get("unit")))
+                                      _flag(p, "log"), p.get("default"), p.get("unit")))
                 elif kind == "float":
                     params.append(Float(name, _bound(p, "low", float), _bound(p, "high", float),
-                                        bool(p.get("log", False)), p.get("default"), p.get("unit")))
+                                        _flag(p, "log"), p.get("default"), p.get("unit")))
                 elif "unit" in p:
                     raise ValueError(f"a {kind} parameter has no unit (int and float ones do)")
                 elif kind in ("categorical", "cat", "choice"):
-                    params.append(Categorical(name, tuple(p["choices"]), p.get("default")))
+                    params.append(Categorical(name, _choices(p), p.get("default")))
                 elif kind in ("bool", "boolean"):
                     params.append(Bool(name, p.get("default")))
                 else:
                     raise ValueError(f"unknown type {kind!r}; expected int, float, categorical, bool")
             except KeyError as exc:
                 raise ConfigError(source, field_name, f"missing {exc.args[0]!r}") from None
+            except ParamError as exc:
+                raise ConfigError(source, f"{field_name}.{exc.key}", exc.reason) from None
             except (TypeError, ValueError) as exc:
                 raise ConfigError(source, field_name, str(exc)) from None
         if not params:

@@ -3,7 +3,8 @@
 :func:`open_run` turns a :class:`TuneRequest` (a tuning YAML and the options that override it)
 into a :class:`TuningRun`: the store created (or the one to resume checked), its writer lock
 held, the runner, early stopping and related tasks read, the :class:`~boanon.tuner.Tuner` built.
-A run that never starts leaves no store behind. :meth:`TuningRun.loop` then runs the trials on
+A run that never starts (an error before its first trial, in :func:`open_run` or in the loop,
+other than the store's own failure) leaves no store behind. :meth:`TuningRun.loop` then runs the trials on
 the engine the request asks for (serial, parallel workers or Dask, or a stage plan), with SIGTERM
 stopping as cleanly as Ctrl-C and the store's activity note saying where the run is.
 :func:`run_tuning` does both. The command (:mod:`boanon.cli.tune`) only parses options and prints.
@@ -78,6 +79,8 @@ class TuningRun:
     left_running: list[StoredTrial] = field(default_factory=list)
     """The trials a dead run left running, as :meth:`Tuner.resume` took them over."""
     resources: ExitStack = field(default_factory=ExitStack)
+    created: bool = False
+    """Whether :func:`open_run` made the store (a fresh start): the only store a failed loop may remove."""
 
     @property
     def store_file(self) -> Path:
@@ -106,8 +109,28 @@ class TuningRun:
         except TooManyFailures:
             tuner.store.set_activity("stopped: too many failures in a row")
             raise
+        except StoreError:  # the store's own failure (a full disk): kept, resumed once fixed
+            raise
+        except Exception:
+            self._discard_if_unstarted()
+            raise
         tuner.store.set_activity("finished")
         return outcome
+
+    def _discard_if_unstarted(self) -> None:
+        """Remove the store this run made when no trial got into it: a loop that fails before
+        its first trial (an enqueued configuration the space refuses, an unreachable Dask
+        scheduler) is a run that could not start, and its empty store would refuse the next try
+        ("a run is already stored here") and its resume once the YAML is fixed."""
+        if not self.created:
+            return
+        try:
+            if any(self.tuner.store.counts().values()):
+                return
+        except StoreError:  # unreadable: whatever it holds stays
+            return
+        self.tuner.store.close()
+        _remove_store(self.store_file)
 
     def _run(self, callback: Callable[[StoredTrial], None]) -> PlannedRun | None:
         """The loop on the engine asked for: a stage plan, parallel workers or Dask (also for
@@ -168,15 +191,22 @@ def open_run(request: TuneRequest) -> TuningRun:
     except BaseException as exc:
         if store is not None:
             store.close()
-        if created is not None and isinstance(exc, ValueError):  # a run that never started leaves
-            for path in (created, Path(f"{created}-wal"), Path(f"{created}-shm")):  # no store behind
-                with suppress(OSError):  # never mask the reason it did not start
-                    path.unlink(missing_ok=True)
+        if created is not None and isinstance(exc, Exception):  # any error but Ctrl-C: a run that
+            _remove_store(created)  # never started leaves no store behind
         resources.close()  # the writer lock
         raise
     tuner.store.set_note(CONFIG_NOTE, str(Path(request.config_file).resolve()))
     tuner.store.set_note(TRIALS_NOTE, str(trials.resolve()))
-    return TuningRun(request, config, tuner, runner, budget, trials, plan, stopper, left_running, resources)
+    return TuningRun(request, config, tuner, runner, budget, trials, plan, stopper, left_running, resources,
+                     created=created is not None)
+
+
+def _remove_store(store_file: Path) -> None:
+    """Remove a closed store and its SQLite ``-wal``/``-shm`` files, never raising: the error
+    that made the run give up is the one to report."""
+    for path in (store_file, Path(f"{store_file}-wal"), Path(f"{store_file}-shm")):
+        with suppress(OSError):
+            path.unlink(missing_ok=True)
 
 
 def run_tuning(request: TuneRequest, callback: Callable[[StoredTrial], None] | None = None) -> TuningRun:

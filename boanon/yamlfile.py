@@ -2,13 +2,15 @@
 
 A YAML file is bounded before it is built: at most :data:`MAX_YAML_BYTES` long, and at most
 :data:`MAX_YAML_NODES` values once every alias is expanded (a "billion laughs" file of a few
-lines expands to 10^9 values), so no file makes a command hang or fill memory.
+lines expands to 10^9 values), so no file makes a command hang or fill memory. A key written
+twice in one mapping is refused, naming both lines (PyYAML keeps the last one silently).
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +22,17 @@ MAX_YAML_BYTES = 4 * 2**20
 """The largest YAML file read (tuning configs and annotations are a few KiB)."""
 MAX_YAML_NODES = 100_000
 """The most values a YAML document may hold with its aliases expanded."""
+MERGE_TAG = "tag:yaml.org,2002:merge"
+"""The tag of ``<<``, the merge key: it merges a mapping in, it is no key of its own."""
 
 
 def load_yaml(path: str | Path) -> Any:
     """The parsed content of ``path`` (None for an empty file).
 
-    An unreadable, non-regular or oversized file, invalid YAML or a document that expands past
-    :data:`MAX_YAML_NODES` is a :class:`ConfigError` naming the file and, for syntax errors,
-    the line; checking the content's shape is the caller's job.
+    An unreadable, non-regular or oversized file, invalid YAML, a key written twice in a mapping
+    or a document that expands past :data:`MAX_YAML_NODES` is a :class:`ConfigError` naming the
+    file and, for syntax errors and repeated keys, the line; checking the content's shape is
+    the caller's job.
     """
     try:
         text = _read(Path(path))
@@ -60,7 +65,8 @@ def _read(path: Path) -> str:
 
 
 def _load_bounded(text: str, path: str | Path) -> Any:
-    """Compose the document, count its values with aliases expanded, and only then build it."""
+    """Compose the document, count its values with aliases expanded, check no mapping repeats a
+    key, and only then build it."""
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
@@ -70,6 +76,7 @@ def _load_bounded(text: str, path: str | Path) -> Any:
         if size > MAX_YAML_NODES:
             raise ConfigError(path, "file", f"expands to more than {MAX_YAML_NODES} values through "
                               "its aliases (&anchor/*alias): refused")
+        _check_unique_keys(node, loader, path)
         return loader.construct_document(node)
     finally:
         loader.dispose()
@@ -102,6 +109,35 @@ def _expanded_size(root: yaml.Node, path: str | Path) -> int:
             if id(child) not in sizes:
                 stack.append((child, False))
     return sizes[id(root)]
+
+
+def _check_unique_keys(root: yaml.Node, loader: yaml.SafeLoader, path: str | Path) -> None:
+    """Refuse a mapping that holds a key twice (compared as built: ``yes`` and ``true`` are one
+    key), naming both lines. A merge (``<<: *base``) is not a key: the keys after it override
+    the merged ones, as YAML means them to."""
+    for mapping in _mappings(root):
+        first_line: dict[Any, int] = {}
+        for key_node, _ in mapping.value:
+            if key_node.tag == MERGE_TAG or not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key, line = loader.construct_object(key_node), key_node.start_mark.line + 1
+            if key in first_line:
+                raise ConfigError(path, f"line {line}", f"duplicate key {key!r} (also on line "
+                                  f"{first_line[key]}): only one of them would be kept")
+            first_line[key] = line
+
+
+def _mappings(root: yaml.Node) -> Iterator[yaml.MappingNode]:
+    """Every mapping node under ``root`` once, however many aliases share it."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(_children(node))
+            if isinstance(node, yaml.MappingNode):
+                yield node
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

@@ -281,6 +281,29 @@ def test_an_infinite_bound_is_refused_before_any_trial(tmp_path: Path) -> None:
     assert not store.exists()
 
 
+@pytest.mark.parametrize("spec, message", [
+    ({"type": "int", "low": 1, "high": 10, "default": 2.5}, "expected an integer in [1, 10], got 2.5"),
+    ({"type": "bool", "default": "maybe"}, "expected a boolean, got 'maybe'"),
+    ({"type": "float", "low": 0, "high": 1, "default": "0.5"}, "expected a number in [0.0, 1.0], got '0.5'"),
+])
+def test_a_default_of_the_wrong_type_is_refused_before_any_store(tmp_path: Path, spec: dict,
+                                                                 message: str) -> None:
+    """It used to fail the first trial's proposal with a traceback, leaving an empty store that
+    refused the corrected YAML ("a run is already stored here") and its resume ("space: differs")."""
+    data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
+    data["space"]["x5"] = spec
+    config = tmp_path / "tune.yaml"
+    config.write_text(yaml.safe_dump(data))
+    store = tmp_path / "run.db"
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "1", "--store", str(store)])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert f"{config}: space.x5.default: {message}" in result.output
+    assert not store.exists()
+    fixed = _yaml(tmp_path)
+    result = CliRunner().invoke(main, ["tune", str(fixed), "--budget", "1", "--store", str(store)])
+    assert result.exit_code == 0, result.output
+
+
 # --- run_tuning: the same, called from Python without the command line ------------------------
 def test_run_tuning_runs_the_yaml_into_its_store_and_releases_it(tmp_path: Path) -> None:
     store = tmp_path / "run.db"
@@ -312,3 +335,24 @@ def test_a_run_that_cannot_start_leaves_no_store_and_no_lock_held(tmp_path: Path
     assert not store.exists()
     with open_run(TuneRequest(_yaml(tmp_path), budget=4, store=store)) as run:  # nothing holds it
         assert run.tuner.n_trials() == 0
+
+
+def test_a_loop_that_fails_before_its_first_trial_leaves_no_store(tmp_path: Path) -> None:
+    """The store is made before the loop: a loop that failed before storing a trial (here an
+    enqueued configuration the space refuses) left it empty, refusing the next fresh start."""
+    store = tmp_path / "run.db"
+    request = TuneRequest(_yaml(tmp_path), budget=2, store=store)
+    with open_run(request) as run:
+        run.tuner.enqueue({**run.tuner.space.default(), "x5": 2.0})  # outside [0, 1]
+        with pytest.raises(ConfigError, match=r"x5: expected a number in \[0.0, 1.0\], got 2.0"):
+            run.loop()
+        assert not store.exists()
+    with open_run(request) as run:  # starts clean: nothing refuses it
+        run.loop()
+        assert [t.name for t in run.tuner.store.trials()] == ["t0000", "t0001"]
+    with open_run(TuneRequest(_yaml(tmp_path), budget=3, store=store, resume=True)) as run:
+        run.tuner.enqueue({**run.tuner.space.default(), "x5": 2.0})
+        with pytest.raises(ConfigError):
+            run.loop()
+    with Store(store) as kept:  # a run with trials keeps every one
+        assert kept.counts()["done"] == 2

@@ -69,3 +69,26 @@ def test_missing_required_key_and_bad_yaml(tmp_path: Path) -> None:
     path.write_text("space: {x: [1, 2\n")
     with pytest.raises(ConfigError, match=rf"{path}: line \d+: invalid YAML"):
         load_config(path)
+
+
+def test_a_key_written_twice_is_refused_naming_the_file_and_both_lines(tmp_path: Path) -> None:
+    """PyYAML keeps the later of two equal keys silently: here the first x, a float, would go."""
+    rest = yaml.safe_dump({k: BASE[k] for k in ("objectives", "runner")})
+    path = tmp_path / "t.yaml"
+    path.write_text("space:\n  x: {type: float, low: 0, high: 1}\n  n: {type: int, low: 1, high: 4}\n"
+                    "  x: {type: int, low: 1, high: 4}\n" + rest)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}: line 4: duplicate key 'x' (also on line 2): only one of them " \
+                                "would be kept"
+    path.write_text("budget: 3\nseed: 1\n'budget': 4\n" + rest)  # keys compare as YAML builds them
+    with pytest.raises(ConfigError, match=rf"{path}: line 3: duplicate key 'budget' \(also on line 1\)"):
+        load_config(path)
+
+
+def test_keys_after_a_merge_override_it_as_yaml_means(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text("space:\n  x: &unit {type: float, low: 0, high: 1}\n"
+                    "  n: {<<: *unit, type: int, high: 4}\n"
+                    + yaml.safe_dump({k: BASE[k] for k in ("objectives", "runner")}))
+    assert load_config(path).space.to_dict()["n"] == {"type": "int", "low": 0, "high": 4, "log": False}

@@ -70,7 +70,7 @@ def test_bad_specs_name_the_field():
         Space.from_dict({"a": {"type": "int", "low": 0, "high": 2}}, ["a.real > 0"])
     with pytest.raises(ValueError, match="log-scale range needs low > 0"):
         Float("f", 0.0, 1.0, log=True)
-    with pytest.raises(ValueError, match="default 'x' is not one of"):
+    with pytest.raises(ValueError, match=r"default: expected one of \['a', 'b'\], got 'x'"):
         Categorical("c", ("a", "b"), default="x")
 
 
@@ -137,3 +137,56 @@ def test_absurd_bounds_are_refused_at_load(spec, message):
     with pytest.raises(ConfigError) as caught:
         Space.from_dict({"x": spec}, source="tune.yaml")
     assert str(caught.value).startswith(f"tune.yaml: {message}")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"type": "int", "low": 1, "high": 10, "default": 2.5}, "expected an integer in [1, 10], got 2.5"),
+    ({"type": "int", "low": 1, "high": 10, "default": True}, "expected an integer in [1, 10], got True"),
+    ({"type": "float", "low": 0, "high": 1, "default": True}, "expected a number in [0.0, 1.0], got True"),
+    ({"type": "float", "low": 0, "high": 1, "default": "0.5"}, "expected a number in [0.0, 1.0], got '0.5'"),
+    ({"type": "float", "low": 0, "high": 1, "default": 1.5}, "expected a number in [0.0, 1.0], got 1.5"),
+    ({"type": "bool", "default": "maybe"}, "expected a boolean, got 'maybe'"),
+    ({"type": "categorical", "choices": ["a", "b"], "default": "c"}, "expected one of ['a', 'b'], got 'c'"),
+])
+def test_a_default_the_parameter_cannot_take_is_refused_at_load(spec, message):
+    """The first trial runs the default: one of the wrong type used to pass the read and fail that
+    trial (after the run's store was made), or crash comparing a string with the bounds."""
+    with pytest.raises(ConfigError) as caught:
+        Space.from_dict({"x": spec}, source="tune.yaml")
+    assert str(caught.value) == f"tune.yaml: space.x.default: {message}"
+    assert caught.value.field == "space.x.default"
+
+
+def test_a_default_is_kept_as_its_parameter_reads_it():
+    assert Int("n", 1, 10, default=3.0).default == 3 and isinstance(Int("n", 1, 10, default=3.0).default, int)
+    assert Bool("b", default=1).default is True
+    ratio = Space.from_dict({"r": {"type": "float", "low": 0, "high": 2, "default": 1}}).params["r"].default
+    assert ratio == 1.0 and isinstance(ratio, float)
+
+
+@pytest.mark.parametrize("spec, field, message", [
+    ({"type": "categorical", "choices": "lz4"}, "choices", "expected a list of the values, got 'lz4'"),
+    ({"type": "float", "low": 1, "high": 10, "log": "no"}, "log", "expected true or false, got 'no'"),
+    ({"type": "int", "low": 1, "high": 10, "log": 1}, "log", "expected true or false, got 1"),
+    ({"type": "int", "low": 0.5, "high": 10}, "low", "expected an integer, got 0.5"),
+    ({"type": "int", "low": 0, "high": 10.5}, "high", "expected an integer, got 10.5"),
+    ({"type": "float", "low": True, "high": 2}, "low", "expected a number, got True"),
+    ({"type": "float", "low": "zero", "high": 2}, "low", "expected a number, got 'zero'"),
+])
+def test_a_key_of_the_wrong_type_is_refused_naming_it(spec, field, message):
+    """``tuple("lz4")`` made three choices l, z, 4; ``bool("no")`` a log scale; ``int(0.5)`` a 0."""
+    with pytest.raises(ConfigError) as caught:
+        Space.from_dict({"x": spec}, source="tune.yaml")
+    assert str(caught.value) == f"tune.yaml: space.x.{field}: {message}"
+
+
+def test_bounds_written_as_yaml_1_1_reads_them_still_load(tmp_path):
+    """PyYAML reads ``1e-3`` and ``1.0e6`` as text (a YAML 1.1 float needs a dot and a signed
+    exponent): both are numbers, the second a whole one (an int's bound ``1.0e6`` was refused)."""
+    path = tmp_path / "space.yaml"
+    path.write_text("space:\n  lr: {type: float, low: 1e-3, high: 1, log: true}\n"
+                    "  n: {type: int, low: 1, high: 1.0e6, log: yes}\n")
+    space = Space.from_yaml(path)
+    assert space.to_dict() == {"lr": {"type": "float", "low": 0.001, "high": 1.0, "log": True},
+                               "n": {"type": "int", "low": 1, "high": 1_000_000, "log": True}}
+    assert isinstance(space.params["n"].high, int)
