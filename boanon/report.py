@@ -94,10 +94,11 @@ def study_space(study: Study, source: str = "store") -> Space:
 
 
 def read_run(store: Store) -> RunView:
-    """The run recorded in ``store``; ValueError when no run was recorded yet."""
+    """The run recorded in ``store``; ValueError when no run was recorded yet (not naming the
+    store: the commands that read one name it already)."""
     study = store.study()
     if study is None:
-        raise ValueError(f"{store.path}: no run recorded yet")
+        raise ValueError("no run recorded yet")
     source = str(store.path)
     space = study_space(study, source)
     trials = store.trials()

@@ -161,3 +161,16 @@ def test_an_unknown_trial_is_one_plain_line_naming_the_store_once(tmp_path, synt
     result = CliRunner().invoke(main, ["export", str(store), "--trial", "t9999"])
     assert result.exit_code == 1
     assert result.output == f"Error: {store}: no trial 't9999' (the run's trials: t0000 to t0001)\n"
+
+
+@pytest.mark.parametrize("args", [["export", "{store}", "--best"], ["explain", "{store}"],
+                                  ["plot", "{store}", "--kind", "convergence", "-o", "{dir}/c.png"],
+                                  ["export", "{store}", "--optuna", "sqlite:///{dir}/o.db"]])
+def test_a_store_without_a_run_is_named_once_by_every_command_that_reads_one(tmp_path, args):
+    # the reader named the store and so did each command: "empty.db: empty.db: no run recorded
+    # yet", and plot named its output file instead ("c.png: empty.db: ...")
+    store = tmp_path / "empty.db"
+    Store(store).close()
+    result = CliRunner().invoke(main, [a.format(store=store, dir=tmp_path) for a in args])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {store}: no run recorded yet\n"

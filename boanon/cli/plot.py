@@ -47,6 +47,9 @@ def plot_command(store_file: str, kind: str, output: str, objective: str | None,
     with reading_store(store_file) as store:
         try:
             run = read_run(store)
+        except ValueError as exc:
+            raise click.ClickException(f"{store_file}: {exc}") from None
+        try:
             if kind == "convergence":
                 _convergence(run, output)
             elif kind == "pareto":
