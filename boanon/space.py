@@ -217,6 +217,16 @@ def _finite(x: float) -> bool:
         return False
 
 
+_NUMBER_KEYS = frozenset({"type", "low", "high", "log", "default", "unit"})
+_KEYS_OF_TYPE: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("int", "integer", "float"), _NUMBER_KEYS),
+    **dict.fromkeys(("categorical", "cat", "choice"), frozenset({"type", "choices", "default"})),
+    **dict.fromkeys(("bool", "boolean"), frozenset({"type", "default"})),
+}
+"""The keys each parameter type reads (by every name of the type)."""
+_KEYS = frozenset().union(*_KEYS_OF_TYPE.values())
+
+
 def _bound(spec: Mapping[str, Any], key: str, kind: type) -> Any:
     """``spec[key]`` as an int or a float. Text that reads as a number is one (YAML 1.1 reads
     ``1e-3`` as text); anything else, a boolean, or a fraction for an int (``int(0.5)`` was a
@@ -299,9 +309,13 @@ class Space:
             if not isinstance(p, Mapping) or "type" not in p:
                 raise ConfigError(source, field_name, "needs a mapping with a 'type'")
             kind = str(p["type"]).lower()
-            extra = set(p) - {"type", "low", "high", "log", "choices", "default", "unit"}
+            extra = set(p) - _KEYS
             if extra:
                 raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
+            foreign = set(p) - _KEYS_OF_TYPE.get(kind, _KEYS) - {"unit"}  # unit: its own message below
+            if foreign:  # `low` on a bool, `log` on a categorical: said, not silently ignored
+                raise ConfigError(source, field_name, f"key(s) {sorted(foreign)} do not apply to a parameter "
+                                  f"of type {kind} (it takes {', '.join(sorted(_KEYS_OF_TYPE[kind]))})")
             try:
                 if kind in ("int", "integer"):
                     params.append(Int(name, _bound(p, "low", int), _bound(p, "high", int),

@@ -190,3 +190,14 @@ def test_bounds_written_as_yaml_1_1_reads_them_still_load(tmp_path):
     assert space.to_dict() == {"lr": {"type": "float", "low": 0.001, "high": 1.0, "log": True},
                                "n": {"type": "int", "low": 1, "high": 1_000_000, "log": True}}
     assert isinstance(space.params["n"].high, int)
+
+
+@pytest.mark.parametrize("spec, foreign", [
+    ({"type": "bool", "low": 0}, "low"),
+    ({"type": "categorical", "choices": ["a", "b"], "log": True}, "log"),
+    ({"type": "int", "low": 0, "high": 3, "choices": [1, 2]}, "choices")])
+def test_a_key_of_another_type_is_refused_not_ignored(spec, foreign):
+    # `low` on a bool was dropped unseen: the user meant something the space does not hold
+    with pytest.raises(ConfigError, match=rf"t\.yaml: space\.p: key\(s\) \['{foreign}'\] do not apply to a "
+                                          rf"parameter of type {spec['type']} \(it takes "):
+        Space.from_dict({"p": spec}, source="t.yaml")
