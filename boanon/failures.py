@@ -52,6 +52,12 @@ def not_logged_error(name: str, logged: Sequence[str], shown: int = 12) -> str:
             + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
+def objective_not_logged(error: str | None) -> bool:
+    """Whether a trial failed only because an objective's name is none its trial logged
+    (:func:`not_logged_error`): the configuration ran, the run's YAML was wrong."""
+    return error is not None and _NOT_LOGGED in error
+
+
 class FailureStreak:
     """Counts the trials that end failed with the same cause, one after the other; ``limit`` of
     them raise :class:`TooManyFailures` (``limit=0``: never)."""
@@ -67,7 +73,7 @@ class FailureStreak:
         if trial.state is not TrialState.FAILED or trial.error is None:
             self.cause_, self.count_ = None, 0
             return
-        if self.limit and _NOT_LOGGED in trial.error:
+        if self.limit and objective_not_logged(trial.error):
             raise ObjectiveNotLogged(f"{trial.name}: {trial.error}; fix the objective's name (a "
                                      "resume may change it while no trial has been measured)")
         cause = failure_cause(trial.error)

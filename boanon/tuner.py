@@ -31,7 +31,7 @@ import pandas as pd
 from boanon.acquisition.propose import Proposal, propose
 from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.errors import LogParseError, StoreError
-from boanon.failures import not_logged_error
+from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
@@ -267,11 +267,22 @@ class Tuner:
         run every interrupted trial's configuration again (once, first); return the trials that
         were left running, as they are now. Only on an explicit resume (``boanon tune --resume``)
         and only with no other process running trials on this store: its running trials would
-        be taken for a dead run's."""
+        be taken for a dead run's.
+
+        A trial that failed only because the YAML misnamed an objective (which stops the run
+        after it) is run again too, once: its configuration, the default, is the baseline that
+        ``explain`` and the plots compare with, and no model would propose it again."""
         left_running = self.store.trials("running")
-        self._queue.extendleft(reversed([
-            _Plan(Proposal(t.config, t.surrogate or INIT, f"re-run of interrupted trial {t.name}", t.info),
-                  t.graph_id, retry_of=t.id) for t in self.store.recover()]))
+        retried = {t.retry_of for t in self.store.trials()}
+        misnamed = [t for t in self.store.trials(Status.FAILED)
+                    if objective_not_logged(t.error) and t.id not in retried]
+
+        def again(t: StoredTrial, why: str) -> _Plan:
+            return _Plan(Proposal(t.config, t.surrogate or INIT, why, t.info), t.graph_id, retry_of=t.id)
+
+        self._queue.extendleft(reversed(
+            [again(t, f"re-run of interrupted trial {t.name}") for t in self.store.recover()]
+            + [again(t, f"re-run of {t.name}: its objective was misnamed") for t in misnamed]))
         return [self.store.trial(t.id) for t in left_running]
 
     # --- ask ----------------------------------------------------------------------------------

@@ -257,6 +257,10 @@ def test_misnamed_objective_stops_after_one_trial_and_resumes_once_fixed(tmp_pat
     with Store(store) as s:
         assert (s.counts()["failed"], s.counts()["done"]) == (1, 3)
         assert s.study().objectives[0]["name"] == "cost"
+        failed, rerun = s.trials()[:2]  # the default ran again first: the baseline explain and plots need
+        assert (rerun.config, rerun.status, rerun.retry_of) == (failed.config, "done", failed.id)
+    result = CliRunner().invoke(main, ["explain", str(store)])
+    assert result.exit_code == 0 and "no finished trial of the default" not in result.output, result.output
 
 
 def test_objectives_stay_fixed_once_a_trial_is_measured(tmp_path: Path) -> None:
