@@ -4,11 +4,14 @@ A YAML file is bounded before it is built: at most :data:`MAX_YAML_BYTES` long, 
 :data:`MAX_YAML_NODES` values once every alias is expanded (a "billion laughs" file of a few
 lines expands to 10^9 values), so no file makes a command hang or fill memory. A key written
 twice in one mapping is refused, naming both lines (PyYAML keeps the last one silently).
+Numbers in exponent notation read as numbers (``1e-3``, ``1.0e6``), as YAML 1.2 and every
+other reader of a config mean them; PyYAML's YAML 1.1 reads them as text.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +27,16 @@ MAX_YAML_NODES = 100_000
 """The most values a YAML document may hold with its aliases expanded."""
 MERGE_TAG = "tag:yaml.org,2002:merge"
 """The tag of ``<<``, the merge key: it merges a mapping in, it is no key of its own."""
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, reading exponent notation without a dot or an exponent sign
+    (``1e-3``, ``1.0e6``) as a float: YAML 1.1 reads them as strings, so ``low: 1e-3`` was text."""
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float",
+                              re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+                              list("-+0123456789."))
 
 
 def load_yaml(path: str | Path) -> Any:
@@ -67,7 +80,7 @@ def _read(path: Path) -> str:
 def _load_bounded(text: str, path: str | Path) -> Any:
     """Compose the document, count its values with aliases expanded, check no mapping repeats a
     key, and only then build it."""
-    loader = yaml.SafeLoader(text)
+    loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -111,7 +124,7 @@ def _expanded_size(root: yaml.Node, path: str | Path) -> int:
     return sizes[id(root)]
 
 
-def _check_unique_keys(root: yaml.Node, loader: yaml.SafeLoader, path: str | Path) -> None:
+def _check_unique_keys(root: yaml.Node, loader: _Loader, path: str | Path) -> None:
     """Refuse a mapping that holds a key twice (compared as built: ``yes`` and ``true`` are one
     key), naming both lines. A merge (``<<: *base``) is not a key: the keys after it override
     the merged ones, as YAML means them to."""

@@ -92,3 +92,15 @@ def test_keys_after_a_merge_override_it_as_yaml_means(tmp_path: Path) -> None:
                     "  n: {<<: *unit, type: int, high: 4}\n"
                     + yaml.safe_dump({k: BASE[k] for k in ("objectives", "runner")}))
     assert load_config(path).space.to_dict()["n"] == {"type": "int", "low": 0, "high": 4, "log": False}
+
+
+def test_numbers_in_exponent_notation_are_numbers(tmp_path: Path) -> None:
+    """YAML 1.1 (PyYAML) reads 1e-3 and 1.0e6 as text: a learning rate's default was refused
+    ("expected a number") while every other reader of the file takes it for 0.001."""
+    rest = yaml.safe_dump({k: BASE[k] for k in ("objectives", "runner")})
+    path = tmp_path / "t.yaml"
+    path.write_text("space:\n  x: {type: float, low: 1e-5, high: 1.0e-1, log: true, default: 1e-3}\n"
+                    "  n: {type: int, low: 1, high: 1.0e6, default: 2E+3}\n" + rest)
+    space = load_config(path).space
+    assert (space.params["x"].low, space.params["x"].default) == (1e-5, 1e-3)
+    assert (space.params["n"].high, space.params["n"].default) == (1_000_000, 2000)
