@@ -360,3 +360,17 @@ def test_a_loop_that_fails_before_its_first_trial_leaves_no_store(tmp_path: Path
             run.loop()
     with Store(store) as kept:  # a run with trials keeps every one
         assert kept.counts()["done"] == 2
+
+
+def test_an_unreachable_dask_scheduler_is_one_error_and_leaves_no_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # it was a traceback ending in WorkerLost
+    from boanon.executors import DaskExecutor
+
+    monkeypatch.setattr(DaskExecutor.__init__, "__defaults__", (None, None, 2.0))  # a 2 s connect timeout
+    store = tmp_path / "run.db"
+    result = CliRunner().invoke(main, ["tune", str(_yaml(tmp_path)), "--budget", "2", "--store", str(store),
+                                       "--dask", "tcp://127.0.0.1:9"])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "run stopped: cannot reach the Dask scheduler at tcp://127.0.0.1:9" in result.output
+    assert "start again (no trial ran: no store was kept)" in result.output and not store.exists()

@@ -16,6 +16,7 @@ from boanon.best import config_line
 from boanon.cli.outputs import OutputFile
 from boanon.cli.progress import Progress
 from boanon.errors import StoreError
+from boanon.executors import WorkerLost
 from boanon.failures import TooManyFailures
 from boanon.multiobjective import OutputConstraint, format_front
 from boanon.multitask import RelatedTask
@@ -141,6 +142,11 @@ def _loop(run: TuningRun) -> PlannedRun | None:
             raise click.ClickException(
                 f"run stopped: {exc}\nfix the cause (the runner's options, the system, the YAML), then "
                 f"continue with\n  {resume_command(store_file)}") from None
+        except WorkerLost as exc:  # the engine could not start (an unreachable Dask scheduler)
+            progress.close()
+            then = f"continue with\n  {resume_command(store_file)}" if store_file.exists() \
+                else "start again (no trial ran: no store was kept)"
+            raise click.ClickException(f"run stopped: {exc}\nonce it is reachable, {then}") from None
         except StoreError as exc:  # a full disk: what is stored is intact
             progress.close()
             raise click.ClickException(f"run stopped: {exc}\nevery finished trial is kept; once the "
