@@ -99,13 +99,19 @@ def test_group_rounds_search_each_group():
     assert info["n_groups"] == 2 and value > -0.05
 
 
+def _true_graph_and_plain_gp(n: int, seed: int) -> tuple[pd.DataFrame, list]:
+    """``n`` random trials of a chain system and both candidates fitted to them: its true graph's
+    model and the plain GP."""
+    system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, seed=seed)
+    table = system.sample_table(n, seed=seed)
+    objectives = [Objective("cost")]
+    return table, [DAGSurrogate(system.space, system.true_graph(), objectives).fit(table),
+                   PlainGPSurrogate(system.space, objectives).fit(table)]
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_cross_validation_picks_the_structured_model_when_the_true_graph_is_given(seed):
-    system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, seed=seed)
-    table = system.sample_table(30, seed=seed)
-    objectives = [Objective("cost")]
-    models = [DAGSurrogate(system.space, system.true_graph(), objectives).fit(table),
-              PlainGPSurrogate(system.space, objectives).fit(table)]
+    table, models = _true_graph_and_plain_gp(30, seed)
     chosen, reason, scores = select_surrogate(models, table, np.random.default_rng(seed))
     assert chosen.name == "structured", reason
     assert scores["structured"]["rank_correlation"] > scores["gp"]["rank_correlation"]
@@ -116,11 +122,7 @@ def test_cross_validation_picks_the_structured_model_when_the_true_graph_is_give
 def test_a_few_trials_are_held_out_one_by_one(n, folds):
     """Up to LEAVE_ONE_OUT_TRIALS trials the choice leaves each trial out alone: five folds of
     two or three trials made the split, not the models, decide."""
-    system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, seed=0)
-    table = system.sample_table(n, seed=0)
-    objectives = [Objective("cost")]
-    models = [DAGSurrogate(system.space, system.true_graph(), objectives).fit(table),
-              PlainGPSurrogate(system.space, objectives).fit(table)]
+    table, models = _true_graph_and_plain_gp(n, 0)
     _, reason, scores = select_surrogate(models, table, np.random.default_rng(0))
     assert scores["gp"]["n_folds"] == scores["structured"]["n_folds"] == folds
     assert reason.startswith(f"{folds}-fold CV log predictive density on {n} trials")
@@ -292,11 +294,7 @@ def test_the_reason_shows_the_capped_gain_the_choice_read(seed):
     """The reason listed each model's mean held-out density, which counts every trial in full,
     beside a verdict reached on capped per-trial gains, so it could read "structured -1.644, gp
     -0.580; structured beats gp by > 0.1": it now shows the gain the choice read."""
-    system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, seed=seed)
-    table = system.sample_table(12, seed=seed)
-    objectives = [Objective("cost")]
-    models = [DAGSurrogate(system.space, system.true_graph(), objectives).fit(table),
-              PlainGPSurrogate(system.space, objectives).fit(table)]
+    table, models = _true_graph_and_plain_gp(12, seed)
     chosen, reason, _ = select_surrogate(models, table, np.random.default_rng(seed))
     folds = int(np.random.default_rng(seed).integers(2**63))  # select_surrogate's draw: the same folds
     held_out = {m.name: _held_out(m, table, np.random.default_rng(folds), len(table))[1] for m in models}

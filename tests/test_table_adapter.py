@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -127,10 +128,16 @@ def test_roles_sidecar_with_bad_yaml_or_shape_names_the_file(tmp_path):
         ingest(jsonl)
 
 
-def test_a_misspelt_key_in_the_roles_sidecar_is_an_error_not_a_dropped_column(tmp_path):
+def _with_sidecar(tmp_path: Path, rows: str, roles: str) -> Path:
+    """``roles.csv`` holding ``rows``, beside a ``roles.csv.roles.yaml`` holding ``roles``."""
     csv = tmp_path / "roles.csv"
-    csv.write_text("x,y\n1,2\n3,4\n")
-    (tmp_path / "roles.csv.roles.yaml").write_text("params: [x]\nobjectivs: [y]\n")
+    csv.write_text(rows)
+    (tmp_path / "roles.csv.roles.yaml").write_text(roles)
+    return csv
+
+
+def test_a_misspelt_key_in_the_roles_sidecar_is_an_error_not_a_dropped_column(tmp_path):
+    csv = _with_sidecar(tmp_path, "x,y\n1,2\n3,4\n", "params: [x]\nobjectivs: [y]\n")
     with pytest.raises(LogParseError, match=r"roles\.csv\.roles\.yaml: unknown key 'objectivs' "
                                             r"\(did you mean 'objectives'\?\)"):
         ingest(csv)
@@ -140,19 +147,16 @@ def test_a_misspelt_key_in_the_roles_sidecar_is_an_error_not_a_dropped_column(tm
 
 
 def test_a_column_the_roles_sidecar_leaves_out_is_an_error(tmp_path):
-    csv = tmp_path / "roles.csv"
-    csv.write_text("x,y\n1,2\n")
-    (tmp_path / "roles.csv.roles.yaml").write_text("params: [x]\n")
+    csv = _with_sidecar(tmp_path, "x,y\n1,2\n", "params: [x]\n")
     with pytest.raises(LogParseError, match=r"roles\.csv:1: column 'y' has no role: .* "
                                             r"\(or list it under ignore:\) in roles\.csv\.roles\.yaml"):
         ingest(csv)
 
 
 def test_the_roles_sidecar_leaves_out_what_it_lists_under_ignore(tmp_path):
-    csv = tmp_path / "roles.csv"
-    csv.write_text("x,y,started_at\n1,2,2026-11-29T10:00\n3,4,2026-11-29T10:05\n")
+    csv = _with_sidecar(tmp_path, "x,y,started_at\n1,2,2026-11-29T10:00\n3,4,2026-11-29T10:05\n",
+                        "params: [x]\nobjectives: [y]\nignore: [started_at]\n")
     sidecar = tmp_path / "roles.csv.roles.yaml"
-    sidecar.write_text("params: [x]\nobjectives: [y]\nignore: [started_at]\n")
     assert ingest(csv).table.columns.tolist() == ["trial", "param:x", "objective:y"]
     sidecar.write_text("params: x\nobjectives: [y]\nignore: [started_at]\n")  # read one letter at a time
     with pytest.raises(LogParseError, match=r"roles\.csv\.roles\.yaml: params: expected a list of column "
