@@ -188,11 +188,11 @@ def open_run(request: TuneRequest) -> TuningRun:
                       related_outputs=config.related_outputs,
                       propose_options=config.propose_options(), budget=budget)
         left_running = tuner.resume() if request.resume else []  # a fresh store has nothing to take over
-    except BaseException as exc:
+    except BaseException:
         if store is not None:
             store.close()
-        if created is not None and isinstance(exc, Exception):  # any error but Ctrl-C: a run that
-            _remove_store(created)  # never started leaves no store behind
+        if created is not None:  # any error, Ctrl-C too: a run that never started leaves no store
+            _remove_store(created)
         resources.close()  # the writer lock
         raise
     tuner.store.set_note(CONFIG_NOTE, str(Path(request.config_file).resolve()))

@@ -362,6 +362,22 @@ def test_a_loop_that_fails_before_its_first_trial_leaves_no_store(tmp_path: Path
         assert kept.counts()["done"] == 2
 
 
+def test_ctrl_c_while_a_fresh_run_opens_leaves_no_store(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C after the store was made but before the run began (while its related tasks load or
+    its Tuner is built) left an empty store that refused the next fresh start."""
+    import boanon.tuning
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(boanon.tuning, "Tuner", interrupted)
+    store = tmp_path / "run.db"
+    with pytest.raises(KeyboardInterrupt):
+        open_run(TuneRequest(_yaml(tmp_path), budget=2, store=store))
+    assert not store.exists()
+
+
 def test_an_unreachable_dask_scheduler_is_one_error_and_leaves_no_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # it was a traceback ending in WorkerLost
