@@ -228,10 +228,10 @@ _KEYS = frozenset().union(*_KEYS_OF_TYPE.values())
 
 
 def _bound(spec: Mapping[str, Any], key: str, kind: type) -> Any:
-    """``spec[key]`` as an int or a float. Text that reads as a number is one (YAML 1.1 reads
-    ``1e-3`` as text); anything else, a boolean, or a fraction for an int (``int(0.5)`` was a
-    silent 0) is refused; a bound that is not finite is named, not converted (``int(.inf)``
-    would be an OverflowError)."""
+    """``spec[key]`` as an int or a float. Text that reads as a number is one (a spec built in
+    Python or read from JSON may hold ``"1e-3"``; YAML files read it as a number already);
+    anything else, a boolean, or a fraction for an int (``int(0.5)`` was a silent 0) is refused;
+    a bound that is not finite is named, not converted (``int(.inf)`` would be an OverflowError)."""
     value = spec[key]
     if isinstance(value, str):
         with suppress(ValueError):

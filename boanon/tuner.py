@@ -40,7 +40,7 @@ from boanon.results import ENQUEUED, INIT, best_trial
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
 from boanon.space import Space
-from boanon.store import MEASURED, Status, Store, StoredTrial
+from boanon.store import MEASURED, Status, Store, StoredTrial, TrialState
 from boanon.store import trials_dir as store_trials_dir
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.study import Study
@@ -273,9 +273,10 @@ class Tuner:
         after it) is run again too, once: its configuration, the default, is the baseline that
         ``explain`` and the plots compare with, and no model would propose it again."""
         left_running = self.store.trials("running")
-        retried = {t.retry_of for t in self.store.trials()}
-        misnamed = [t for t in self.store.trials(Status.FAILED)
-                    if objective_not_logged(t.error) and t.id not in retried]
+        trials = self.store.trials()
+        retried = {t.retry_of for t in trials}
+        misnamed = [t for t in trials if t.state is TrialState.FAILED and objective_not_logged(t.error)
+                    and t.id not in retried]
 
         def again(t: StoredTrial, why: str) -> _Plan:
             return _Plan(Proposal(t.config, t.surrogate or INIT, why, t.info), t.graph_id, retry_of=t.id)
