@@ -304,14 +304,22 @@ class Tuner:
         if self._queue:
             return self._queue.popleft()
         position = self.n_trials()
-        if position < len(self._design):
-            config, what = self._design[position]
+        design_position = position - self._failures_run_again()
+        if design_position < len(self._design):
+            config, what = self._design[design_position]
             return _Plan(Proposal(config, INIT, f"initial design: {what}"))
         self.store.set_activity("proposing")  # learning and proposing can take a minute: views say so
         try:
             return self._propose(self.table(), np.random.default_rng([self.seed, position]))
         finally:
             self.store.set_activity("running trials")
+
+    def _failures_run_again(self) -> int:
+        """Failed trials whose configuration ran again (:meth:`resume`'s misnamed default): the
+        failure and its re-run hold one point of the initial design, not two."""
+        trials = self.store.trials()
+        retried = {t.retry_of for t in trials}
+        return sum(t.state is TrialState.FAILED and not t.interrupted and t.id in retried for t in trials)
 
     def _propose(self, table: pd.DataFrame, rng: np.random.Generator) -> _Plan:
         proposer, note = self.proposer, ""

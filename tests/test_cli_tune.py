@@ -261,6 +261,10 @@ def test_misnamed_objective_stops_after_one_trial_and_resumes_once_fixed(tmp_pat
         assert (rerun.config, rerun.status, rerun.retry_of) == (failed.config, "done", failed.id)
     result = CliRunner().invoke(main, ["explain", str(store)])
     assert result.exit_code == 0 and "no finished trial of the default" not in result.output, result.output
+    fresh = tmp_path / "fresh.db"  # the re-run default holds the first design point: no Sobol point skipped
+    assert CliRunner().invoke(main, [*args[:-2], "--store", str(fresh)]).exit_code == 0
+    with Store(store) as s, Store(fresh) as f:
+        assert [t.config for t in s.trials("done")] == [t.config for t in f.trials("done")][:3]
 
 
 def test_objectives_stay_fixed_once_a_trial_is_measured(tmp_path: Path) -> None:
