@@ -131,6 +131,18 @@ def test_measuring_on_a_copied_store_leaves_the_original_runs_trial_folder_alone
     assert f"the run logged its trials in {original.with_suffix('.trials').resolve()}" in result.output
 
 
+def test_an_invalid_config_is_an_error_naming_the_config_not_the_store(run_db, tmp_path):
+    copy = tmp_path / "copy.db"  # --measure opens the store for writing: the module's run stays as it is
+    with Store(run_db) as store:
+        store._conn.execute(f"VACUUM INTO '{copy}'")
+    config = tmp_path / "tune.yaml"
+    config.write_text("space: 3\nobjectives: []\nrunner: {}\n")
+    result = CliRunner().invoke(main, ["explain", str(copy), "--measure", "--trial", "t0006",
+                                       "--config", str(config)])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {config}: space: expected a mapping of parameter name -> spec\n"
+
+
 @pytest.mark.slow
 def test_a_polite_kill_while_measuring_leaves_no_trial_running(tmp_path, synthetic_run):
     store_path = synthetic_run(tmp_path, budget=8)

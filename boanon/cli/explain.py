@@ -11,6 +11,7 @@ import pandas as pd
 
 from boanon.best import plain_config
 from boanon.cli.stores import reading_store, writing_store
+from boanon.config import TuneConfig, load_config
 from boanon.errors import ConfigError
 from boanon.explain import START, ablation_path, metric_moves
 from boanon.report import RunView, fit_surrogate, read_run
@@ -144,7 +145,6 @@ def _measure(run: RunView, path: pd.DataFrame, config_file: str | None, trials_d
     Their logs go where ``boanon tune --resume`` would put this store's next trials: ``trials_dir``
     or ``<store>.trials``. Not to the folder the run recorded: a copied store records its original's,
     whose next trials would then find their folders taken."""
-    from boanon.config import load_config
     from boanon.runners.trial import run_trial
 
     store = run.store
@@ -153,7 +153,7 @@ def _measure(run: RunView, path: pd.DataFrame, config_file: str | None, trials_d
         raise ValueError("the store does not say which tuning YAML ran it: pass --config")
     if store.counts()["running"]:
         raise ValueError("trials are running: measure when the run has stopped")
-    config = load_config(config_file)
+    config = _tuning_config(config_file)
     if config.space.to_dict() != run.space.to_dict():
         raise ValueError(f"{config_file} has another search space than the run: pass its --config")
     runner = config.make_runner()
@@ -177,3 +177,12 @@ def _measure(run: RunView, path: pd.DataFrame, config_file: str | None, trials_d
         else:
             out[row.step] = store_result(store, run.space, run.objectives, trial, record)
     return out
+
+
+def _tuning_config(config_file: str) -> TuneConfig:
+    """The run's tuning YAML, read. Its errors name the YAML (and the field) themselves, so they
+    leave before the command's errors are prefixed with the store, which is not to blame."""
+    try:
+        return load_config(config_file)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
