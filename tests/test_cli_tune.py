@@ -89,18 +89,34 @@ def small_run(tmp_path_factory: pytest.TempPathFactory, synthetic_run) -> Path:
     return synthetic_run(tmp_path_factory.mktemp("outputs"), budget=6)
 
 
+def _refused_output(args: list[str], small_run: Path, here: Path, directory: Path) -> str:
+    """The last line of the usage error of ``args``' command writing into ``directory``, checked
+    to come before any work (nothing printed, learned or drawn)."""
+    where = {"store": small_run, "trials": small_run.with_suffix(".trials"), "here": here,
+             "config": small_run.with_name("synthetic.yaml"),
+             "instances": ROOT / "examples" / "instances.yaml", "out": directory / "out"}
+    result = CliRunner().invoke(main, [a.format(**where) for a in args])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("Usage: ")
+    return result.output.splitlines(keepends=True)[-1]
+
+
 @pytest.mark.parametrize("args", OUTPUTS.values(), ids=list(OUTPUTS))
 def test_an_output_into_a_missing_directory_is_refused_before_any_work(tmp_path: Path, small_run: Path,
                                                                        args: list[str]) -> None:
     missing = tmp_path / "nodir"
-    where = {"store": small_run, "trials": small_run.with_suffix(".trials"), "here": tmp_path,
-             "config": small_run.with_name("synthetic.yaml"),
-             "instances": ROOT / "examples" / "instances.yaml", "out": missing / "out"}
-    result = CliRunner().invoke(main, [a.format(**where) for a in args])
-    assert result.exit_code == 2, result.output
-    assert result.output.startswith("Usage: ")  # nothing done (printed, learned, drawn) before it
-    assert f": directory {missing} does not exist\n" in result.output.splitlines(keepends=True)[-1]
+    assert f": directory {missing} does not exist\n" in _refused_output(args, small_run, tmp_path, missing)
     assert not missing.exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into any directory: nothing to refuse")
+@pytest.mark.parametrize("args", OUTPUTS.values(), ids=list(OUTPUTS))
+def test_an_output_into_a_directory_not_writable_is_refused_before_any_work(tmp_path: Path, small_run: Path,
+                                                                            args: list[str]) -> None:
+    locked = tmp_path / "locked"  # it failed only when the output was written, after all the work
+    locked.mkdir(mode=0o555)
+    line = _refused_output(args, small_run, tmp_path, locked)
+    assert f": directory {locked} is not writable\n" in line
 
 
 def test_an_output_under_a_file_is_refused_naming_the_file(tmp_path: Path, small_run: Path) -> None:

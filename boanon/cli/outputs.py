@@ -1,9 +1,10 @@
-"""Where a command writes: an output whose directory is missing is refused as the command line
-is read, before any work (a learned graph, a drawn figure), as one error naming the directory,
-not a traceback from the writer at the end."""
+"""Where a command writes: an output whose directory is missing, or not writable, is refused as
+the command line is read, before any work (a learned graph, a drawn figure), as one error naming
+the directory, not a traceback from the writer at the end."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -14,25 +15,26 @@ SQLITE_URL = re.compile(r"sqlite(?:\+\w+)?:///(?P<file>[^?]*)")
 """An SQLite storage URL (``sqlite:///run.db``, ``sqlite+pysqlite:////abs/run.db?...``): the file it names."""
 
 
-def missing_directory(file: str | Path) -> str | None:
-    """Why ``file`` cannot be created where it is named (its directory is missing, or is not a
-    directory), else None: the one check every output of the command line goes through."""
+def directory_problem(file: str | Path) -> str | None:
+    """Why ``file`` cannot be created where it is named (its directory is missing, is not a
+    directory, or is not writable), else None: the one check every output of the command line
+    goes through."""
     parent = Path(file).parent
-    if parent.is_dir():
-        return None
-    return f"{parent} is not a directory" if parent.exists() else f"directory {parent} does not exist"
+    if not parent.is_dir():
+        return f"{parent} is not a directory" if parent.exists() else f"directory {parent} does not exist"
+    return None if os.access(parent, os.W_OK) else f"directory {parent} is not writable"
 
 
 class OutputFile(click.Path):
     """A file a command writes (``-``, standard output, where ``allow_dash``), in a directory
-    that exists."""
+    that exists and is writable."""
 
     def __init__(self, allow_dash: bool = False) -> None:
         super().__init__(dir_okay=False, allow_dash=allow_dash)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         path = super().convert(value, param, ctx)
-        problem = None if path == "-" else missing_directory(path)
+        problem = None if path == "-" else directory_problem(path)
         if problem:
             self.fail(f"{path}: {problem}", param, ctx)
         return path
@@ -40,14 +42,14 @@ class OutputFile(click.Path):
 
 class StorageURL(click.ParamType):
     """A database URL a command writes into (``export --optuna``): an SQLite one's file must be
-    in a directory that exists; other databases are the server's to refuse."""
+    in a directory that exists and is writable; other databases are the server's to refuse."""
 
     name = "storage_url"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         sqlite = SQLITE_URL.match(value)
         file = sqlite["file"] if sqlite else ""
-        problem = missing_directory(file) if file not in ("", ":memory:") else None
+        problem = directory_problem(file) if file not in ("", ":memory:") else None
         if problem:
             self.fail(f"{value}: {problem}", param, ctx)
         return value
