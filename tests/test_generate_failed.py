@@ -31,3 +31,11 @@ def test_generate_refuses_a_count_of_trials_below_one(tmp_path, trials):
     assert result.exit_code == 2
     assert f"Error: Invalid value for '--trials': {trials} is not in the range x>=1." in result.output
     assert not out.exists()  # no empty dataset left behind
+
+
+@pytest.mark.parametrize("trials", [0, -2])
+def test_generate_dataset_refuses_a_count_of_trials_below_one(tmp_path, trials):
+    out = tmp_path / "ds"  # it returned no trials, silently, from an empty dataset directory
+    with pytest.raises(ValueError, match=rf"^trials must be >= 1, got {trials}$"):
+        generate_dataset(None, SPACE, trials=trials, seed=0, out=out, log=lambda _: None)
+    assert not out.exists()

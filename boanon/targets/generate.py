@@ -36,7 +36,10 @@ def generate_dataset(runner: Runner, space: Space, trials: int, seed: int, out: 
 
     Configurations come from one pool drawn up front (three per wanted trial), so a resumed or
     repeated generation with the same seed runs the same configurations in the same order.
+    A count below one is a ValueError, before ``out`` is made: an empty dataset is no dataset.
     """
+    if trials < 1:
+        raise ValueError(f"trials must be >= 1, got {trials}")
     out.mkdir(parents=True, exist_ok=True)
     pool = space.sample(3 * trials, np.random.default_rng(seed), sobol=False)
     failed = _failed_trials(out)
