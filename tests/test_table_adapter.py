@@ -153,6 +153,14 @@ def test_a_column_the_roles_sidecar_leaves_out_is_an_error(tmp_path):
         ingest(csv)
 
 
+def test_a_jsonl_key_without_a_role_names_the_first_line_holding_it(tmp_path):
+    jsonl = tmp_path / "runs.jsonl"  # it said runs.jsonl:1, a row without the key
+    jsonl.write_text('{"param:x": 1, "objective:y": 2}\n\n{"param:x": 2, "objective:y": 3, "lat": 4}\n'
+                     '{"lat": 5}\n')
+    with pytest.raises(LogParseError, match=r"runs\.jsonl:3: column 'lat' has no role"):
+        ingest(jsonl)
+
+
 def test_the_roles_sidecar_leaves_out_what_it_lists_under_ignore(tmp_path):
     csv = _with_sidecar(tmp_path, "x,y,started_at\n1,2,2026-11-29T10:00\n3,4,2026-11-29T10:05\n",
                         "params: [x]\nobjectives: [y]\nignore: [started_at]\n")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,8 @@ def _check_sections(data: dict[Any, Any], path: Path, sections: tuple[str, ...] 
                                 f"expected {', '.join(sections)}")
 
 
-def _declared(sidecar: Path, path: Path, columns: list[str]) -> tuple[dict[str, tuple[str, str]], set[str]]:
+def _declared(sidecar: Path, path: Path,
+              columns: Collection[str]) -> tuple[dict[str, tuple[str, str]], set[str]]:
     """The columns the sidecar roles file declares, as ``(role, name)``, and those it says to
     leave out (:data:`IGNORE`); each must be in ``path``."""
     spec = load_yaml(sidecar) or {}
@@ -105,13 +107,14 @@ def _declared(sidecar: Path, path: Path, columns: list[str]) -> tuple[dict[str, 
     return declared, set(listed(IGNORE))
 
 
-def _roles(path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
+def _roles(path: Path, columns: Mapping[str, int]) -> dict[str, tuple[str, str]]:
     """Map each column to ``(role, name)`` from the sidecar roles file or prefixes. A column with
     neither is an error, sidecar or not: its values would be lost (``trial`` names the row,
-    :data:`~boanon.table.PARETO` is recomputed from the objectives)."""
+    :data:`~boanon.table.PARETO` is recomputed from the objectives). ``columns`` holds the line
+    that first names each column, the one such an error names."""
     sidecar = path.with_name(path.name + ".roles.yaml")
     declared, ignored = _declared(sidecar, path, columns) if sidecar.is_file() else ({}, set())
-    for col in columns:
+    for col in sorted(columns):
         if col in (TRIAL, PARETO) or col in declared or col in ignored:
             continue
         try:
@@ -120,7 +123,7 @@ def _roles(path: Path, columns: list[str]) -> dict[str, tuple[str, str]]:
             raise LogParseError(path, f"column {col!r} has no role: prefix it with "
                                 f"param:/metric:/objective:, or declare it (or list it under "
                                 f"{IGNORE}:) in {sidecar.name}",
-                                1) from None
+                                columns[col]) from None
     return declared
 
 
@@ -128,6 +131,7 @@ def read_table_file(path: Path) -> list[TrialRecord]:
     """Read a CSV or JSONL file of trials into records (see the module docstring)."""
     if path.suffix.lower() in (".jsonl", ".ndjson") or path.name.endswith(".jsonl.gz"):
         rows = list(json_lines(path))
+        columns = _first_lines(rows)
     else:
         reader = csv.DictReader(io.StringIO(read_text(path)))
         raw = list(enumerate(reader, start=2))
@@ -140,9 +144,9 @@ def read_table_file(path: Path) -> list[TrialRecord]:
                 raise LogParseError(path, "fewer fields than the header: truncated line?", lineno)
         rows = [(lineno, {k: v if k == TRIAL else _number_or_text(v) for k, v in r.items()})
                 for lineno, r in raw]  # a trial id is a name: "007" stays "007"
+        columns = dict.fromkeys(reader.fieldnames, 1)  # the header names every column
     if not rows:
         raise LogParseError(path, "no trials (no data rows)")
-    columns = sorted({c for _, r in rows for c in r})
     roles = _roles(path, columns)
     records = []
     for i, (lineno, row) in enumerate(rows):
@@ -154,6 +158,16 @@ def read_table_file(path: Path) -> list[TrialRecord]:
                 _store(record, role, name, value, path, lineno)
         records.append(record)
     return records
+
+
+def _first_lines(rows: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
+    """Each key of a JSONL file's ``rows`` and the line of the first row holding it (not line 1:
+    that is a row, which may not hold it)."""
+    lines: dict[str, int] = {}
+    for lineno, row in rows:
+        for key in row:
+            lines.setdefault(key, lineno)
+    return lines
 
 
 def _number_or_text(value: str | None) -> Any:
