@@ -188,8 +188,7 @@ def _check_range(p: Float) -> None:
     for name in ("low", "high"):
         value = getattr(p, name)
         if not _finite(value):
-            shown = f"an integer of {value.bit_length()} bits" if isinstance(value, int) else value
-            raise ValueError(f"{name} ({shown}) must be a finite number")
+            raise ValueError(f"{name} ({_shown(value)}) must be a finite number")
     if not p.low < p.high:
         raise ValueError(f"low ({p.low}) must be below high ({p.high})")
     if not _finite(p.high - p.low):
@@ -217,6 +216,12 @@ def _finite(x: float) -> bool:
         return False
 
 
+def _shown(bound: float) -> object:
+    """A bound beyond any float as an error shows it: an integer by its size (its hundreds of
+    digits are no help, and past 4300 Python refuses to print them)."""
+    return f"an integer of {bound.bit_length()} bits" if isinstance(bound, int) else bound
+
+
 _NUMBER_KEYS = frozenset({"type", "low", "high", "log", "default", "unit"})
 _KEYS_OF_TYPE: dict[str, frozenset[str]] = {
     **dict.fromkeys(("int", "integer", "float"), _NUMBER_KEYS),
@@ -231,7 +236,8 @@ def _bound(spec: Mapping[str, Any], key: str, kind: type) -> Any:
     """``spec[key]`` as an int or a float. Text that reads as a number is one (a spec built in
     Python or read from JSON may hold ``"1e-3"``; YAML files read it as a number already);
     anything else, a boolean, or a fraction for an int (``int(0.5)`` was a silent 0) is refused;
-    a bound that is not finite is named, not converted (``int(.inf)`` would be an OverflowError)."""
+    a bound that is not finite is named, not converted (``int(.inf)`` would be an OverflowError),
+    as is an integer beyond a float's range for a float (``float(10**400)`` is one too)."""
     value = spec[key]
     if isinstance(value, str):
         with suppress(ValueError):
@@ -242,7 +248,10 @@ def _bound(spec: Mapping[str, Any], key: str, kind: type) -> Any:
         raise ValueError(f"{key} ({value}) must be a finite number")
     if kind is int and isinstance(value, float) and not value.is_integer():
         raise ParamError(key, f"expected an integer, got {spec[key]!r}")
-    return kind(value)
+    try:
+        return kind(value)
+    except OverflowError:
+        raise ParamError(key, f"{_shown(value)} does not fit in a float") from None
 
 
 def _flag(spec: Mapping[str, Any], key: str) -> bool:
