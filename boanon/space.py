@@ -132,6 +132,7 @@ class Categorical:
     default: Value | None = None
 
     def __post_init__(self) -> None:
+        _check_choices(self.choices)
         if len(self.choices) < 2 or len(set(self.choices)) != len(self.choices):
             raise ValueError("needs at least two distinct choices")
         _check_default(self)
@@ -195,6 +196,17 @@ def _check_range(p: Float) -> None:
         raise ValueError(f"the range [{p.low}, {p.high}] is too wide: its width overflows a float")
     if p.log and p.low <= 0:
         raise ValueError("a log-scale range needs low > 0")
+
+
+def _check_choices(choices: tuple[Any, ...]) -> None:
+    """Refuse a choice that is a list or a mapping, naming it: choices are compared and looked up
+    as values (Python's own error said only "unhashable type: 'list'", not which key or value)."""
+    for choice in choices:
+        try:
+            hash(choice)
+        except TypeError:
+            raise ParamError("choices", "each choice must be a scalar (a string, number or boolean), "
+                             f"got {choice!r}") from None
 
 
 def _check_default(p: Param) -> None:

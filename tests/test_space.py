@@ -173,10 +173,12 @@ def test_a_default_is_kept_as_its_parameter_reads_it():
     ({"type": "float", "low": True, "high": 2}, "low", "expected a number, got True"),
     ({"type": "float", "low": "zero", "high": 2}, "low", "expected a number, got 'zero'"),
     ({"type": "float", "low": 0, "high": 10**400}, "high", "an integer of 1329 bits does not fit in a float"),
+    ({"type": "categorical", "choices": ["a", [1, 2]]}, "choices",
+     "each choice must be a scalar (a string, number or boolean), got [1, 2]"),
 ])
 def test_a_key_of_the_wrong_type_is_refused_naming_it(spec, field, message):
     """``tuple("lz4")`` made three choices l, z, 4; ``bool("no")`` a log scale; ``int(0.5)`` a 0;
-    ``float(10**400)`` an OverflowError, a traceback."""
+    ``float(10**400)`` an OverflowError, a traceback; a list among the choices "unhashable type"."""
     with pytest.raises(ConfigError) as caught:
         Space.from_dict({"x": spec}, source="tune.yaml")
     assert str(caught.value) == f"tune.yaml: space.x.{field}: {message}"
