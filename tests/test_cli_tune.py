@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from boanon.adapters.ingest import ingest
 from boanon.cli import main
+from boanon.cli.outputs import directory_problem
 from boanon.errors import ConfigError
 from boanon.store import Store
 from boanon.store_lock import lock_path
@@ -117,6 +118,10 @@ def test_an_output_into_a_directory_not_writable_is_refused_before_any_work(tmp_
     locked.mkdir(mode=0o555)
     line = _refused_output(args, small_run, tmp_path, locked)
     assert f": directory {locked} is not writable\n" in line
+
+
+def test_an_existing_file_the_user_may_write_is_an_output_wherever_it_is() -> None:
+    assert directory_problem("/dev/null") is None  # /dev is not writable for a user, /dev/null is
 
 
 def test_an_output_under_a_file_is_refused_naming_the_file(tmp_path: Path, small_run: Path) -> None:

@@ -19,7 +19,10 @@ def directory_problem(file: str | Path) -> str | None:
     """Why ``file`` cannot be created where it is named (its directory is missing, is not a
     directory, or is not writable), else None: the one check every output of the command line
     goes through."""
-    parent = Path(file).parent
+    path = Path(file)
+    if path.exists() and not path.is_dir() and os.access(path, os.W_OK):
+        return None  # overwritten in place (``-o /dev/null``, a file a user may write)
+    parent = path.parent
     if not parent.is_dir():
         return f"{parent} is not a directory" if parent.exists() else f"directory {parent} does not exist"
     return None if os.access(parent, os.W_OK) else f"directory {parent} is not writable"
