@@ -90,3 +90,24 @@ def test_early_models_summary_averages_over_seeds_and_sizes():
     assert row.rank_corr_median == pytest.approx(0.25)
     assert row.ei_pick_gap == pytest.approx(0.5) and row.ei_pick_gap_median == 0.0
     assert row.lengthscale_min == pytest.approx(0.25) and row.lengthscale_median == 4.0
+
+
+def test_posterior_pick_writes_both_picks_as_runs_the_remeasurement_reads(tmp_path):
+    """Each pick is an observed trial: the measured one has the run's best value, and both tables
+    are runs.csv rows with the picked configuration (what rocksdb_remeasure runs again)."""
+    import json
+
+    import pandas as pd
+
+    from benchmarks.posterior_pick import main as posterior_pick
+    from benchmarks.rocksdb_remeasure import finished_runs
+
+    posterior_pick(["--problem", "synthetic", "--seeds", "1", "--budget", "6", "--out", str(tmp_path)])
+    picks = pd.read_csv(tmp_path / "picks.csv").iloc[0]
+    runs, _ = finished_runs([tmp_path / "measured", tmp_path / "posterior"], "synthetic")
+    by_kind = {t.split(":")[0]: row for t, (_, row) in zip(runs["tuner"], runs.iterrows(), strict=True)}
+    assert set(by_kind) == {"measured", "posterior"}
+    assert by_kind["measured"]["best"] == pytest.approx(picks["measured_best"])
+    assert by_kind["posterior"]["best"] == pytest.approx(picks["posterior_pick_measured"])
+    assert picks["measured_best"] <= picks["posterior_pick_measured"]  # synthetic is minimised
+    assert set(json.loads(by_kind["posterior"]["best_config"])) == {f"x{i}" for i in range(12)}
