@@ -117,3 +117,13 @@ def test_tune_lists_every_trial_left_out_with_its_reason(tmp_path: Path) -> None
     assert "trial run-c: constraints: violates 'bloom_bits <= 10' (bloom_bits=15)" in result.output
     assert result.output.count("not in the search space") == 1
     assert "arena_block_size, max_compaction_bytes" in result.output
+
+
+def test_options_the_system_derives_from_the_space_are_named_as_such_not_warned_about() -> None:
+    """RocksDB derives arena_block_size from write_buffer_size and max_compaction_bytes from
+    target_file_size_base: a warm start from the shipped dataset warned that they were unused."""
+    dataset = EXAMPLE.parent.parent / "datasets" / "rocksdb-readrandom"
+    task = align_to_space(load_related(dataset), _example_space(), ["readrandom_ops_per_sec"])
+    assert task.derived == {"arena_block_size": "write_buffer_size",
+                            "max_compaction_bytes": "target_file_size_base"}
+    assert task.unmapped == []

@@ -256,10 +256,14 @@ def resume_command(store_file: Path) -> str:
 
 
 def echo_alignment(related: RelatedTask) -> None:
-    """Why each related trial was left out, and (once per task, as a warning on stderr) the
-    parameters its trials varied that the space cannot use."""
+    """Why each related trial was left out, the parameters the system derived from the space's,
+    and (once per task, as a warning on stderr) the parameters its trials varied that the space
+    cannot use."""
     for reason in related.dropped:
         click.echo(f"  left out: {reason}")
+    if related.derived:
+        click.echo(f"  not in the search space, derived from parameters in it: "
+                   f"{', '.join(f'{name} (from {source})' for name, source in related.derived.items())}")
     if related.unmapped:
         click.echo(f"warning: {related.source}: parameters its trials varied that are not in the "
                    f"search space (not used as causes): {', '.join(related.unmapped)}", err=True)

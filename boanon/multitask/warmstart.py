@@ -39,6 +39,10 @@ class RelatedTask:
     unmapped: list[str] = field(default_factory=list)
     """Parameters the trials logged and varied that the search space does not have: what they
     did is not seen as a cause (an option under a name no adapter maps to the space's)."""
+    derived: dict[str, str] = field(default_factory=dict)
+    """Parameters the space does not have that varied only with one it has (each with that
+    one): the system derives them (RocksDB's ``arena_block_size`` from ``write_buffer_size``),
+    so the space's parameter already stands for what they did."""
 
 
 def _is_sqlite(path: Path) -> bool:
@@ -122,9 +126,37 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     params = pd.DataFrame([c for _, c in keep], index=[i for i, _ in keep]).add_prefix("param:")
     aligned = pd.concat([table.loc[params.index, [TRIAL]], params, table.loc[params.index, rest]],
                         axis=1).reset_index(drop=True)
-    unmapped = [name for name in names_of(table, "param")
-                if name not in space.params and table[column("param", name)].nunique() > 1]
-    return RelatedTask(task.label, task.source, aligned, graph, dropped, unmapped)
+    varied = [name for name in names_of(table, "param")
+              if name not in space.params and table[column("param", name)].nunique() > 1]
+    derived = {name: source for name in varied
+               if (source := _derived_from(table, name, space)) is not None}
+    unmapped = [name for name in varied if name not in derived]
+    return RelatedTask(task.label, task.source, aligned, graph, dropped, unmapped, derived)
+
+
+DERIVED_OVER = 6
+"""Distinct values of a space parameter over which another must follow it to count as derived."""
+
+
+def _derived_from(table: pd.DataFrame, name: str, space: Space) -> str | None:
+    """The space's parameter that ``name`` follows in ``table``'s trials (a monotone function
+    of it: equal where it is equal, ordered as it is, over at least :data:`DERIVED_OVER` of its
+    values), if any. Two options drawn independently line up so with a chance of 2/6! (0.3 %);
+    a system that derives one option from another always does."""
+    for source in space.names:
+        if column("param", source) not in table.columns:
+            continue
+        both = table[[column("param", source), column("param", name)]].dropna()
+        by_source = both.groupby(both.columns[0])[both.columns[1]]
+        if both.iloc[:, 0].nunique() < DERIVED_OVER or (by_source.nunique() > 1).any():
+            continue
+        try:
+            follows = by_source.first()
+            if follows.is_monotonic_increasing or follows.is_monotonic_decreasing:
+                return source
+        except TypeError:  # text values: no order to follow
+            continue
+    return None
 
 
 def _missing(value: object) -> bool:
