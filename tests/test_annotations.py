@@ -138,3 +138,15 @@ def test_invalid_yaml_names_the_line(tmp_path):
     path.write_text("require:\n  - x -> m1\n forbid: [\n")
     with pytest.raises(ConfigError, match=r"broken.yaml: line \d+: invalid YAML"):
         Knowledge.from_yaml(path)
+
+
+@pytest.mark.parametrize("source, allowed", [
+    ("wall_seconds", False), ("user_seconds", False), ("system_seconds", False), ("cpu_seconds", False),
+    ("readrandomwriterandom_seconds", False),  # the phase's wall time: it was the strongest parent
+    ("uptime_seconds", False), ("stall_seconds", True), ("block_cache_miss", True)])
+def test_rocksdb_annotations_keep_the_runs_times_from_the_cpu_objective(source: str, allowed: bool) -> None:
+    from pathlib import Path
+
+    knowledge = Knowledge.from_yaml(Path(__file__).parent.parent / "examples" / "rocksdb-annotations.yaml")
+    roles = {source: "metric", "cpu_micros_per_op": "objective"}
+    assert knowledge.allows(source, "cpu_micros_per_op", roles) is allowed
