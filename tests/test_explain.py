@@ -185,3 +185,24 @@ def test_moved_metrics_read_top_down_with_the_parameters_upstream():
     assert list(moves["moved_by"]) == ["b, a", "a", ""]
     assert moves["change"].tolist() == [pytest.approx(-0.5), pytest.approx(3.0), pytest.approx(8.0)]
     assert moves["via"].iloc[0] == "b, m1"
+
+
+@pytest.mark.parametrize("predicted, measured, warned", [
+    (0.7e3, 57e3, True),  # a RocksDB run: the model saw 1 % of a measured doubling
+    (-2.0, 5.0, True), (5.0, 5.0, False), (3.0, 5.0, False), (12.0, 5.0, True), (1.0, 0.0, False)])
+def test_explain_warns_when_the_model_does_not_see_the_measured_improvement(predicted, measured, warned):
+    from boanon.cli.explain import model_caveat
+
+    caveat = model_caveat(predicted, measured)
+    assert (caveat is not None) is warned
+    if warned:
+        assert f"the model predicts {predicted:+.3g} of the measured {measured:+.3g} improvement" in caveat
+
+
+def test_a_change_below_exports_rounding_shows_more_digits():
+    from boanon.cli.explain import _change
+    from boanon.space import Space
+
+    space = Space.from_dict({"share": {"type": "float", "low": 0.0, "high": 1.0}})
+    assert _change(space, "share", 0.9999, 1.0) == "0.9999 -> 1"  # exported, both read 1.0
+    assert _change(space, "share", 0.25, 0.75) == "0.25 -> 0.75"

@@ -79,6 +79,10 @@ def explain_command(store_file: str, trial_id: str | None, objective: str | None
                f"{default.name} ({goal.name}={default.objectives[goal.name]:.6g}), {goal.direction}: "
                f"{len(params)} of {len(run.space)} parameters differ")
     click.echo(_path_text(path, run, surrogate.name, goal.name, default, target, measured))
+    caveat = model_caveat(path["gain"].sum(), goal.to_minimize(default.objectives[goal.name])
+                          - goal.to_minimize(target.objectives[goal.name]))
+    if caveat:
+        click.echo(caveat)
     click.echo(_moves_text(moves, n_metrics, run.graph is not None))
 
 
@@ -91,8 +95,7 @@ def _path_text(path: pd.DataFrame, run: RunView, model: str, objective: str, def
         if row.param == START:
             what, observed = f"default ({default.name})", default.objectives[objective]
         else:
-            what = f"{row.step:>2}. {row.param} {_shown(space, row.param, row.old)} -> " \
-                f"{_shown(space, row.param, row.new)}"
+            what = f"{row.step:>2}. {row.param} {_change(space, row.param, row.old, row.new)}"
             trial = target if row.step == len(path) - 1 else measured.get(row.step)
             observed = None if trial is None else trial.objectives.get(objective)
         line = f"  {what:<48} {row.mean:>10.4g} +- {row.sd:<8.2g}"
@@ -112,9 +115,30 @@ def _path_text(path: pd.DataFrame, run: RunView, model: str, objective: str, def
     return "\n".join(lines)
 
 
-def _shown(space: Space, name: str, value: object) -> object:
-    """A value as export writes it (several parameters changed together are shown as stored)."""
-    return plain_config(space, {name: value})[name] if name in space.params else value
+def _change(space: Space, name: str, old: object, new: object) -> str:
+    """``old -> new`` as export writes the values (several parameters changed together as
+    stored); a change too small for export's rounding (``1.0 -> 1.0``) shows more digits."""
+    if name not in space.params:
+        return f"{old} -> {new}"
+    shown = [plain_config(space, {name: v})[name] for v in (old, new)]
+    if shown[0] == shown[1] and old != new:
+        return f"{old:.6g} -> {new:.6g}"
+    return f"{shown[0]} -> {shown[1]}"
+
+
+MODEL_ACCOUNTS = (0.5, 2.0)
+"""The range of the model's predicted improvement, as a share of the measured one, in which the
+path's shares say what made the measured gain."""
+
+
+def model_caveat(predicted: float, measured: float) -> str | None:
+    """A warning when the model's predicted improvement from the default to the trial (the
+    path's whole gain) is far from the measured one: its shares then split an improvement the
+    model does not see (a share of 84 % of a 1 % prediction against a measured doubling)."""
+    if measured <= 0 or MODEL_ACCOUNTS[0] <= predicted / measured <= MODEL_ACCOUNTS[1]:
+        return None
+    return (f"the model predicts {predicted:+.3g} of the measured {measured:+.3g} improvement: "
+            "the shares above say little about what made it (--measure runs each step)")
 
 
 def _moves_text(moves: pd.DataFrame, n: int, has_graph: bool) -> str:
