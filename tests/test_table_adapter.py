@@ -178,3 +178,14 @@ def test_a_table_boanon_export_wrote_ingests_without_its_derived_pareto_column(t
     table = ingest(exported).table
     assert table.columns.tolist() == ["trial", "param:x", "objective:y", "objective:z"]
     assert table["objective:z"].tolist() == [5.0, 6.0]
+
+
+@pytest.mark.parametrize(("roles", "first", "second"), [
+    ("metrics: [queue_len, latency]\nobjectives: [latency]\n", "metrics", "objectives"),
+    ("metrics: [queue_len]\nobjectives: [latency]\nignore: [latency]\n", "objectives", "ignore"),
+])
+def test_a_column_under_two_sections_of_the_roles_sidecar_is_an_error(tmp_path, roles, first, second):
+    csv = _with_sidecar(tmp_path, "queue_len,latency\n3,12.5\n4,13.5\n", roles)  # one role was kept, unsaid
+    with pytest.raises(LogParseError, match=rf"roles\.csv\.roles\.yaml: column 'latency' is listed under "
+                                            rf"both {first} and {second}: a column has one role"):
+        ingest(csv)

@@ -103,8 +103,22 @@ def _declared(sidecar: Path, path: Path,
                 raise LogParseError(sidecar, f"{section}: column {col!r} is not in {path.name}")
         return names
 
-    declared = {col: (role, col) for role in ROLES for col in listed(_SECTION_OF_ROLE[role])}
-    return declared, set(listed(IGNORE))
+    sections = {section: listed(section) for section in (*_SECTIONS, IGNORE)}
+    _one_section_each(sidecar, sections)
+    declared = {col: (role, col) for role in ROLES for col in sections[_SECTION_OF_ROLE[role]]}
+    return declared, set(sections[IGNORE])
+
+
+def _one_section_each(sidecar: Path, sections: Mapping[str, list[str]]) -> None:
+    """Refuse a column listed in two sections: it has one role, and which one it got would
+    depend on the order the sections are read in (the last won, unsaid)."""
+    seen: dict[str, str] = {}
+    for section, names in sections.items():
+        for col in names:
+            first = seen.setdefault(col, section)
+            if first != section:
+                raise LogParseError(sidecar, f"column {col!r} is listed under both {first} and "
+                                    f"{section}: a column has one role")
 
 
 def _roles(path: Path, columns: Mapping[str, int]) -> dict[str, tuple[str, str]]:
