@@ -95,12 +95,25 @@ def parse_trial_dir(adapter: Adapter, trial_dir: Path) -> TrialRecord:
     The recorded configuration names the parameters as the search space does, so it wins over
     what the adapter read back from the logs under the same name.
     """
-    record = adapter.parse_trial(trial_dir)
+    record = _parsed(adapter, trial_dir)
     problem = record_problem(record)
     if problem:  # whatever the adapter (a plug-in too): nothing unfit reaches the table
         raise LogParseError(trial_dir, f"{problem} (as read by the {adapter.name!r} adapter)")
     record.params.update(read_config(trial_dir))
     return record
+
+
+def _parsed(adapter: Adapter, trial_dir: Path) -> TrialRecord:
+    """``adapter``'s record of ``trial_dir``. Any other exception it raises (a plug-in's
+    ``float('abc')``) is this trial's :class:`LogParseError`, so ``skip_bad`` skips it and the
+    error names the trial; its type and text stay in the message (a bug shows as one)."""
+    try:
+        return adapter.parse_trial(trial_dir)
+    except LogParseError:
+        raise
+    except Exception as exc:
+        raise LogParseError(trial_dir, f"the {adapter.name!r} adapter failed: "
+                            f"{type(exc).__name__}: {exc}") from exc
 
 
 def ingest(logdir: str | Path, adapter: str | None = None, skip_bad: bool = False) -> IngestResult:
