@@ -1,4 +1,6 @@
+import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -7,6 +9,8 @@ from click.testing import CliRunner
 from boanon.adapters import available_adapters, get_adapter, ingest
 from boanon.cli import main
 from boanon.errors import LogParseError
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_trial(root, name, params, metrics, objectives):
@@ -189,3 +193,35 @@ def test_a_column_under_two_sections_of_the_roles_sidecar_is_an_error(tmp_path, 
     with pytest.raises(LogParseError, match=rf"roles\.csv\.roles\.yaml: column 'latency' is listed under "
                                             rf"both {first} and {second}: a column has one role"):
         ingest(csv)
+
+
+@pytest.mark.parametrize("name", ["LOG.gz", "stdout.txt", "config.json"])
+def test_a_log_file_is_refused_as_no_table_naming_the_dataset_to_pass(name, monkeypatch):
+    monkeypatch.chdir(ROOT)  # read as a CSV, the real LOG.gz said ':6: more fields than the header'
+    log = Path("datasets/rocksdb-readrandom/trial-000") / name
+    said = (rf"{re.escape(str(log))}: not a table: a single file is read as a CSV/JSONL table "
+            r"\(a name ending in \.csv/\.jsonl/\.ndjson, gzipped or not\); logs are read from the folder "
+            r"holding the trial folders: pass datasets/rocksdb-readrandom \(trial-000 is one trial: the "
+            r"'rocksdb' adapter recognises it\)")
+    with pytest.raises(LogParseError, match=f"^{said}$"):
+        ingest(log)
+    res = CliRunner().invoke(main, ["ingest", str(log)])
+    assert res.exit_code == 1 and re.search(said, res.output) and "--skip-bad" not in res.output
+
+
+def test_a_log_file_outside_a_trial_is_refused_as_no_table(tmp_path):
+    log = tmp_path / "LOG"
+    log.write_bytes(gzip.decompress((ROOT / "datasets/rocksdb-readrandom/trial-000/LOG.gz").read_bytes()))
+    with pytest.raises(LogParseError, match=r"LOG: not a table: .*; logs are read from the folder "
+                                            r"holding the trial folders$"):
+        ingest(log)
+
+
+@pytest.mark.parametrize(("name", "rows"), [
+    ("runs.csv.gz", "trial,param:x,objective:y\na,1,2\n"),
+    ("runs.ndjson.gz", '{"trial": "a", "param:x": 1, "objective:y": 2}\n'),  # it was read as a CSV
+])
+def test_a_table_file_may_be_gzipped(tmp_path, name, rows):
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(rows.encode()))
+    assert ingest(path).table.to_dict("records") == [{"trial": "a", "param:x": 1, "objective:y": 2.0}]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,8 @@ from boanon.adapters.base import Adapter, available_adapters, get_adapter
 from boanon.adapters.files import read_config
 from boanon.errors import LogParseError
 from boanon.table import TRIAL, TrialRecord, columns_of, record_problem, records_to_table, validate_table
+
+FROM_TRIAL_FOLDERS = "logs are read from the folder holding the trial folders"
 
 
 @dataclass
@@ -121,17 +124,13 @@ def ingest(logdir: str | Path, adapter: str | None = None, skip_bad: bool = Fals
 
     Without ``skip_bad`` the first bad trial raises its :class:`LogParseError` (which names the
     file and line); with it, bad trials are listed in ``skipped`` and the rest still ingest.
-    A single CSV/JSONL file is read by the ``table`` adapter. A table that is not well formed
-    (e.g. a trial id twice) raises a ValueError naming ``logdir``.
+    A single CSV/JSONL file is read by the ``table`` adapter; any other file (a log) is a
+    :class:`LogParseError`. A table that is not well formed (e.g. a trial id twice) raises a
+    ValueError naming ``logdir``.
     """
     logdir = Path(logdir)
     if logdir.is_file():
-        from boanon.adapters.table import read_table_file
-
-        if adapter not in (None, "table"):
-            raise ValueError(f"{logdir}: a single file is read by the 'table' adapter, not {adapter!r}; "
-                             f"the {adapter!r} adapter reads a directory of trial sub-directories")
-        return _result(read_table_file(logdir), "table", [], logdir)
+        return _result(_read_table(logdir, adapter), "table", [], logdir)
     dirs = trial_dirs(logdir)
     chosen = get_adapter(adapter) if adapter else detect_adapter(dirs)
     records: list[TrialRecord] = []
@@ -146,6 +145,33 @@ def ingest(logdir: str | Path, adapter: str | None = None, skip_bad: bool = Fals
     if not records:
         raise LogParseError(logdir, f"no trial could be parsed by the {chosen.name!r} adapter")
     return _result(records, chosen.name, skipped, logdir)
+
+
+def _read_table(path: Path, adapter: str | None) -> list[TrialRecord]:
+    """The trials of a single file, a CSV/JSONL table: a log is refused saying where logs are
+    read from (its folder's parent, when its folder is a trial)."""
+    from boanon.adapters.table import TABLE_FORMATS, read_table_file, table_format
+
+    if adapter not in (None, "table"):
+        raise ValueError(f"{path}: a single file is read by the 'table' adapter, not {adapter!r}; "
+                         f"the {adapter!r} adapter reads a directory of trial sub-directories")
+    if table_format(path) is None:
+        raise LogParseError(path, f"not a table: a single file is read as a CSV/JSONL table (a name "
+                            f"ending in {'/'.join(TABLE_FORMATS)}, gzipped or not); "
+                            f"{FROM_TRIAL_FOLDERS}{_one_trial(path.parent)}")
+    return read_table_file(path)
+
+
+def _one_trial(folder: Path) -> str:
+    """``: pass <its parent> (...)`` when an adapter recognises ``folder`` as one trial (a path
+    one level too low), else nothing."""
+    chosen = _vote([folder])
+    if chosen is None:
+        return ""
+    parent = folder.absolute().parent
+    shown = parent if folder.is_absolute() else Path(os.path.relpath(parent))  # as the user typed it
+    return (f": pass {shown} ({folder.absolute().name} is one trial: the {chosen.name!r} adapter "
+            "recognises it)")
 
 
 def _result(records: list[TrialRecord], adapter: str, skipped: list[tuple[str, str]],

@@ -30,6 +30,8 @@ from boanon.yamlfile import load_yaml
 RESULT_FILE = "result.json"
 _SECTION_OF_ROLE = {"param": "params", "metric": "metrics", "objective": "objectives"}
 _SECTIONS = tuple(_SECTION_OF_ROLE.values())
+TABLE_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+"""A table file's format by the suffix of its name, which may end in ``.gz`` too."""
 IGNORE = "ignore"
 """The sidecar's list of columns left out on purpose (a timestamp, a note): said, not guessed."""
 
@@ -141,9 +143,16 @@ def _roles(path: Path, columns: Mapping[str, int]) -> dict[str, tuple[str, str]]
     return declared
 
 
+def table_format(path: Path) -> str | None:
+    """``csv`` or ``jsonl`` as ``path``'s name says (:data:`TABLE_FORMATS`, gzipped or not), or
+    None: a log is no table, and read as a CSV it gave a baffling error."""
+    return TABLE_FORMATS.get(Path(path.name.lower().removesuffix(".gz")).suffix)
+
+
 def read_table_file(path: Path) -> list[TrialRecord]:
-    """Read a CSV or JSONL file of trials into records (see the module docstring)."""
-    if path.suffix.lower() in (".jsonl", ".ndjson") or path.name.endswith(".jsonl.gz"):
+    """Read a CSV or JSONL file of trials into records (see the module docstring); a file
+    :func:`table_format` does not know is read as a CSV."""
+    if table_format(path) == "jsonl":
         rows = list(json_lines(path))
         columns = _first_lines(rows)
     else:
