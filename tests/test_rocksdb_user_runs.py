@@ -4,6 +4,7 @@ names with the values that ran; warm starts that say what they leave out and why
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -20,7 +21,8 @@ from boanon.space import Space
 from boanon.targets.rocksdb_export import options_sections
 
 USER_RUNS = Path(__file__).parent / "fixtures" / "rocksdb-user"
-EXAMPLE = Path(__file__).parent.parent / "examples" / "rocksdb.yaml"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "rocksdb.yaml"
 RAN = json.loads((USER_RUNS / "ran.json").read_text())
 needs_db_bench = pytest.mark.skipif(shutil.which("db_bench") is None,
                                     reason="db_bench not installed (scripts/install-system-deps.sh)")
@@ -97,6 +99,27 @@ def test_ingest_one_level_too_high_says_where_the_trials_are(tmp_path: Path) -> 
     result = CliRunner().invoke(main, ["ingest", str(tmp_path / "dataset")])
     assert result.exit_code != 0 and f"boanon ingest {tmp_path / 'dataset' / 'rocksdb-user'}" in result.output
     assert "--skip-bad" not in result.output  # skipping trials would not help
+
+
+def test_ingest_one_level_too_low_says_to_pass_the_folder_holding_the_trials(tmp_path: Path,
+                                                                            monkeypatch) -> None:
+    trial = USER_RUNS / "run-a"  # it said only: contains no trial sub-directories
+    with pytest.raises(LogParseError, match=rf"^{re.escape(str(trial))}: contains no trial sub-directories; "
+                                            r"logs are read from the folder holding the trial folders: pass "
+                                            rf"{re.escape(str(USER_RUNS))} \(run-a is one trial: the "
+                                            r"'rocksdb' adapter recognises it\)$"):
+        ingest(trial)
+    runs = tmp_path / "runs"
+    shutil.copytree(trial, runs / "run-a")
+    (runs / "run-a" / "db").mkdir()  # a trial holding a directory of its own
+    with pytest.raises(LogParseError, match=r"run-a: no adapter recognises these trials; logs are read "
+                                            r"from the folder holding the trial folders: pass "
+                                            rf"{re.escape(str(runs))} \(run-a is one trial"):
+        ingest(runs / "run-a")
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(main, ["ingest", "datasets/rocksdb-readrandom/trial-000"])
+    assert result.exit_code == 1 and "--skip-bad" not in result.output
+    assert "pass datasets/rocksdb-readrandom (trial-000 is one trial: the 'rocksdb' adapter" in result.output
 
 
 @needs_db_bench

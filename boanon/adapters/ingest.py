@@ -54,20 +54,29 @@ def trial_dirs(logdir: Path) -> list[Path]:
         raise LogParseError(logdir, "not a directory of trial sub-directories")
     dirs = sorted(p for p in logdir.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not dirs:
-        raise LogParseError(logdir, "contains no trial sub-directories")
+        raise LogParseError(logdir, f"contains no trial sub-directories{_misplaced(logdir, dirs)}")
     return dirs
 
 
 def detect_adapter(dirs: list[Path]) -> Adapter:
     """The registered adapter that recognises the most trial directories (sampled). When none
-    does, the error says where trials are if the directory was one level too high."""
+    does, the error says where trials are if the directory was one level too high or low."""
     chosen = _vote(dirs)
     if chosen is None:
-        below = trials_below(dirs)
-        hint = (f"found trial directories under {', '.join(map(str, below))}: run `boanon ingest "
-                f"{below[0]}`" if below else f"name one with --adapter ({', '.join(available_adapters())})")
-        raise LogParseError(dirs[0].parent, f"no adapter recognises these trials; {hint}")
+        folder = dirs[0].parent
+        hint = _misplaced(folder, dirs) or f"; name one with --adapter ({', '.join(available_adapters())})"
+        raise LogParseError(folder, f"no adapter recognises these trials{hint}")
     return chosen
+
+
+def _misplaced(folder: Path, dirs: list[Path]) -> str:
+    """``; <where the trials are>`` when ``folder``, whose sub-directories ``dirs`` are no
+    trials, is one level too high (a folder of datasets) or too low (one trial); else nothing."""
+    below = trials_below(dirs)
+    if below:
+        return f"; found trial directories under {', '.join(map(str, below))}: run `boanon ingest {below[0]}`"
+    trial = _one_trial(folder)
+    return f"; {FROM_TRIAL_FOLDERS}{trial}" if trial else ""
 
 
 def _vote(dirs: list[Path]) -> Adapter | None:
