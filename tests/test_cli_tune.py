@@ -194,6 +194,18 @@ def test_config_errors_name_the_file_and_field(tmp_path: Path) -> None:
     assert result.exit_code != 0 and f"{config}: strategy: expected one of" in result.output
 
 
+def test_a_warm_start_at_a_folder_of_datasets_lists_them_and_says_to_point_at_one(tmp_path: Path) -> None:
+    store = tmp_path / "sgd.db"  # it said: run `boanon ingest datasets/rocksdb-mixgraph` (the first folder)
+    result = CliRunner().invoke(main, ["tune", "examples/sgd.yaml", "--warm-start", "datasets", "--store",
+                                       str(store)])
+    datasets = sorted(d for d in (ROOT / "datasets").iterdir() if d.is_dir())
+    assert result.exit_code == 1 and "boanon ingest" not in result.output and not store.exists()
+    assert f"datasets: warm_start: holds {len(datasets)} datasets (with the adapter reading each), not the " \
+           "trials of one: datasets/rocksdb-mixgraph (rocksdb), " in result.output
+    assert "datasets/sgd-alexnet (sgd), datasets/sgd-googlenet (sgd), " in result.output
+    assert "; point warm_start (or --warm-start) at one of them, a related task's" in result.output
+
+
 def test_a_run_that_cannot_start_leaves_no_store(tmp_path: Path) -> None:
     config = _yaml(tmp_path, constraints=["x0 > 2"])  # no configuration satisfies it
     store = tmp_path / "run.db"

@@ -46,35 +46,50 @@ class IngestResult:
         return "\n".join(lines)
 
 
+class FolderOfDatasets(LogParseError):
+    """A folder of datasets named where one dataset (a folder of trials) was wanted; ``datasets``
+    maps each to the adapter that reads its trials, for a caller to say which to name."""
+
+    def __init__(self, folder: Path, datasets: dict[Path, str]):
+        self.datasets = datasets
+        super().__init__(folder, f"no adapter recognises these trials; found trial directories under "
+                         f"{', '.join(map(str, datasets))}: run `boanon ingest {next(iter(datasets))}`")
+
+
 def trial_dirs(logdir: Path) -> list[Path]:
     """Sub-directories of ``logdir`` (the trials), sorted by name; hidden ones are ignored."""
     if not logdir.exists():
         raise LogParseError(logdir, "does not exist")
     if not logdir.is_dir():
         raise LogParseError(logdir, "not a directory of trial sub-directories")
-    dirs = sorted(p for p in logdir.iterdir() if p.is_dir() and not p.name.startswith("."))
+    dirs = _subdirs(logdir)
     if not dirs:
-        raise LogParseError(logdir, f"contains no trial sub-directories{_misplaced(logdir, dirs)}")
+        raise LogParseError(logdir, f"contains no trial sub-directories{_too_low(logdir)}")
     return dirs
+
+
+def _subdirs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 def detect_adapter(dirs: list[Path]) -> Adapter:
     """The registered adapter that recognises the most trial directories (sampled). When none
-    does, the error says where trials are if the directory was one level too high or low."""
+    does, the error says where trials are if the directory was one level too high
+    (:class:`FolderOfDatasets`) or too low."""
     chosen = _vote(dirs)
     if chosen is None:
         folder = dirs[0].parent
-        hint = _misplaced(folder, dirs) or f"; name one with --adapter ({', '.join(available_adapters())})"
+        datasets = datasets_below(dirs)
+        if datasets:
+            raise FolderOfDatasets(folder, datasets)
+        hint = _too_low(folder) or f"; name one with --adapter ({', '.join(available_adapters())})"
         raise LogParseError(folder, f"no adapter recognises these trials{hint}")
     return chosen
 
 
-def _misplaced(folder: Path, dirs: list[Path]) -> str:
-    """``; <where the trials are>`` when ``folder``, whose sub-directories ``dirs`` are no
-    trials, is one level too high (a folder of datasets) or too low (one trial); else nothing."""
-    below = trials_below(dirs)
-    if below:
-        return f"; found trial directories under {', '.join(map(str, below))}: run `boanon ingest {below[0]}`"
+def _too_low(folder: Path) -> str:
+    """``; <where the trials are>`` when an adapter recognises ``folder`` as one trial (a path
+    one level too low); else nothing."""
     trial = _one_trial(folder)
     return f"; {FROM_TRIAL_FOLDERS}{trial}" if trial else ""
 
@@ -90,14 +105,15 @@ def _vote(dirs: list[Path]) -> Adapter | None:
     return get_adapter(votes.most_common(1)[0][0])
 
 
-def trials_below(dirs: list[Path]) -> list[Path]:
-    """Those of ``dirs`` whose own sub-directories an adapter recognises as trials (a dataset
-    directory named instead of the dataset)."""
-    found = []
+def datasets_below(dirs: list[Path]) -> dict[Path, str]:
+    """Those of ``dirs`` whose own sub-directories an adapter recognises as trials (a folder of
+    datasets named instead of a dataset), each with that adapter's name."""
+    found = {}
     for d in dirs:
-        subdirs = sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
-        if subdirs and _vote(subdirs) is not None:
-            found.append(d)
+        subdirs = _subdirs(d)
+        chosen = _vote(subdirs) if subdirs else None
+        if chosen is not None:
+            found[d] = chosen.name
     return found
 
 

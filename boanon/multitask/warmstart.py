@@ -62,10 +62,16 @@ def _from_logs(path: Path) -> tuple[pd.DataFrame, CausalGraph | None, list[str]]
     """Trials as ``boanon ingest`` reads them, so a warm start takes what ingest takes and its
     errors name the file and line; a dataset directory's ``graph.json`` is its graph. The trials
     it could not read are returned with why (left out, and said so, never dropped unseen)."""
-    from boanon.adapters.ingest import ingest
+    from boanon.adapters.ingest import FolderOfDatasets, ingest
 
     graph = CausalGraph.load(path / GRAPH_FILE) if (path / GRAPH_FILE).is_file() else None
-    result = ingest(path, skip_bad=True)
+    try:
+        result = ingest(path, skip_bad=True)
+    except FolderOfDatasets as exc:  # not `boanon ingest` of the first one: a warm start names one
+        listed = ", ".join(f"{d} ({adapter})" for d, adapter in exc.datasets.items())
+        raise ConfigError(path, "warm_start", f"holds {len(exc.datasets)} datasets (with the adapter "
+                          f"reading each), not the trials of one: {listed}; point warm_start (or "
+                          "--warm-start) at one of them, a related task's") from None
     return result.table, graph, [f"{path}: trial {trial}: {reason}" for trial, reason in result.skipped]
 
 
