@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, from_cwd
 from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
@@ -212,7 +212,7 @@ def _path(data: Mapping[str, Any], key: str, source: str) -> Path | None:
         return None
     path = Path(str(data[key]))
     if not path.is_file():
-        raise ConfigError(source, key, f"no such file: {path}")
+        raise ConfigError(source, key, f"no such file: {path}{from_cwd(path)}")
     return path
 
 
@@ -224,7 +224,7 @@ def _paths(data: Mapping[str, Any], key: str, source: str) -> list[Path]:
     for k, path in enumerate(paths):
         if not path.exists():
             field_name = f"{key}[{k}]" if isinstance(value, list) else key
-            raise ConfigError(source, field_name, f"no such file or directory: {path}")
+            raise ConfigError(source, field_name, f"no such file or directory: {path}{from_cwd(path)}")
     return paths
 
 

@@ -24,6 +24,12 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def from_cwd(path: str | Path) -> str:
+    """`` (relative to the current directory <cwd>)`` for a relative ``path``, else nothing: a
+    path that is there from where a file lies may be missing from where the command runs."""
+    return "" if Path(path).is_absolute() else f" (relative to the current directory {Path.cwd()})"
+
+
 class LogParseError(ValueError):
     """A log file could not be read: names the file and, where known, the line."""
 

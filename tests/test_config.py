@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,21 @@ def test_errors_name_the_field(change: dict, field: str, message: str) -> None:
         parse_config({**BASE, **change}, "t.yaml")
     assert info.value.source == "t.yaml" and info.value.field == field
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("example, field, message", [
+    ("rocksdb.yaml", "warm_start", "no such file or directory: datasets/rocksdb-readrandom"),
+    ("sgd.yaml", "annotations", "no such file: examples/sgd-annotations.yaml"),
+])
+def test_a_missing_relative_path_says_it_is_read_from_the_current_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, example: str, field: str, message: str) -> None:
+    monkeypatch.chdir(tmp_path)  # the example run from elsewhere: it did not say where it looked
+    config = ROOT / "examples" / example
+    with pytest.raises(ConfigError, match=re.escape(f"{config}: {field}: {message} (relative to the "
+                                                    f"current directory {tmp_path})") + "$"):
+        load_config(config)
+    with pytest.raises(ConfigError, match=re.escape(f"no such file: {tmp_path / 'missing.json'}") + "$"):
+        parse_config({**BASE, "graph": str(tmp_path / "missing.json")}, "t.yaml")
 
 
 def test_missing_required_key_and_bad_yaml(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -147,8 +148,16 @@ def test_warm_start_from_a_csv_table_aligns_to_the_new_space(tmp_path):
     assert related.label == "old" and len(related.table) == 5 and len(related.dropped) == 1
     assert "t0002" in related.dropped[0] and "x0" in related.dropped[0]
     assert (related.table["param:x3"] == 0.5).all() and "param:retired" not in related.table
-    with pytest.raises(ConfigError, match="warm_start"):
+    with pytest.raises(ConfigError, match=r"missing\.db: warm_start: no such store, dataset directory or "
+                                          r"table$"):  # an absolute path: no note on where it is read from
         load_related(tmp_path / "missing.db")
+
+
+def test_a_missing_relative_warm_start_says_it_is_read_from_the_current_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=re.escape("old.db: warm_start: no such store, dataset directory or "
+                                                    f"table (relative to the current directory {tmp_path})")):
+        load_related("old.db")
 
 
 def test_warm_start_from_an_unrelated_task_is_refused(tmp_path):

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, from_cwd
 from boanon.graph import CausalGraph
 from boanon.multitask.tasks import TARGET, TASK, combine_tasks, with_task, with_task_node
 from boanon.space import Space
@@ -79,7 +79,7 @@ def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
     """Read a related task's trials from a store, a dataset directory or a CSV/JSONL table."""
     path = Path(source)
     if not path.exists():
-        raise ConfigError(source, "warm_start", "no such store, dataset directory or table")
+        raise ConfigError(source, "warm_start", f"no such store, dataset directory or table{from_cwd(path)}")
     if path.is_file() and _is_sqlite(path):
         (table, graph), unread = _from_store(path), []
     else:
