@@ -23,8 +23,10 @@
                                                         #   or a list of them, one task each
     related_outputs: [write_amplification]              # optional: modelled jointly with the objectives
 
-Every error is a :class:`ConfigError` naming the file and the field. Relative paths (graph,
-annotations, a ``file.py:function`` callable) are relative to the current directory.
+Every error is a :class:`ConfigError` naming the file and the field (a :class:`MissingFile` for a
+file that is not there). Relative paths (graph, annotations, warm_start, a ``file.py:function``
+callable, a command's program) are relative to the current directory: ``boanon tune`` records it
+in the store, and ``boanon explain --measure`` reads the YAML from there.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from boanon.errors import ConfigError, from_cwd
+from boanon.errors import ConfigError, MissingFile
 from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
@@ -177,6 +179,9 @@ def _runner(spec: Any, space: Space, objectives: list[Objective],
 
         if not isinstance(spec["callable"], str):
             raise ConfigError(source, "runner.callable", "expected 'module:function'")
+        module_file = Path(spec["callable"].rpartition(":")[0])
+        if module_file.suffix == ".py" and not module_file.is_file():
+            raise MissingFile(source, "runner.callable", module_file)
         try:
             load_callable(spec["callable"])
         except ValueError as exc:
@@ -212,7 +217,7 @@ def _path(data: Mapping[str, Any], key: str, source: str) -> Path | None:
         return None
     path = Path(str(data[key]))
     if not path.is_file():
-        raise ConfigError(source, key, f"no such file: {path}{from_cwd(path)}")
+        raise MissingFile(source, key, path)
     return path
 
 
@@ -224,7 +229,7 @@ def _paths(data: Mapping[str, Any], key: str, source: str) -> list[Path]:
     for k, path in enumerate(paths):
         if not path.exists():
             field_name = f"{key}[{k}]" if isinstance(value, list) else key
-            raise ConfigError(source, field_name, f"no such file or directory: {path}{from_cwd(path)}")
+            raise MissingFile(source, field_name, path, "file or directory")
     return paths
 
 

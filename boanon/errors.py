@@ -51,6 +51,15 @@ class ConfigError(ValueError):
         super().__init__(f"{source}: {field}: {bounded(message)}")
 
 
+class MissingFile(ConfigError):
+    """A file the configuration names is not there. ``path`` is as written: a relative one was
+    looked for from the current directory, which a caller may know to be the wrong one."""
+
+    def __init__(self, source: str | Path, field: str, path: Path, what: str = "file"):
+        self.path = path
+        super().__init__(source, field, f"no such {what}: {path}{from_cwd(path)}")
+
+
 class StoreError(ConfigError):
     """A run's store cannot be read as one: not a BoAnon store, damaged, or a row that does not
     decode. Names the store and, where one is to blame, the row."""

@@ -34,8 +34,9 @@ from boanon.store import trials_dir as store_trials_dir
 from boanon.store_lock import WriterLock
 from boanon.tuner import Tuner
 
-CONFIG_NOTE, TRIALS_NOTE = "config_file", "trials_dir"
-"""Store notes: where the run's YAML and trial directories are (``boanon explain --measure``)."""
+CONFIG_NOTE, TRIALS_NOTE, DIRECTORY_NOTE = "config_file", "trials_dir", "run_directory"
+"""Store notes: where the run's YAML and trial directories are, and the directory it was started
+in, which the YAML's relative paths are relative to (``boanon explain --measure``)."""
 
 
 @dataclass
@@ -197,6 +198,7 @@ def open_run(request: TuneRequest) -> TuningRun:
         raise
     tuner.store.set_note(CONFIG_NOTE, str(Path(request.config_file).resolve()))
     tuner.store.set_note(TRIALS_NOTE, str(trials.resolve()))
+    tuner.store.set_note(DIRECTORY_NOTE, str(Path.cwd()))
     return TuningRun(request, config, tuner, runner, budget, trials, plan, stopper, left_running, resources,
                      created=created is not None)
 

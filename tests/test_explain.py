@@ -206,3 +206,62 @@ def test_a_change_below_exports_rounding_shows_more_digits():
     space = Space.from_dict({"share": {"type": "float", "low": 0.0, "high": 1.0}})
     assert _change(space, "share", 0.9999, 1.0) == "0.9999 -> 1"  # exported, both read 1.0
     assert _change(space, "share", 0.25, 0.75) == "0.25 -> 0.75"
+
+
+SYSTEM = '''
+def evaluate(config):
+    m_a, m_b = (config["a"] - 0.9) ** 2, (config["b"] - 0.1) ** 2
+    return {"m_a": m_a, "m_b": m_b, "cost": m_a + m_b + 0.1 * config["c"]}
+'''
+
+
+def _project_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A run started in its own project directory, whose YAML names its system (``system.py``) and
+    annotations by paths relative to it; returns that directory."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "system.py").write_text(SYSTEM)
+    (project / "annotations.yaml").write_text("require: [a -> m_a, b -> m_b]\n")
+    (project / "tune.yaml").write_text(yaml.safe_dump({
+        "space": {p: {"type": "float", "low": 0.0, "high": 1.0, "default": 0.5} for p in "abc"},
+        "objectives": [{"name": "cost", "direction": "minimize"}],
+        "runner": {"callable": "system.py:evaluate"}, "annotations": "annotations.yaml",
+        "strategy": "random", "n_init": 4, "seed": 0}))
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(main, ["tune", "tune.yaml", "--budget", "4", "--store", "run.db"])
+    assert result.exit_code == 0, result.output
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    return project
+
+
+def test_measure_runs_the_yaml_from_the_directory_the_run_was_started_in(tmp_path, monkeypatch):
+    # it read the YAML's relative paths from the current directory: "annotations: no such file"
+    project = _project_run(tmp_path, monkeypatch)
+    result = CliRunner().invoke(main, ["explain", "../project/run.db", "--measure", "--trial", "t0001",
+                                       "--trials-dir", "logs"])
+    assert result.exit_code == 0, result.output
+    assert Path.cwd() == tmp_path / "elsewhere"  # back where the user is
+    with Store(project / "run.db") as store:
+        measured = [t for t in store.trials() if t.surrogate == "ablation"]
+    assert len(measured) == 2 and all(t.status == "done" for t in measured)
+    for trial in measured:  # the run's own system, its logs where this command's --trials-dir says
+        a, b, c = (trial.config[p] for p in "abc")
+        assert trial.objectives["cost"] == pytest.approx((a - 0.9) ** 2 + (b - 0.1) ** 2 + 0.1 * c)
+        assert (tmp_path / "elsewhere" / "logs" / trial.name).is_dir()
+
+
+def test_a_store_that_does_not_record_its_directory_says_where_the_yaml_paths_are_from(tmp_path,
+                                                                                       monkeypatch):
+    project = _project_run(tmp_path, monkeypatch)
+    with Store(project / "run.db") as store:  # as a store written before the note was
+        store._conn.execute("DELETE FROM meta WHERE key = 'note:run_directory'")
+    result = CliRunner().invoke(main, ["explain", "../project/run.db", "--measure", "--trial", "t0001"])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {project / 'tune.yaml'}: runner.callable: no such file: system.py "
+                             f"(relative to the current directory {tmp_path / 'elsewhere'}) "
+                             "(the run's YAML paths are relative to the directory the run was started in: "
+                             "run explain from there, or pass --config)\n")
+    monkeypatch.chdir(project)  # from there it works, as it always did
+    result = CliRunner().invoke(main, ["explain", "run.db", "--measure", "--trial", "t0001"])
+    assert result.exit_code == 0, result.output

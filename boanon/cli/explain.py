@@ -3,7 +3,10 @@ metrics that moved."""
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -12,7 +15,7 @@ import pandas as pd
 from boanon.best import plain_config
 from boanon.cli.stores import reading_store, writing_store
 from boanon.config import TuneConfig, load_config
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, MissingFile
 from boanon.explain import START, ablation_path, metric_moves
 from boanon.report import RunView, fit_surrogate, read_run
 from boanon.results import ABLATION
@@ -20,7 +23,7 @@ from boanon.space import Space
 from boanon.store import StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.tuner import store_result
-from boanon.tuning import CONFIG_NOTE, TRIALS_NOTE, sigterm_interrupts
+from boanon.tuning import CONFIG_NOTE, DIRECTORY_NOTE, TRIALS_NOTE, sigterm_interrupts
 
 
 @click.command("explain")
@@ -32,7 +35,8 @@ from boanon.tuning import CONFIG_NOTE, TRIALS_NOTE, sigterm_interrupts
               help="Also run the path's intermediate configurations through the run's runner and store "
                    "them as trials of the run (surrogate 'ablation').")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="With --measure: the run's tuning YAML (default: the one `boanon tune` recorded).")
+              help="With --measure: the run's tuning YAML (default: the one `boanon tune` recorded); "
+                   "its relative paths are read from the directory the run was started in.")
 @click.option("--trials-dir", type=click.Path(file_okay=False), default=None,
               help="With --measure: where the measurements' logs go (default: <store>.trials beside the "
                    "store, as `boanon tune` and its --resume).")
@@ -166,26 +170,37 @@ def _measure(run: RunView, path: pd.DataFrame, config_file: str | None, trials_d
     """Run the path's intermediate configurations (not its ends: both ran already) through the run's
     runner, store each as a trial of the run, and return them by step.
 
-    Their logs go where ``boanon tune --resume`` would put this store's next trials: ``trials_dir``
-    or ``<store>.trials``. Not to the folder the run recorded: a copied store records its original's,
-    whose next trials would then find their folders taken."""
-    from boanon.runners.trial import run_trial
-
+    The YAML is read, and its trials run, from the directory the run was started in (its relative
+    paths, its runner's own, mean what they meant to the run); the paths given to this command
+    are the user's, from where it is run. The logs go where ``boanon tune --resume`` would put
+    this store's next trials: ``trials_dir`` or ``<store>.trials``. Not to the folder the run
+    recorded: a copied store records its original's, whose next trials would then find their
+    folders taken."""
     store = run.store
-    config_file = config_file or store.note(CONFIG_NOTE)
-    if config_file is None:
+    yaml_file = str(Path(config_file).absolute()) if config_file else store.note(CONFIG_NOTE)
+    if yaml_file is None:
         raise ValueError("the store does not say which tuning YAML ran it: pass --config")
     if store.counts()["running"]:
         raise ValueError("trials are running: measure when the run has stopped")
-    config = _tuning_config(config_file)
-    if config.space.to_dict() != run.space.to_dict():
-        raise ValueError(f"{config_file} has another search space than the run: pass its --config")
+    folder = store_trials_dir(store, trials_dir).resolve()
+    with _run_directory(store.note(DIRECTORY_NOTE)) as started_in:
+        config = _tuning_config(yaml_file, started_in)
+        if config.space.to_dict() != run.space.to_dict():
+            raise ValueError(f"{yaml_file} has another search space than the run: pass its --config")
+        recorded = store.note(TRIALS_NOTE)
+        if recorded is not None and Path(recorded) != folder:
+            click.echo(f"the run logged its trials in {recorded}; these measurements' logs go to {folder}",
+                       err=True)
+        return _run_steps(run, path, config, folder, target)
+
+
+def _run_steps(run: RunView, path: pd.DataFrame, config: TuneConfig, folder: Path,
+               target: str) -> dict[int, StoredTrial]:
+    """:func:`_measure`'s trials, one per intermediate step of ``path``, logged in ``folder``."""
+    from boanon.runners.trial import run_trial
+
+    store = run.store
     runner = config.make_runner()
-    folder = store_trials_dir(store, trials_dir)
-    recorded = store.note(TRIALS_NOTE)
-    if recorded is not None and Path(recorded) != folder.resolve():
-        click.echo(f"the run logged its trials in {recorded}; these measurements' logs go to {folder}",
-                   err=True)
     out: dict[int, StoredTrial] = {}
     for row in path.iloc[1:-1].itertuples():
         trial = store.start_trial(row.config, surrogate=ABLATION,
@@ -203,10 +218,34 @@ def _measure(run: RunView, path: pd.DataFrame, config_file: str | None, trials_d
     return out
 
 
-def _tuning_config(config_file: str) -> TuneConfig:
-    """The run's tuning YAML, read. Its errors name the YAML (and the field) themselves, so they
-    leave before the command's errors are prefixed with the store, which is not to blame."""
+@contextmanager
+def _run_directory(recorded: str | None) -> Iterator[str | None]:
+    """Inside, the current directory is the one the run was started in (the store's note), as in
+    ``boanon tune``; yields it, or None where the store does not say (recorded before BoAnon
+    kept it) or it is gone: then the current directory stays, as it always did."""
+    if recorded is None or not Path(recorded).is_dir():
+        if recorded is not None:
+            click.echo(f"the run was started in {recorded}, which is gone: its YAML's relative paths "
+                       "are read from the current directory", err=True)
+        yield None
+        return
+    before = os.getcwd()
+    os.chdir(recorded)
+    try:
+        yield recorded
+    finally:
+        os.chdir(before)
+
+
+def _tuning_config(config_file: str, started_in: str | None) -> TuneConfig:
+    """The run's tuning YAML, read from the current directory: ``started_in``, the run's, or None
+    where that is not known. Its errors name the YAML (and the field) themselves, so they leave
+    before the command's errors are prefixed with the store, which is not to blame; a relative
+    path missing from a directory that may not be the run's says so."""
     try:
         return load_config(config_file)
     except ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
+        hint = "" if started_in is not None or not isinstance(exc, MissingFile) or exc.path.is_absolute() \
+            else " (the run's YAML paths are relative to the directory the run was started in: run " \
+            "explain from there, or pass --config)"
+        raise click.ClickException(f"{exc}{hint}") from None
