@@ -85,6 +85,13 @@ STATUSES: tuple[TrialState, ...] = tuple(TrialState)
 MEASURED = (TrialState.DONE, TrialState.STOPPED)
 """Statuses of trials whose metrics feed the model."""
 ACTIVITY_NOTE = "activity"  # what the tuning process does now (Store.set_activity)
+PROPOSING, RUNNING_TRIALS = "proposing", "running trials"
+AT_WORK = (PROPOSING, RUNNING_TRIALS)
+"""The activities of a tuning loop at work: one whose process is gone was killed."""
+CONFIG_NOTE, TRIALS_NOTE, DIRECTORY_NOTE = "config_file", "trials_dir", "run_directory"
+"""Notes ``boanon tune`` keeps: where the run's YAML and trial directories are, and the directory it
+was started in, which the YAML's relative paths are relative to (``boanon explain --measure``, and
+``boanon status``'s way to resume a killed run)."""
 _LEGACY_STATE = (f"CASE WHEN status = 'failed' AND error IN ({', '.join(repr(e) for e in RERUN)})"
                  f" THEN '{TrialState.INTERRUPTED.value}' ELSE status END")
 """A row's state in SQL, also in a store written before schema 3 opened read-only (not migrated)."""
@@ -361,7 +368,9 @@ class Store:
 
     def activity(self) -> dict[str, Any] | None:
         """The last :meth:`set_activity`, with ``alive``: False when its process is known to be
-        gone (same host, no such process: killed), else True or None (another host: unknown)."""
+        gone (same host, no such process), else True or None (another host: unknown); and
+        ``killed``: gone while at work (:data:`AT_WORK`), not having said it ended (the views
+        say so: a running trial of it runs no more)."""
         text = self.note(ACTIVITY_NOTE)
         if not text:
             return None
@@ -378,7 +387,7 @@ class Store:
                 alive = False
             except PermissionError:  # someone else's process: it exists
                 alive = True
-        return {**out, "alive": alive}
+        return {**out, "alive": alive, "killed": alive is False and out.get("state") in AT_WORK}
 
     def note(self, key: str) -> str | None:
         """A note kept by :meth:`set_note` (None when there is none)."""

@@ -40,7 +40,7 @@ from boanon.results import ENQUEUED, INIT, best_trial
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
 from boanon.space import Space
-from boanon.store import MEASURED, Status, Store, StoredTrial, TrialState
+from boanon.store import MEASURED, PROPOSING, RUNNING_TRIALS, Status, Store, StoredTrial, TrialState
 from boanon.store import trials_dir as store_trials_dir
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.study import Study
@@ -308,11 +308,11 @@ class Tuner:
         if design_position < len(self._design):
             config, what = self._design[design_position]
             return _Plan(Proposal(config, INIT, f"initial design: {what}"))
-        self.store.set_activity("proposing")  # learning and proposing can take a minute: views say so
+        self.store.set_activity(PROPOSING)  # learning and proposing can take a minute: views say so
         try:
             return self._propose(self.table(), np.random.default_rng([self.seed, position]))
         finally:
-            self.store.set_activity("running trials")
+            self.store.set_activity(RUNNING_TRIALS)
 
     def _failures_run_again(self) -> int:
         """Failed trials whose configuration ran again (:meth:`resume`'s misnamed default): the

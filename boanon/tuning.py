@@ -29,14 +29,10 @@ from boanon.multitask import load_related
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import PlanFile, PlannedRun, load_plan, run_plan
 from boanon.runners.base import Runner
-from boanon.store import Store, StoredTrial
+from boanon.store import CONFIG_NOTE, DIRECTORY_NOTE, RUNNING_TRIALS, TRIALS_NOTE, Store, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.store_lock import WriterLock
 from boanon.tuner import Tuner
-
-CONFIG_NOTE, TRIALS_NOTE, DIRECTORY_NOTE = "config_file", "trials_dir", "run_directory"
-"""Store notes: where the run's YAML and trial directories are, and the directory it was started
-in, which the YAML's relative paths are relative to (``boanon explain --measure``)."""
 
 
 @dataclass
@@ -101,6 +97,7 @@ class TuningRun:
                 callback(trial)
             streak(trial)
 
+        tuner.store.set_activity(RUNNING_TRIALS)  # from the first trial: the design proposes nothing
         try:
             with sigterm_interrupts():
                 outcome = self._run(told)

@@ -273,6 +273,30 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path: Path) -> None:
         assert s.counts()["running"] == 0
 
 
+@pytest.mark.slow
+def test_status_says_a_killed_runs_running_trial_runs_no_more_and_how_to_resume(tmp_path: Path) -> None:
+    # it said "1 running" as if the run were alive (the dashboard said "killed?")
+    _, store, _ = _start_and_signal(tmp_path, 6, signal.SIGKILL)
+    result = CliRunner().invoke(main, ["status", str(store)])
+    assert result.exit_code == 0, result.output
+    resume = f"boanon tune {(tmp_path / 'tune.yaml').resolve()} --store {store} --resume"
+    assert (f" 1 running (the tuning process has ended: killed? resume it with {resume} from {ROOT})"
+            in result.output), result.output
+    with Store(store) as s:
+        assert s.activity()["killed"]
+
+
+def test_status_of_a_run_that_ended_says_nothing_of_a_kill(tmp_path: Path) -> None:
+    config = _yaml(tmp_path, n_init=2)
+    store = tmp_path / "run.db"
+    ended = subprocess.run([BOANON, "tune", str(config), "--budget", "2", "--store", str(store)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert ended.returncode == 0, ended.stderr
+    result = CliRunner().invoke(main, ["status", str(store)])
+    assert "0 running\n" in result.output and "killed" not in result.output, result.output
+
+
 def test_misnamed_objective_stops_after_one_trial_and_resumes_once_fixed(tmp_path: Path) -> None:
     config = _yaml(tmp_path, n_init=4, objectives=[{"name": "costs", "direction": "minimize"}])
     store = tmp_path / "run.db"

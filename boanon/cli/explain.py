@@ -20,10 +20,10 @@ from boanon.explain import START, ablation_path, metric_moves
 from boanon.report import RunView, fit_surrogate, read_run
 from boanon.results import ABLATION
 from boanon.space import Space
-from boanon.store import StoredTrial
+from boanon.store import CONFIG_NOTE, DIRECTORY_NOTE, TRIALS_NOTE, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
 from boanon.tuner import store_result
-from boanon.tuning import CONFIG_NOTE, DIRECTORY_NOTE, TRIALS_NOTE, sigterm_interrupts
+from boanon.tuning import sigterm_interrupts
 
 
 @click.command("explain")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import textwrap
 from collections import Counter
 from datetime import datetime
@@ -21,7 +22,7 @@ from boanon.multiobjective import (
 from boanon.report import model_trial, study_space
 from boanon.results import best_trial, origin, study_goals
 from boanon.space import Space
-from boanon.store import Store, StoredTrial
+from boanon.store import CONFIG_NOTE, DIRECTORY_NOTE, Store, StoredTrial
 
 WIDTH = 100
 """Columns of ``boanon status``'s longer lines (relations, node models, configurations)."""
@@ -81,6 +82,20 @@ def wrapped(text: str, indent: str) -> str:
                          break_on_hyphens=False)
 
 
+def killed_note(store: Store) -> str:
+    """`` (the tuning process has ended: killed? ...)`` and how to resume it, when the run's process
+    is gone while at work (:meth:`Store.activity`, as the dashboard says): its trials still
+    count as running, and nothing will finish them."""
+    activity = store.activity()
+    if not (activity and activity["killed"]):
+        return ""
+    config = store.note(CONFIG_NOTE) or "CONFIG.yaml"
+    command = shlex.join(["boanon", "tune", config, "--store", str(store.path.absolute()), "--resume"])
+    directory = store.note(DIRECTORY_NOTE)
+    return f" (the tuning process has ended: killed? resume it with {command}" \
+        + (f" from {directory})" if directory else ")")
+
+
 def summary(store: Store, n_failures: int = 10) -> str:
     """The text ``boanon status`` prints."""
     study = store.study()
@@ -95,7 +110,8 @@ def summary(store: Store, n_failures: int = 10) -> str:
         f"run:        strategy {study.strategy}, seed {study.seed}, {len(study.space)} "
         f"parameters, objectives " + ", ".join(f"{o.name} ({o.direction})" for o in objectives),
         f"trials:     {len(trials)}: {counts['done']} done, {counts['stopped']} stopped early, "
-        f"{counts['failed']} failed, {counts['interrupted']} interrupted, {counts['running']} running",
+        f"{counts['failed']} failed, {counts['interrupted']} interrupted, {counts['running']} running"
+        + killed_note(store),
     ]
     related = study.warm_start
     if related:  # one source as a string, several as a list (Study)

@@ -79,7 +79,7 @@ function drawHeader(run) {
   const a = s.activity;
   if (a) {  // what the tuning process does now (it records it in the store)
     const since = Math.max(0, (Date.now() - Date.parse(a.since)) / 1000);
-    const text = a.alive === false && !["finished", "interrupted"].includes(a.state) ? "the tuning process has ended (killed?)"
+    const text = a.killed ? "the tuning process has ended (killed?)"
       : a.state === "proposing" ? `computing a proposal… (${fmtSeconds(Math.round(since))})`
       : a.state === "finished" ? "run finished" : a.state;
     facts.push(el("span", { id: "activity", class: a.state === "proposing" ? "busy" : "" }, el("b", {}, text)));
