@@ -186,6 +186,8 @@ def open_run(request: TuneRequest) -> TuningRun:
                       related_outputs=config.related_outputs,
                       propose_options=config.propose_options(), budget=budget)
         left_running = tuner.resume() if request.resume else []  # a fresh store has nothing to take over
+        if tuner.n_trials() >= budget:  # a resume's (interrupted attempts do not count: they run again)
+            raise BudgetReached(store_file, tuner.n_trials(), budget)
     except BaseException:
         if store is not None:
             store.close()
@@ -244,6 +246,16 @@ class AlreadyStored(ValueError):
     def __init__(self, store_file: Path):
         super().__init__(f"{store_file}: a run is already stored here; pass --resume to continue it "
                          "or choose another --store")
+
+
+class BudgetReached(ValueError):
+    """A resume whose budget the run's trials already reach: nothing to run (a budget counts all
+    the run's trials, so one meant as "N more" would otherwise end silently, having run none)."""
+
+    def __init__(self, store_file: Path, trials: int, budget: int):
+        super().__init__(f"{store_file}: the budget is already reached ({trials} trials, budget {budget}): "
+                         f"nothing was run; the budget counts all the run's trials, so --budget "
+                         f"{trials + budget} runs {budget} more")
 
 
 def check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None:
