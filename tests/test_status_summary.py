@@ -44,3 +44,17 @@ def test_status_says_where_the_trials_came_from_not_that_init_is_a_surrogate(tmp
     assert f"in {best.name} ({origin(best.surrogate)})" in text
     assert "surrogates:" not in text and "[init]" not in text
     tuner.store.close()
+
+
+def test_status_of_a_run_whose_every_trial_failed_has_no_empty_origins_line(tmp_path: Path) -> None:
+    """It printed "origins:    " with nothing after it."""
+    def system(config: dict) -> dict:
+        raise TrialFailed("crash")
+
+    tuner = Tuner(Space([Float("x", 0.0, 1.0)]), ["cost"], store=tmp_path / "run.db", n_init=2, seed=0,
+                  strategy="random")
+    tuner.optimize(CallableRunner(system), 2)
+    text = summary(tuner.store)
+    assert "2: 0 done, 0 stopped early, 2 failed" in text and "failures (2, last 2 shown):" in text
+    assert "origins:" not in text
+    tuner.store.close()

@@ -121,9 +121,9 @@ def summary(store: Store, n_failures: int = 10) -> str:
                      + (f"; related outputs: {', '.join(map(str, outputs))}" if outputs else ""))
     if trials:
         used = Counter(t.surrogate for t in trials if t.status == "done")
-        # in words: "init" names no surrogate (sorted by the stored name, which may be None)
-        lines.append("origins:    " + ", ".join(f"{n} {origin(k)}"
-                                               for k, n in sorted(used.items(), key=lambda kv: str(kv[0]))))
+        if used:  # in words: "init" names no surrogate (sorted by the stored name, which may be None)
+            lines.append("origins:    " + ", ".join(f"{n} {origin(k)}" for k, n in
+                                                    sorted(used.items(), key=lambda kv: str(kv[0]))))
         last = max((t.finished for t in trials if t.finished), default=None)
         if last is not None:
             elapsed = datetime.fromisoformat(last) - datetime.fromisoformat(trials[0].started)
