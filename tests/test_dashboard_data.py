@@ -3,16 +3,19 @@ background model views. Runs are real (the synthetic system through the Tuner)."
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from boanon.dashboard import analysis, data
-from boanon.dashboard.app import RunView
+from boanon.dashboard.app import Dashboard, RunView
 from boanon.errors import StoreError
 from boanon.objectives import Objective
 from boanon.report import fit_run_model, study_space
@@ -279,3 +282,19 @@ def test_a_trial_a_dead_run_left_running_is_counted_and_has_no_made_up_duration(
     bars = {b["trial"]: b for b in data.timeline(trials)["bars"]}
     assert bars[died.name]["end"] is None and bars[died.name]["status"] == "interrupted"
     assert data.timeline(trials)["lanes"] == 1  # the died trial runs no more: the resumed one takes its lane
+
+
+def test_the_graph_api_says_scope_node_needs_a_node(run: Path) -> None:
+    """``/api/graph?scope=node`` without ``node=`` answered "no node None in the run's graph"."""
+    dashboard = Dashboard(RunView(run), port=0)
+    url = dashboard.start()
+    try:
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(url + "api/graph?scope=node", timeout=60)
+        assert caught.value.code == 400
+        assert json.loads(caught.value.read()) == {
+            "error": "scope=node needs node=NAME (the node drawn with its ancestors and descendants)"}
+        with urllib.request.urlopen(url + "api/graph?scope=node&node=cost", timeout=60) as answer:
+            assert json.loads(answer.read())["graph"]["node"] == "cost"
+    finally:
+        dashboard.stop()

@@ -246,6 +246,8 @@ def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scop
     every drawable node, for the page's search."""
     if scope not in SCOPES:
         raise ValueError(f"unknown graph scope {scope!r}; one of {SCOPES}")
+    if scope == "node" and node is None:  # else: "no node None in the run's graph"
+        raise ValueError("scope=node needs node=NAME (the node drawn with its ancestors and descendants)")
     try:
         g = model_graph(graph, space)  # the names a node's expression reads are its parents
     except ValueError:  # drawn as stored; the model would have refused it
