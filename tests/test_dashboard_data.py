@@ -13,7 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from boanon.cli import main
 from boanon.dashboard import analysis, data
 from boanon.dashboard.app import Dashboard, RunView
 from boanon.errors import StoreError
@@ -298,3 +300,16 @@ def test_the_graph_api_says_scope_node_needs_a_node(run: Path) -> None:
             assert json.loads(answer.read())["graph"]["node"] == "cost"
     finally:
         dashboard.stop()
+
+
+def test_a_store_given_twice_is_refused_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``boanon dashboard run.db run.db`` served two identical studies (the check comes before any
+    store is opened: this file is not even one)."""
+    (tmp_path / "run.db").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    for twice, also in ((["run.db", "run.db"], ""), (["run.db", f"../{tmp_path.name}/run.db"],
+                                                     f" (as run.db and ../{tmp_path.name}/run.db)")):
+        result = CliRunner().invoke(main, ["dashboard", *twice, "--port", "0"])
+        assert result.exit_code == 2
+        assert f"Error: {twice[1]}: the same store is given twice{also}; each store is one study\n" \
+            in result.output

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 import click
 
 from boanon.errors import ConfigError
@@ -29,6 +32,7 @@ def dashboard_command(store_files: tuple[str, ...], host: str, port: int, trials
 
     if trials_dir is not None and len(store_files) > 1:
         raise click.UsageError("--trials-dir names one store's trials: give one store with it")
+    _refuse_repeats(store_files)
     try:
         views = [RunView(f, trials_dir, poll_s=poll_s) for f in store_files]
     except ConfigError as exc:
@@ -45,3 +49,14 @@ def dashboard_command(store_files: tuple[str, ...], host: str, port: int, trials
         pass
     finally:
         dashboard.stop()
+
+
+def _refuse_repeats(store_files: Sequence[str]) -> None:
+    """A store given twice (under any path to it) would be two identical studies side by side."""
+    seen: dict[Path, str] = {}
+    for name in store_files:
+        path = Path(name).resolve()
+        if path in seen:
+            also = "" if seen[path] == name else f" (as {seen[path]} and {name})"
+            raise click.UsageError(f"{name}: the same store is given twice{also}; each store is one study")
+        seen[path] = name
