@@ -186,8 +186,8 @@ def open_run(request: TuneRequest) -> TuningRun:
                       related_outputs=config.related_outputs,
                       propose_options=config.propose_options(), budget=budget)
         left_running = tuner.resume() if request.resume else []  # a fresh store has nothing to take over
-        if tuner.n_trials() >= budget:  # a resume's (interrupted attempts do not count: they run again)
-            raise BudgetReached(store_file, tuner.n_trials(), budget)
+        if tuner.n_trials() > budget:  # a resume's (interrupted attempts do not count: they run again)
+            raise BudgetBelowTrials(store_file, tuner.n_trials(), budget)
     except BaseException:
         if store is not None:
             store.close()
@@ -248,12 +248,13 @@ class AlreadyStored(ValueError):
                          "or choose another --store")
 
 
-class BudgetReached(ValueError):
-    """A resume whose budget the run's trials already reach: nothing to run (a budget counts all
-    the run's trials, so one meant as "N more" would otherwise end silently, having run none)."""
+class BudgetBelowTrials(ValueError):
+    """A resume whose budget is below the trials the run has: a budget counts all the run's
+    trials, so one meant as "N more" would otherwise end at once, having run none, as if done.
+    (A budget equal to them resumes a finished run: it runs nothing and says the run is done.)"""
 
     def __init__(self, store_file: Path, trials: int, budget: int):
-        super().__init__(f"{store_file}: the budget is already reached ({trials} trials, budget {budget}): "
+        super().__init__(f"{store_file}: the run has {trials} trials, more than the budget ({budget}): "
                          f"nothing was run; the budget counts all the run's trials, so --budget "
                          f"{trials + budget} runs {budget} more")
 
