@@ -468,3 +468,15 @@ def test_an_unreachable_dask_scheduler_is_one_error_and_leaves_no_store(
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     assert "run stopped: cannot reach the Dask scheduler at tcp://127.0.0.1:9" in result.output
     assert "start again (no trial ran: no store was kept)" in result.output and not store.exists()
+
+
+def test_a_budget_the_initial_design_fills_is_said(tmp_path: Path) -> None:
+    # it ran 3 design trials under "strategy structured" and said nothing of the model never proposing
+    config = _yaml(tmp_path, n_init=6)
+    args = ["tune", str(config), "--store"]
+    result = CliRunner().invoke(main, [*args, str(tmp_path / "r.db"), "--budget", "3"])
+    assert result.exit_code == 0, result.output
+    assert ("warning: n_init (6) is not below the budget (3): every trial is from the initial design and "
+            "no structured model proposes one (lower n_init or raise the budget)") in result.output
+    again = CliRunner().invoke(main, [*args, str(tmp_path / "s.db"), "--budget", "8"])
+    assert again.exit_code == 0 and "warning: n_init" not in again.output

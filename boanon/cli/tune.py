@@ -113,6 +113,10 @@ def _echo_start(run: TuningRun) -> None:
     click.echo(f"store {run.store_file}, trials in {run.trials}/, strategy {tuner.strategy}, "
                f"{tuner.n_trials()} of {run.budget} trials done"
                + (" (resumed)" if run.request.resume else ""))
+    if tuner.n_init >= run.budget and not tuner.proposer.at_random:
+        click.echo(f"warning: n_init ({tuner.n_init}) is not below the budget ({run.budget}): every trial "
+                   f"is from the initial design and no {tuner.strategy} model proposes one (lower n_init "
+                   "or raise the budget)", err=True)
     for trial in run.left_running:
         click.echo(f"{trial.name}: running when the run died: " + (
             "its configuration runs again (once: one the run dies on twice is failed)"
