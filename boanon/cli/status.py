@@ -120,8 +120,11 @@ def summary(store: Store, n_failures: int = 10) -> str:
         lines.insert(2, f"related:    {len(sources)} task(s): {', '.join(map(str, sources))}"
                      + (f"; related outputs: {', '.join(map(str, outputs))}" if outputs else ""))
     if trials:
-        used = Counter(t.surrogate for t in trials if t.status == "done")
-        if used:  # in words: "init" names no surrogate (sorted by the stored name, which may be None)
+        # every trial that counts, however it ended (an interrupted attempt's re-run counts once),
+        # as the trials line counts them; in words: "init" names no surrogate (sorted by the
+        # stored name, which may be None)
+        used = Counter(t.surrogate for t in trials if t.status != "interrupted")
+        if used:
             lines.append("origins:    " + ", ".join(f"{n} {origin(k)}" for k, n in
                                                     sorted(used.items(), key=lambda kv: str(kv[0]))))
         last = max((t.finished for t in trials if t.finished), default=None)
