@@ -60,7 +60,10 @@ def test_tune_refuses_options_that_contradict_the_plan(tmp_path: Path) -> None:
     config, plan = _files(tmp_path)
     for extra, message in ((["--budget", "7"], "budget: the plan is for 6 trials"),
                            (["--workers", "3"], "stages: the plan sets the workers"),
-                           (["--dask", "tcp://10.0.0.1:8786"], "stages: boanon tune --plan scales a local")):
+                           (["--dask", "tcp://10.0.0.1:8786"], "stages: boanon tune --plan scales a local"),
+                           (["--early-stopping", "median"],  # it said "the plan was made for None"
+                            "early_stopping: the plan was made without early stopping, not --early-stopping "
+                            "'median'")):
         result = CliRunner().invoke(main, ["tune", str(config), "--plan", str(plan), "--store",
                                            str(tmp_path / "x.db"), *extra])
         assert result.exit_code == 1 and f"{plan}: {message}" in result.output

@@ -189,8 +189,10 @@ def load_plan(path: str | Path, budget: int | None = None, workers: int | None =
         raise ConfigError(path, "budget", f"the plan is for {plan.plan.budget} trials, not --budget "
                           f"{budget}: plan again for another budget")
     if early_stopping is not None and early_stopping != plan.plan.early_stopping:
-        raise ConfigError(path, "early_stopping", f"the plan was made for {plan.plan.early_stopping!r}, "
-                          f"not --early-stopping {early_stopping!r}")
+        made_for = f"for {plan.plan.early_stopping!r}" if plan.plan.early_stopping \
+            else "without early stopping"
+        raise ConfigError(path, "early_stopping", f"the plan was made {made_for}, not --early-stopping "
+                          f"{early_stopping!r}")
     if workers is not None:
         raise ConfigError(path, "stages", "the plan sets the workers of each stage: drop --workers")
     if dask not in (None, "local"):
