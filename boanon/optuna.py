@@ -3,7 +3,11 @@
 The sampler keeps no state of its own between calls: each relative sample rebuilds a
 :class:`~boanon.tuner.Tuner` (in memory) from the study's trials and asks it, so several worker
 processes sharing an Optuna storage (an RDB URL, a journal file) each propose from the whole
-study, and a trial another worker is running is pending, as a trial in flight is to the Tuner.
+study, and a trial another worker is running is pending, as a trial in flight is to the Tuner,
+from the moment its parameters are chosen. A trial's number is its position (its initial-design
+point, its proposal's generator), so workers proposing at the same moment never share one, and a
+worker first computes the proposals being made elsewhere for lower-numbered trials: they are
+pending to its own.
 Proposals are the Tuner's own (initial design, proposer, models, graph re-learn schedule);
 only the learned graphs are cached, per process, keyed by the trials they were learned from.
 
@@ -55,6 +59,9 @@ CONSTRAINT_PREFIX = "constraint_"
 """``constraints_func``'s i-th value is the output ``constraint_<i>`` (feasible at or below 0)."""
 SURROGATE_ATTR, REASON_ATTR = "boanon:surrogate", "boanon:reason"
 """System attributes of a trial BoAnon proposed: the surrogate that chose it, and why."""
+PARAMS_ATTR = "boanon:params"
+"""System attribute of a trial BoAnon proposed: the parameters, set as soon as they are chosen,
+so other workers see them while the trial is still suggesting them one by one."""
 
 
 # --- distributions <-> parameters ----------------------------------------------------------------
@@ -161,15 +168,17 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
            reason: Callable[[FrozenTrial], str] = lambda t: f"Optuna trial {t.number}") -> int:
     """Record ``trials`` in ``tuner`` as it would have recorded them, in order: a complete trial
     with its values, logged metrics and constraint values, a running one as running (a pending
-    configuration), a failed one as failed and a pruned one as stopped at its last intermediate
-    value (single objective; failed otherwise). Trials that did not set every parameter of
-    ``distributions`` within it, and waiting ones, are left out. Returns how many were recorded."""
+    configuration: its parameters, else those BoAnon proposed for it), a failed one as failed and
+    a pruned one as stopped at its last intermediate value (single objective; failed otherwise).
+    Trials without a value within ``distributions`` for each of its parameters, and waiting ones,
+    are left out. Returns how many were recorded."""
     names = [o.name for o in tuner.objectives]
     recorded = 0
     for t in trials:
-        if t.state == TrialState.WAITING or not _within(t, distributions):
+        params = None if t.state == TrialState.WAITING else params_within(t, distributions)
+        if params is None:
             continue
-        config = {n: to_boanon(d, t.params[n]) for n, d in distributions.items() if not d.single()}
+        config = {n: to_boanon(d, params[n]) for n, d in distributions.items() if not d.single()}
         tuner.enqueue(config, reason(t))
         asked = tuner.ask()
         recorded += 1
@@ -198,11 +207,36 @@ def search_space(study: Study,
     return {n: space[n] for n in sorted(space, key=lambda n: (position.get(n, len(order)), n))}
 
 
-def _within(trial: FrozenTrial, distributions: Mapping[str, BaseDistribution]) -> bool:
+def params_within(trial: FrozenTrial, distributions: Mapping[str, BaseDistribution]) -> dict[str, Any] | None:
+    """The trial's value of each parameter of ``distributions``: the one it set with that
+    distribution or, while it runs, the one BoAnon proposed for it (:data:`PARAMS_ATTR`: a trial
+    suggests its parameters one by one, and other workers must see them all from the start);
+    None when any is missing or lies outside its distribution."""
+    proposed = trial.system_attrs.get(PARAMS_ATTR, {}) if trial.state == TrialState.RUNNING else {}
+    values: dict[str, Any] = {}
     for name, d in distributions.items():
-        if name not in trial.params or trial.distributions.get(name) != d:
-            return False
-    return True
+        if name in trial.params and trial.distributions[name] == d:
+            values[name] = trial.params[name]
+        elif name not in trial.params and name in proposed and _contains(d, proposed[name]):
+            values[name] = proposed[name]
+        else:
+            return None
+    return values
+
+
+def _contains(distribution: BaseDistribution, value: Any) -> bool:
+    try:
+        return bool(distribution._contains(distribution.to_internal_repr(value)))
+    except (TypeError, ValueError):  # not one of a categorical's choices, not a number
+        return False
+
+
+def being_proposed(trials: Iterable[FrozenTrial], before: int) -> list[FrozenTrial]:
+    """Running trials numbered below ``before`` with no parameter and no proposal yet: Optuna
+    samples a trial's parameters at its first suggestion, so their workers are choosing them
+    now (or will be soon), unseen by this one."""
+    return [t for t in trials if t.state == TrialState.RUNNING and t.number < before and not t.params
+            and PARAMS_ATTR not in t.system_attrs]
 
 
 # --- the sampler ---------------------------------------------------------------------------------
@@ -218,7 +252,7 @@ class BoAnonSampler(BaseSampler):
     will run when known (Optuna never tells a sampler ``n_trials``), is the Tuner's ``budget``:
     it sizes the design when ``n_startup_trials`` does not, and a run that ends within the early
     phase keeps its switches until flipping them has paid, as the Tuner's does; ``seed`` seeds
-    proposals as the Tuner's ``seed`` does (one generator per trial position).
+    proposals as the Tuner's ``seed`` does (one generator per trial number: its position).
     ``constraints_func`` is Optuna's (values <= 0 are feasible); ``warm_start`` takes BoAnon
     stores, dataset directories or CSV tables (or :class:`~boanon.multitask.RelatedTask` objects)
     as the Tuner's ``warm_start:``.
@@ -259,14 +293,14 @@ class BoAnonSampler(BaseSampler):
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
         if not search_space:
             return {}
-        config: dict[str, Any] = {}
-        if space_of(search_space) is not None:
-            tuner = self.tuner(study, search_space, exclude=trial.number)
-            proposal = tuner.ask()
-            config = proposal.config
-            study._storage.set_trial_system_attr(trial._trial_id, SURROGATE_ATTR, proposal.surrogate)
-            study._storage.set_trial_system_attr(trial._trial_id, REASON_ATTR, proposal.reason)
-        return {n: to_optuna(d, config.get(n)) for n, d in search_space.items()}
+        if space_of(search_space) is None:
+            return {n: to_optuna(d, None) for n, d in search_space.items()}
+        proposal = self.tuner(study, search_space, exclude=trial.number).ask(position=trial.number)
+        params = {n: to_optuna(d, proposal.config.get(n)) for n, d in search_space.items()}
+        for key, value in ((PARAMS_ATTR, params), (SURROGATE_ATTR, proposal.surrogate),
+                           (REASON_ATTR, proposal.reason)):
+            study._storage.set_trial_system_attr(trial._trial_id, key, value)
+        return params
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
@@ -287,8 +321,11 @@ class BoAnonSampler(BaseSampler):
     def tuner(self, study: Study, search_space: Mapping[str, BaseDistribution],
               exclude: int | None = None) -> Tuner:
         """A Tuner holding the study's trials over ``search_space`` (all but trial ``exclude``),
-        with the graph it would have learned by now: its :meth:`~boanon.tuner.Tuner.ask` is the
-        sampler's proposal."""
+        with the graph it would have learned by now: its :meth:`~boanon.tuner.Tuner.ask` at
+        ``exclude``'s number is the sampler's proposal for that trial. Trials numbered below it
+        whose workers are choosing their parameters now (:func:`being_proposed`) are asked for
+        first, at their numbers: the proposals those workers are making (they are deterministic),
+        pending to this trial's as they would be to a serial Tuner's."""
         space = space_of(search_space)
         if space is None:
             raise ValueError("the search space has no parameter with two or more values")
@@ -300,6 +337,9 @@ class BoAnonSampler(BaseSampler):
         replay(tuner, trials, search_space)
         if tuner.uses_graph and not tuner.fixed_graph and tuner.n_trials() >= tuner.n_init:
             self._replay_learning(tuner)
+        if exclude is not None:
+            for t in being_proposed(trials, before=exclude):
+                tuner.ask(position=t.number)
         return tuner
 
     def _replay_learning(self, tuner: Tuner) -> None:

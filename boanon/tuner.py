@@ -291,19 +291,22 @@ class Tuner:
         """Run ``config`` next (before any proposal), e.g. a configuration an expert suggests."""
         self._queue.append(_Plan(Proposal(dict(config), ENQUEUED, reason)))
 
-    def ask(self) -> Trial:
-        """The next configuration to run, recorded in the store as ``running``."""
-        plan = self._plan()
+    def ask(self, position: int | None = None) -> Trial:
+        """The next configuration to run, recorded in the store as ``running``. ``position``, the
+        trial's place in the run, picks its initial-design point and seeds its proposal (default:
+        the trials so far); a caller that numbers trials itself passes the number, which stays
+        distinct where trials so far do not (Optuna workers asking at the same time)."""
+        plan = self._plan(position)
         p = plan.proposal
         config = self.space.validate(p.config, source=f"proposal ({p.surrogate})")
         stored = self.store.start_trial(config, p.surrogate, p.reason, p.info, plan.graph_id, plan.retry_of)
         self._running[stored.id] = stored
         return Trial(stored.id, stored.name, stored.config, p.surrogate, p.reason, p.info)
 
-    def _plan(self) -> _Plan:
+    def _plan(self, position: int | None) -> _Plan:
         if self._queue:
             return self._queue.popleft()
-        position = self.n_trials()
+        position = self.n_trials() if position is None else position
         design_position = position - self._failures_run_again()
         if design_position < len(self._design):
             config, what = self._design[design_position]

@@ -125,8 +125,7 @@ def test_metrics_running_trials_and_constraints_reach_the_tuner():
 
     study.optimize(objective, n_trials=4)
     running = study.ask()
-    for n in SYSTEM.space.names:
-        running.suggest_float(n, 0.0, 1.0)
+    running.suggest_float(SYSTEM.space.names[0], 0.0, 1.0)  # its objective suggests the rest later
     space = {n: FloatDistribution(0.0, 1.0) for n in SYSTEM.space.names}
     tuner = sampler.tuner(study, space, exclude=None)
     table = tuner.table()
@@ -135,7 +134,7 @@ def test_metrics_running_trials_and_constraints_reach_the_tuner():
     expected = [t.params["x0"] - 0.5 for t in study.trials[:4]]
     assert list(table["metric:constraint_0"]) == pytest.approx(expected)
     pending = tuner.store.trials("running")
-    assert [t.config for t in pending] == [running.params]
+    assert [t.config for t in pending] == [running.relative_params]  # all that BoAnon proposed for it
     best = tuner.best()
     assert best is None or best.config["x0"] <= 0.5  # an infeasible trial is never the best
 
@@ -218,6 +217,47 @@ def test_workers_in_several_processes_share_a_study_through_its_storage(tmp_path
     assert len(trials) == 4 and all(t.state.name == "COMPLETE" for t in trials)
     # each process rebuilt the Tuner from the shared storage: past the design, trials are proposals
     assert {t.system_attrs.get(SURROGATE_ATTR) for t in trials[3:]} <= {"gp", "structured"}
+
+
+RACER = """
+import itertools, os, sys, time, optuna
+from pathlib import Path
+from boanon.optuna import BoAnonSampler
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+url, marks, n_workers = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+sampler = BoAnonSampler(seed=0, n_startup_trials=4, strategy="gp")
+study = optuna.load_study(study_name="p", storage=url, sampler=sampler)
+rounds = itertools.count()
+
+def together():  # every worker ends its trial here, so their next trials are proposed at once
+    mark = f"{next(rounds)}-"
+    (marks / f"{mark}{os.getpid()}").touch()
+    deadline = time.monotonic() + 30
+    while len(list(marks.glob(mark + "*"))) < n_workers and time.monotonic() < deadline:
+        time.sleep(0.002)
+
+def objective(trial):
+    x, k = trial.suggest_float("x", 0.0, 1.0), trial.suggest_int("k", 0, 4)
+    together()
+    return (x - 0.3) ** 2 + k
+
+study.optimize(objective, n_trials=4)
+"""
+
+
+def test_workers_proposing_at_the_same_time_propose_different_configurations(tmp_path):
+    # each worker's trial is proposed while the other's has no parameters yet: both took the same
+    # position, so the same design point and the same generator, and proposed the same configuration
+    url, marks = f"sqlite:///{tmp_path / 'p.db'}", tmp_path / "marks"
+    optuna.create_study(study_name="p", storage=url)
+    marks.mkdir()
+    workers = [subprocess.Popen([sys.executable, "-c", RACER, url, str(marks), "2"]) for _ in range(2)]
+    assert [w.wait(timeout=300) for w in workers] == [0, 0]
+    trials = optuna.load_study(study_name="p", storage=url).trials
+    assert len(trials) == 8 and all(t.state.name == "COMPLETE" for t in trials)
+    assert {t.system_attrs.get(SURROGATE_ATTR) for t in trials} == {None, "init", "gp"}
+    configs = [(t.params["x"], t.params["k"]) for t in trials]
+    assert len(set(configs)) == len(configs), configs
 
 
 def test_the_complete_example_of_the_docs_runs(tmp_path, monkeypatch, capsys):
