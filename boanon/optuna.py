@@ -30,6 +30,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import threading
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -240,12 +241,28 @@ def being_proposed(trials: Iterable[FrozenTrial], before: int) -> list[FrozenTri
 
 
 # --- the sampler ---------------------------------------------------------------------------------
+class TrialSeededRandomSampler(RandomSampler):
+    """Optuna's :class:`~optuna.samplers.RandomSampler` drawing each value from a generator seeded
+    by ``(seed, trial number, parameter name)``: workers in several processes share the seed, and
+    one generator per process gave their different trials the same values."""
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.seed = seed
+
+    def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
+        key = [self.seed, trial.number, zlib.crc32(param_name.encode())]
+        drawn = RandomSampler(seed=int(np.random.SeedSequence(key).generate_state(1)[0]))
+        return drawn.sample_independent(study, trial, param_name, param_distribution)
+
+
 class BoAnonSampler(BaseSampler):
     """BoAnon's :class:`~boanon.tuner.Tuner` as an Optuna sampler.
 
     Parameters in every finished trial with the same distribution (Optuna's intersection search
     space) are sampled together by the Tuner; any other is sampled independently by
-    ``independent_sampler`` (default: Optuna's :class:`~optuna.samplers.RandomSampler`, seeded),
+    ``independent_sampler`` (default: :class:`TrialSeededRandomSampler`, seeded per trial),
     except in the study's first trial, which runs each distribution's middle: the default
     configuration the Tuner starts from. ``n_startup_trials`` is the Tuner's ``n_init`` (its
     initial design: the default, then scrambled Sobol points); ``budget``, the trials the study
@@ -278,7 +295,7 @@ class BoAnonSampler(BaseSampler):
         self.tuner_options = {"proposer": make_proposer(strategy), "graph": graph, "knowledge": knowledge,
                               "relearn_every": relearn_every, "learn_options": learn_options,
                               "propose_options": propose_options}
-        self.independent_sampler = independent_sampler or RandomSampler(seed=self.seed)
+        self.independent_sampler = independent_sampler or TrialSeededRandomSampler(self.seed)
         self._search_space = IntersectionSearchSpace(include_pruned=True)
         self._graphs: dict[str, tuple[Any, str]] = {}  # learned graphs by what they were learned from
         self._lock = threading.Lock()

@@ -260,6 +260,20 @@ def test_workers_proposing_at_the_same_time_propose_different_configurations(tmp
     assert len(set(configs)) == len(configs), configs
 
 
+def test_workers_sharing_a_seed_sample_different_values_outside_the_search_space(tmp_path):
+    # each worker process holds a sampler of its own (two here, on one sqlite study); a parameter
+    # is sampled outside the Tuner while no trial has finished (or when it is not in the search
+    # space): one generator per process, seeded alike, gave two workers' trials the same values
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    optuna.create_study(study_name="p", storage=url)
+    workers = [optuna.load_study(study_name="p", storage=url, sampler=BoAnonSampler(seed=0))
+               for _ in range(2)]
+    trials = [w.ask() for w in workers] + [w.ask() for w in workers]  # trials 0 to 3, none finished
+    values = [t.suggest_float("x", 0.0, 1.0) for t in trials]
+    assert values[0] == 0.5  # the study's first trial runs the default configuration
+    assert len(set(values)) == len(values), values
+
+
 def test_the_complete_example_of_the_docs_runs(tmp_path, monkeypatch, capsys):
     from pathlib import Path
 
