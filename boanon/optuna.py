@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import sqlite3
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,7 @@ from boanon.multitask import RelatedTask, TaskColumn
 from boanon.multitask.warmstart import load_related
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Param, Space
+from boanon.store import connect_read_only
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.tuner import Tuner, last_learn_point
 
@@ -399,20 +402,65 @@ def import_study(storage: str, study_name: str | None, store: str | Path, seed: 
     as :func:`replay` records them, over the study's intersection search space; return the
     tuner on that store (a ``boanon tune`` run can resume it, a later one start warm from it)
     and the number of trials copied. The other direction is ``boanon export --optuna``."""
-    import optuna
-
     if Path(store).exists():
         raise ValueError(f"{store} exists already; import into a new store")
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.load_study(study_name=study_name, storage=storage)
+    study = load_existing_study(storage, study_name)
     trials = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
     distributions = search_space(study)
     space = space_of(distributions)
     if space is None:
-        raise ValueError(f"study {study.study_name!r} has no parameter that every finished trial set "
-                         "with the same distribution and two or more values")
+        raise ValueError(f"study {study.study_name!r} in {storage} has no parameter that every finished "
+                         "trial set with the same distribution and two or more values")
     tuner = Tuner(space, objectives_of(study), seed=seed, store=store,
                   output_constraints=output_constraints(trials))
-    n = replay(tuner, trials, distributions,
-               reason=lambda t: f"imported from Optuna study {study.study_name!r}, trial {t.number}")
+    try:
+        n = replay(tuner, trials, distributions,
+                   reason=lambda t: f"imported from Optuna study {study.study_name!r}, trial {t.number}")
+    except ValueError as exc:  # a trial's metrics: name the study it is in
+        raise ValueError(f"study {study.study_name!r} in {storage}: {exc}") from None
     return tuner, n
+
+
+def load_existing_study(storage: str, study_name: str | None) -> Study:
+    """Optuna study ``study_name`` in ``storage`` (None: the only one there), changing nothing:
+    ``optuna.load_study`` creates the database a mistyped sqlite path names (and its tables in
+    any other database) and says only 'Record does not exist.' of a mistyped study name."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    _require_optuna_file(storage)
+    names = optuna.get_all_study_names(storage)
+    if not names:
+        raise ValueError(f"{storage} holds no study")
+    if study_name is None and len(names) > 1:
+        raise ValueError(f"{storage} holds several studies, name one (--study): {', '.join(names)}")
+    if study_name is not None and study_name not in names:
+        raise ValueError(f"no study {study_name!r} in {storage}; studies there: {', '.join(names)}")
+    return optuna.load_study(study_name=names[0] if study_name is None else study_name, storage=storage)
+
+
+def _require_optuna_file(storage: str) -> None:
+    """A sqlite URL must name an existing Optuna database, which Optuna would otherwise create."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        url = make_url(storage)
+    except ArgumentError:
+        raise ValueError(f"{storage!r} is not a storage URL (a sqlite file's is sqlite:///<path>)") from None
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return
+    path = Path(url.database)
+    if not path.is_file():
+        raise ValueError(f"{storage}: {path} does not exist")
+    if not _has_optuna_tables(path):
+        raise ValueError(f"{storage}: {path} is not an Optuna storage (a BoAnon store needs no import)")
+
+
+def _has_optuna_tables(path: Path) -> bool:
+    try:
+        with closing(connect_read_only(path, timeout=5.0)) as db:
+            return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'version_info'"
+                              ).fetchone() is not None
+    except sqlite3.DatabaseError:  # not a database at all
+        return False

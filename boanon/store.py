@@ -229,7 +229,7 @@ class Store:
         if (read_only or not create) and not self.path.is_file():
             raise StoreError(self.path, "store", "no such file")
         try:
-            self._conn = _connect_read_only(self.path, timeout, follow) if read_only else \
+            self._conn = connect_read_only(self.path, timeout, follow) if read_only else \
                 sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise StoreError(self.path, "store", f"cannot open it ({exc})") from None
@@ -607,7 +607,7 @@ class Store:
         return records_to_table(t.record() for t in self.trials(statuses))
 
 
-def _connect_read_only(path: Path, timeout: float, follow: bool = False) -> sqlite3.Connection:
+def connect_read_only(path: Path, timeout: float, follow: bool = False) -> sqlite3.Connection:
     """``mode=ro``: SQLite cannot write the file. With no ``-wal`` file beside it no process has
     the store open (WAL removes it on the last close), and ``immutable=1`` keeps SQLite from
     creating the ``-wal``/``-shm`` files a read-only reader of a WAL database would leave; a

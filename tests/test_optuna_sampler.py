@@ -191,6 +191,31 @@ def test_warm_start_from_a_store_and_import_of_a_study(tmp_path):
     assert again.exit_code != 0 and "exists already" in again.output
 
 
+def test_import_from_a_mistyped_storage_or_study_says_so_and_changes_nothing(tmp_path):
+    # optuna.load_study created an empty database at a mistyped sqlite path (and Optuna's tables
+    # inside a BoAnon store), and said only 'Record does not exist.' of a mistyped study name
+    url = f"sqlite:///{tmp_path / 'steps.db'}"
+    optuna.create_study(study_name="steps", storage=url).optimize(lambda t: t.suggest_float("x", 0, 1),
+                                                                  n_trials=2)
+    tuner = Tuner(SYSTEM.space, ["cost"], n_init=1, store=tmp_path / "run.db")
+    trial = tuner.ask()
+    tuner.tell(trial.id, SYSTEM.record(trial.name, trial.config))
+    tuner.store.close()
+    store_bytes = (tmp_path / "run.db").read_bytes()
+    missing, out = tmp_path / "nothere.db", tmp_path / "out.db"
+    expected = {
+        (f"sqlite:///{missing}", "--study", "steps"): f"{missing} does not exist",
+        (url, "--study", "stepz"): f"no study 'stepz' in {url}; studies there: steps",
+        (f"sqlite:///{tmp_path / 'run.db'}",): "run.db is not an Optuna storage",
+        (str(tmp_path / "steps.db"),): "is not a storage URL",
+    }
+    for args, message in expected.items():
+        done = CliRunner().invoke(main, ["import", *args, "-o", str(out)])
+        assert done.exit_code == 1 and message in done.output, done.output
+    assert not missing.exists() and not out.exists()
+    assert (tmp_path / "run.db").read_bytes() == store_bytes
+
+
 def test_the_search_space_follows_the_suggestion_order_not_the_names():
     study = optuna.create_study(sampler=BoAnonSampler(seed=0))
     study.optimize(lambda t: sum(t.suggest_float(n, 0, 1) for n in ("x2", "x10", "a")), n_trials=1)

@@ -25,8 +25,8 @@ def import_command(storage: str, study_name: str | None, store_file: str) -> Non
         raise click.ClickException("boanon import needs Optuna: pip install 'boanon[optuna]'") from None
     try:
         tuner, n = import_study(storage, study_name, store_file)
-    except (ValueError, KeyError) as exc:
-        raise click.ClickException(f"{storage}: {exc}") from None
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     counts = tuner.store.counts()
     click.echo(f"wrote {n} trials ({counts['done']} done, {counts['stopped']} stopped, "
                f"{counts['failed']} failed) to {store_file}; look at it with: boanon status {store_file}",
