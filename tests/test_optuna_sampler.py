@@ -4,8 +4,11 @@ and ``boanon import`` of a study into a store."""
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,6 +35,7 @@ from boanon.tuner import Tuner  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 SYSTEM = SyntheticSystem(n_params=4, n_groups=2, seed=0)
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "optuna.md"
 
 
 def _objective(trial: optuna.Trial) -> float:
@@ -300,9 +304,7 @@ def test_workers_sharing_a_seed_sample_different_values_outside_the_search_space
 
 
 def test_the_complete_example_of_the_docs_runs(tmp_path, monkeypatch, capsys):
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parent.parent / "docs" / "optuna.md").read_text()
+    text = DOCS.read_text()
     example = text.split("## A complete example", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(tmp_path)
     scope: dict = {}
@@ -311,3 +313,22 @@ def test_the_complete_example_of_the_docs_runs(tmp_path, monkeypatch, capsys):
     assert len(study.trials) == 12 and all(t.state.name == "COMPLETE" for t in study.trials)
     assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
     assert "boanon:reason" not in capsys.readouterr().out  # it printed the reason's text, not its key
+
+
+def test_the_docs_snippets_run_in_order_as_written(tmp_path, monkeypatch):
+    # in a new directory: the load_study snippet found no study (the example before it ran in
+    # memory), and the import named its store after the Optuna storage, which existed already
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    for lang, code in re.findall(r"```(python|sh)\n(.*?)```", DOCS.read_text(), re.S):
+        if lang == "python":
+            exec(compile(code, "docs/optuna.md", "exec"), scope)
+            continue
+        for line in code.splitlines():
+            args = shlex.split(line, comments=True)
+            assert args[0] in ("pip", "boanon"), line  # pip: not here
+            if args[0] == "boanon":
+                done = CliRunner().invoke(main, args[1:])
+                assert done.exit_code == 0, (line, done.output)
+    assert sorted(optuna.get_all_study_names("sqlite:///steps.db")) == ["steps", "steps-warm"]
+    assert (tmp_path / "steps-run.db").is_file() and (tmp_path / "back.db").is_file()
