@@ -118,7 +118,7 @@ def per_tuner(table: pd.DataFrame, searched: pd.DataFrame, early: int) -> pd.Dat
     each run's median re-measured ratio, with the runs' range."""
     measured = set(zip(table["tuner"], table["seed"], strict=True))
     keys = zip(searched["tuner"], searched["seed"], strict=True)
-    searched = searched[[key in measured for key in keys]]
+    searched = searched.loc[np.array([key in measured for key in keys], dtype=bool)]  # [] is no mask
     at = {evaluation: searched[searched["evaluation"] == evaluation].groupby("tuner")["best_so_far"].median()
           for evaluation in (early, *set(table["budget"]))}  # empty where no run got that far
     out = table.groupby("tuner", sort=False).agg(

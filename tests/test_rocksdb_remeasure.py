@@ -68,3 +68,13 @@ def test_runs_of_several_folders_are_named_by_folder_and_taken_seed_by_seed(tmp_
     assert set(searched["tuner"]) == {"a/boanon:boanon", "b:boanon"}
     alone, _ = rocksdb_remeasure.finished_runs([second], "rocksdb-mixgraph")
     assert list(alone["tuner"]) == ["boanon"] * 3 and list(alone["seed"]) == [0, 1, 2]
+
+
+def test_runs_without_their_searches_rows_are_summarised_with_blank_search_columns() -> None:
+    """Folders with only runs.csv (benchmarks.posterior_pick's) gave a KeyError: an empty list
+    selected no column, not no row."""
+    table = pd.DataFrame({"tuner": ["measured:boanon"], "seed": [0], "budget": [10],
+                          "throughput_ratio": [2.0], "cpu_per_op_ratio": [0.5]})
+    searched = pd.DataFrame(columns=["tuner", "seed", "evaluation", "best_so_far"])
+    summary = rocksdb_remeasure.per_tuner(table, searched, early=10)
+    assert summary.loc[0, "throughput"] == 2.0 and summary["search_at_10"].isna().all()
