@@ -175,17 +175,14 @@ def _child_main(conn: Connection, lifeline: Connection, grace: float, fn: Callab
                 args: tuple, kwargs: dict) -> None:
     """Entry point of a trial process: run ``fn`` and send back its result or its error."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the loop's to handle, not the trial's
-    signal.signal(signal.SIGTERM, _raise_interrupt)  # terminate -> runners clean up (kill programs)
+    signal.signal(signal.SIGTERM, _on_sigterm)  # terminate -> runners clean up (kill programs)
     threading.Thread(target=_die_with_loop, args=(lifeline, grace), name="boanon-lifeline",
                      daemon=True).start()
     try:
         conn.send(("started",))  # the trial's timeout counts from here: start-up is not its work
     except OSError:  # the loop is gone
         return
-    try:
-        message: tuple = ("ok", fn(*args, **kwargs))
-    except BaseException as exc:  # noqa: BLE001  (every failure goes back to the loop)
-        message = ("error", _portable(exc), traceback.format_exc())
+    message = _outcome(fn, args, kwargs)
     try:
         conn.send(message)
     except OSError:  # the loop is gone: nobody to tell
@@ -193,6 +190,35 @@ def _child_main(conn: Connection, lifeline: Connection, grace: float, fn: Callab
     except Exception as exc:  # an unpicklable result
         conn.send(("error", TrialFailed(f"cannot send the result back: {exc}"), traceback.format_exc()))
     conn.close()
+
+
+_in_trial = False
+"""Whether this trial process is inside the trial's function (see :func:`_on_sigterm`)."""
+
+
+def _outcome(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple:
+    """The message for the loop: ``fn``'s result, or its error (a SIGTERM while it runs too)."""
+    global _in_trial
+    try:
+        _in_trial = True
+        try:
+            return ("ok", fn(*args, **kwargs))
+        finally:
+            _in_trial = False
+    except BaseException as exc:  # noqa: BLE001  (every failure goes back to the loop)
+        return ("error", _portable(exc), traceback.format_exc())
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """Inside the trial's function, a KeyboardInterrupt: the runner kills its program and
+    cleans up. Anywhere else (starting up, sending the result, exiting) the plain death by
+    SIGTERM: the loop has given up on the trial, and a KeyboardInterrupt there escaped
+    ``_child_main`` and printed a traceback on the user's terminal (a Ctrl-C just as a trial
+    ended)."""
+    if _in_trial:
+        raise KeyboardInterrupt
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def _die_with_loop(lifeline: Connection, grace: float) -> None:
@@ -206,10 +232,6 @@ def _die_with_loop(lifeline: Connection, grace: float) -> None:
     os.kill(os.getpid(), signal.SIGTERM)
     time.sleep(grace)
     os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def _portable(exc: BaseException) -> BaseException:

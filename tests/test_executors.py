@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
 from concurrent.futures import wait
 from pathlib import Path
@@ -13,6 +16,37 @@ from boanon.errors import LogParseError
 from boanon.executors import LocalExecutor, TrialTimeout, WorkerLost, make_executor
 from boanon.runners import make_runner, run_trial
 from boanon.runners.base import TrialFailed
+
+ROOT = Path(__file__).resolve().parents[1]
+# A loop whose one trial returns a result that takes a minute to pickle: a Ctrl-C lands while the
+# trial process is inside its send of the result (argv[1]: the file it touches once there).
+SENDING_LOOP = """
+import sys, time
+from pathlib import Path
+from boanon.executors import LocalExecutor
+
+class SlowToSend:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        Path(self.marker).touch()
+        time.sleep(60)
+        return SlowToSend, (self.marker,)
+
+def finish(marker):
+    return SlowToSend(marker)
+
+if __name__ == "__main__":
+    executor = LocalExecutor(1, grace=5.0)
+    future = executor.submit(finish, sys.argv[1])
+    try:
+        with executor:
+            future.result()
+    except KeyboardInterrupt:
+        print(repr(future.exception()))
+        sys.exit(130)
+"""
 
 
 def span(seconds: float) -> tuple[float, float, int]:
@@ -131,3 +165,23 @@ def test_make_executor_and_bad_arguments() -> None:
             ex.submit(span, 0, timeout=0)
     finally:
         ex.shutdown()
+
+
+def test_ctrl_c_while_a_trial_sends_its_result_leaves_no_traceback(tmp_path: Path) -> None:
+    """The loop's SIGTERM reached a trial process sending its result (a trial ending as the user
+    pressed Ctrl-C); it raised KeyboardInterrupt there, which nothing caught: a traceback."""
+    script, marker = tmp_path / "loop.py", tmp_path / "sending"
+    script.write_text(SENDING_LOOP)
+    proc = subprocess.Popen([sys.executable, str(script), str(marker)], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole process group
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert "WorkerLost" in out and "terminated" in out, out
