@@ -22,10 +22,8 @@ from typing import Any
 from benchmarks import pipeline
 from benchmarks.function_networks import NETWORKS, FunctionNetwork
 from boanon.acquisition.optimize import config_key
-from boanon.adapters import get_adapter
-from boanon.adapters.ingest import parse_trial_dir
 from boanon.objectives import Objective
-from boanon.runners.base import make_runner
+from boanon.runners import make_runner, run_trial
 from boanon.space import Space
 from boanon.synthetic import SyntheticSystem
 from boanon.table import TrialRecord, Value
@@ -78,14 +76,10 @@ def _plain(value: Any) -> Any:
 def runner_evaluator(runner: str, options: dict[str, Any]) -> Evaluate:
     """Run a configuration with a registered runner and parse the trial with its adapter."""
     instance = make_runner(runner, **options)
-    adapter = get_adapter(instance.adapter)
 
     def evaluate(config: dict[str, Value]) -> TrialRecord:
         with tempfile.TemporaryDirectory(prefix=f"boanon-bench-{runner}-") as tmp:
-            trial_dir = Path(tmp) / "trial"
-            trial_dir.mkdir()
-            instance.run(dict(config), trial_dir)
-            return parse_trial_dir(adapter, trial_dir)
+            return run_trial(instance, config, Path(tmp) / "trial")
 
     return evaluate
 

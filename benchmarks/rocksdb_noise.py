@@ -39,6 +39,7 @@ from boanon.adapters import get_adapter
 from boanon.adapters.ingest import parse_trial_dir
 from boanon.errors import LogParseError
 from boanon.runners.base import exit_on_sigterm
+from boanon.runners.trial import run_config
 from boanon.table import TrialRecord
 from boanon.targets.rocksdb import RocksDBRunner, default_config
 
@@ -89,7 +90,7 @@ def run_trials(runs: int, num: int, reads: int, trials: Path, log=print) -> list
                 shutil.rmtree(trial)  # cut short by a stop: run it again
         trial.mkdir(parents=True, exist_ok=True)
         start = time.monotonic()
-        runner.run(dict(SCALED_DEFAULT), trial)
+        run_config(runner, SCALED_DEFAULT, trial)
         records.append(parse_trial_dir(adapter, trial))
         m = records[-1]
         log(f"run {k}: {time.monotonic() - start:.0f} s (two db_bench runs), "

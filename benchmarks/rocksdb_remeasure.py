@@ -40,6 +40,7 @@ from benchmarks.summary import markdown_table
 from boanon.adapters.rocksdb import REFERENCE_DIR, repeated_runs
 from boanon.errors import LogParseError
 from boanon.runners.base import exit_on_sigterm
+from boanon.runners.trial import run_config
 from boanon.targets.rocksdb import RocksDBRunner
 
 
@@ -76,7 +77,7 @@ def remeasure(runner: RocksDBRunner, runs: pd.DataFrame, trials: Path, log=print
             shutil.rmtree(trial, ignore_errors=True)
             trial.mkdir(parents=True)
             started = time.monotonic()
-            runner.run(json.loads(run.best_config), trial)
+            run_config(runner, json.loads(run.best_config), trial)
             ratios = pair_ratios(trial, compared)
             log(f"{run.tuner} seed {int(run.seed)}: {time.monotonic() - started:.0f} s, throughput x"
                 f"{statistics.median(ratios[throughput]):.3f}, CPU/op x"

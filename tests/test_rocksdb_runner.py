@@ -14,7 +14,7 @@ import yaml
 from boanon.adapters import get_adapter, ingest
 from boanon.adapters.ingest import parse_trial_dir
 from boanon.errors import ConfigError
-from boanon.runners import TrialFailed, make_runner
+from boanon.runners import TrialFailed, make_runner, run_config
 from boanon.space import Space
 from boanon.targets.generate import FAILED_FILE, generate_dataset, target_space
 from boanon.targets.rocksdb import (
@@ -94,7 +94,7 @@ def test_real_run_ingests_back(tmp_path: Path) -> None:
     trial = tmp_path / "trials" / "t0"
     trial.mkdir(parents=True)
     config = {**SMALL_LSM, "bloom_bits": 10, "compression_type": "lz4"}
-    runner.run(config, trial)
+    run_config(runner, config, trial)
     assert not any((tmp_path / "dbs").iterdir())  # temporary databases are removed
     assert (trial / "LOG.gz").is_file() and (trial / "repeat-1" / "stdout.txt").is_file()
     assert json.loads((trial / "config.json").read_text()) == config

@@ -5,16 +5,24 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from boanon.adapters import Adapter, register_adapter
+from boanon.adapters.base import ADAPTERS
 from boanon.adapters.ingest import ingest
+from boanon.cli import main
 from boanon.errors import LogParseError
-from boanon.runners import TrialFailed, make_runner, run_trial
+from boanon.runners import Runner, TrialFailed, make_runner, register_runner, run_trial
+from boanon.runners.base import RUNNERS
 from boanon.runners.command import template_fields
 from boanon.runners.function import load_callable
+from boanon.store import Store
 from boanon.synthetic import SyntheticSystem
+from boanon.table import TrialRecord
 
 SYSTEM = SyntheticSystem(n_params=4, n_groups=2, seed=5)
 
@@ -171,3 +179,54 @@ def test_a_stop_answered_to_the_last_report_is_not_an_early_stop(tmp_path):
     runner.progress = lambda step, value: step < 1  # says stop after the second of four
     record, stopped = run_trial_stopping(runner, default_config(), tmp_path / "early")
     assert stopped and "iteration_time" in record.objectives
+
+
+class KeyValueRunner(Runner):
+    """A plug-in runner as docs/contributing.md describes: it writes only its system's log."""
+
+    name = "test-keyvalue"
+    adapter = "test-keyvalue"
+
+    def run(self, config: dict, trial_dir: Path) -> None:
+        (trial_dir / "out.kv").write_text(f"cost={(config['x'] - 0.3) ** 2}\n")
+
+
+class KeyValueAdapter(Adapter):
+    """Its log's reader: the log holds the objective, not the configuration."""
+
+    name = "test-keyvalue"
+
+    def detect(self, trial_dir: Path) -> bool:
+        return (trial_dir / "out.kv").is_file()
+
+    def parse_trial(self, trial_dir: Path) -> TrialRecord:
+        key, value = (trial_dir / "out.kv").read_text().strip().split("=")
+        return TrialRecord(trial_dir.name, objectives={key: float(value)})
+
+
+@pytest.fixture
+def keyvalue_plugin() -> Iterator[None]:
+    """The plug-in runner and adapter, registered through the registries for the test."""
+    register_runner(KeyValueRunner)
+    register_adapter(KeyValueAdapter)
+    yield
+    RUNNERS.entries.pop(KeyValueRunner.name, None)
+    ADAPTERS.entries.pop(KeyValueAdapter.name, None)
+
+
+def test_a_plugin_runners_trials_ingest_again_with_their_parameters(keyvalue_plugin, tmp_path: Path) -> None:
+    """config.json was each built-in runner's to write: a plug-in runner's trial folders read
+    back with ``boanon ingest`` gave "parameters: 0"."""
+    config = tmp_path / "tune.yaml"
+    config.write_text("space: {x: {type: float, low: 0, high: 1, default: 0.5}}\n"
+                      "objectives: [{name: cost, direction: minimize}]\n"
+                      "runner: {name: test-keyvalue}\nn_init: 3\nstrategy: random\n")
+    store = tmp_path / "run.db"
+    tuned = CliRunner().invoke(main, ["tune", str(config), "--budget", "3", "--store", str(store)])
+    assert tuned.exit_code == 0, tuned.output
+    read = CliRunner().invoke(main, ["ingest", str(tmp_path / "run.trials")])
+    assert read.exit_code == 0 and "parameters: 1\n" in read.output, read.output
+    with Store(store, read_only=True) as s:
+        ran = {t.name: t.config["x"] for t in s.trials("done")}
+    table = ingest(tmp_path / "run.trials").table
+    assert len(ran) == 3 and dict(zip(table["trial"], table["param:x"], strict=True)) == ran

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from boanon.adapters import ingest
-from boanon.runners import TrialFailed, make_runner
+from boanon.runners import TrialFailed, make_runner, run_config
 
 pytest.importorskip("zigzag")
 
@@ -20,7 +20,7 @@ def test_real_evaluation_is_ingested_back(tmp_path):
     trial = tmp_path / "trials" / "t0"
     trial.mkdir(parents=True)
     config = {"pe_rows": 8, "pe_cols": 16, "dataflow": "weight_stationary", "gb_kib": 64}
-    runner.run(config, trial)
+    run_config(runner, config, trial)
     assert json.loads((trial / "config.json").read_text()) == config
     assert {p.name for p in trial.iterdir()} == {
         "config.json", "design.json", "accelerator.yaml", "mapping.yaml", "zigzag.log",
@@ -42,7 +42,7 @@ def test_unmappable_design_is_a_failed_trial(tmp_path):
     runner = make_runner("zigzag", layers=SMALL_LAYER, timeout=300)
     # a 1-byte output register file cannot hold one 16-bit partial sum
     with pytest.raises(TrialFailed, match="NoValidLoopOrderingFoundException"):
-        runner.run({"rf_output_bytes": 1}, tmp_path)
+        run_config(runner, {"rf_output_bytes": 1}, tmp_path)
     assert (tmp_path / "config.json").is_file() and (tmp_path / "zigzag.log").is_file()
 
 

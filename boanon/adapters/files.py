@@ -21,7 +21,8 @@ not read into memory."""
 MAX_LINE_BYTES = 2**20
 """The longest line a line-by-line log may have (a sparse or binary file has no line ends)."""
 CONFIG_FILE = "config.json"
-"""Written by every runner into its trial directory: the configuration it ran, as a JSON object."""
+"""In every trial directory: the configuration that ran, as a JSON object, written before the
+runner runs (:func:`boanon.runners.run_config`), whatever the runner."""
 
 
 def find_file(trial_dir: Path, name: str) -> Path | None:

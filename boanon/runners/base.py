@@ -39,7 +39,8 @@ class Runner(ABC):
 
     @abstractmethod
     def run(self, config: dict[str, Value], trial_dir: Path) -> bool | None:
-        """Run ``config``, leaving the system's logs in ``trial_dir`` (which exists and is empty).
+        """Run ``config``, leaving the system's logs in ``trial_dir`` (which exists and holds
+        only ``config.json``: the configuration is recorded before the runner runs).
 
         Raise :class:`TrialFailed` when the system fails; the trial is then stored as failed.
         A runner with a ``progress`` callback returns True when the callback cut the run short

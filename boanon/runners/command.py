@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from boanon import lifetime
-from boanon.adapters.files import CONFIG_FILE, tail, write_config
+from boanon.adapters.files import CONFIG_FILE, tail
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 
@@ -69,7 +69,6 @@ class CommandRunner(Runner):
                               f"parameter nor one of {sorted(BUILTIN_FIELDS)}") from None
 
     def run(self, config: dict[str, Value], trial_dir: Path) -> None:
-        write_config(trial_dir, config)
         args = self.arguments(config, trial_dir)
         with open(trial_dir / STDOUT_FILE, "wb") as out, open(trial_dir / STDERR_FILE, "wb") as err:
             try:

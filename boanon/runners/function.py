@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from boanon.adapters.files import write_config
 from boanon.adapters.table import RESULT_FILE
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value, measurement_problem
@@ -149,7 +148,6 @@ class CallableRunner(Runner):
         return functools.partial(CallableRunner, **self.options), (self._source, self.objectives)
 
     def run(self, config: dict[str, Value], trial_dir: Path) -> None:
-        write_config(trial_dir, config)
         try:
             values = self.function(dict(config), **self.options)
         except Exception as exc:

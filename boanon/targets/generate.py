@@ -24,6 +24,7 @@ import yaml
 from boanon.adapters.files import json_lines
 from boanon.errors import ConfigError, LogParseError
 from boanon.runners.base import Runner, TrialFailed
+from boanon.runners.trial import run_config
 from boanon.space import Space
 
 FAILED_FILE = "failed.jsonl"
@@ -59,7 +60,7 @@ def generate_dataset(runner: Runner, space: Space, trials: int, seed: int, out: 
         staging.mkdir()
         start = time.monotonic()
         try:
-            runner.run(config, staging)
+            run_config(runner, config, staging)
         except TrialFailed as exc:
             shutil.rmtree(staging, ignore_errors=True)
             with open(out / FAILED_FILE, "a") as fh:

@@ -34,7 +34,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from boanon.adapters.files import write_config
 from boanon.adapters.rocksdb import LOG_FILE, REFERENCE_DIR, REPEAT_PREFIX, STDOUT_FILE, STOPPED_FILE
 from boanon.adapters.rocksdb.options import newest_options_file
 from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report_lines
@@ -202,7 +201,6 @@ class RocksDBRunner(Runner):
         return [self.db_bench] + [flag(k, v) for k, v in {**fixed, **config}.items()]
 
     def run(self, config: dict[str, Value], trial_dir: Path) -> bool:
-        write_config(trial_dir, config)
         for k in range(self.repeats):
             out = trial_dir if k == 0 else trial_dir / f"{REPEAT_PREFIX}{k}"
             if k == 0 and self.progress is not None:

@@ -1,9 +1,9 @@
 """The ``zigzag`` runner: one accelerator design -> ZigZag's cost estimate in a trial directory.
 
-A configuration is a point of :func:`default_space`. The runner writes ``config.json``, the
-generated ``accelerator.yaml`` and ``mapping.yaml`` (ZigZag's inputs) and ``design.json`` (the
-parameters, derived quantities and area breakdown ZigZag does not report), then runs ZigZag in
-a subprocess (:mod:`boanon.targets.zigzag.worker`) with the trial directory as its dump folder.
+A configuration is a point of :func:`default_space`. The runner writes the generated
+``accelerator.yaml`` and ``mapping.yaml`` (ZigZag's inputs) and ``design.json`` (the parameters,
+derived quantities and area breakdown ZigZag does not report), then runs ZigZag in a subprocess
+(:mod:`boanon.targets.zigzag.worker`) with the trial directory as its dump folder.
 The ``zigzag`` adapter reads the result back.
 """
 
@@ -19,7 +19,6 @@ from typing import Any
 
 import yaml
 
-from boanon.adapters.files import write_config
 from boanon.errors import ConfigError
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
@@ -118,7 +117,6 @@ class ZigZagRunner(Runner):
 
     def run(self, config: dict[str, Value], trial_dir: Path) -> None:
         trial_dir = Path(trial_dir)
-        write_config(trial_dir, config)
         design = self.design(config)
         try:
             accel = hardware.accelerator(design, self.costs)
