@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from boanon.store import Store
 from boanon.table import TrialRecord
 
 ROOT = Path(__file__).resolve().parents[1]
+BOANON = str(Path(sys.executable).parent / "boanon")
 
 
 def _instances(**types: dict) -> dict[str, InstanceType]:
@@ -178,17 +182,23 @@ def test_durations_from_a_store_and_a_table(tmp_path: Path) -> None:
         from_store(table)
 
 
-def test_plan_command_writes_a_plan_and_leaves_the_store_alone(tmp_path: Path) -> None:
+def _plan_args(tmp_path: Path) -> list[str]:
+    """``plan`` of 30 trials on two instance types, with durations from a store of 4 trials."""
     store = tmp_path / "run.db"
     _store_with_durations(store, [40.0, 50.0, 60.0, 200.0])
-    before = store.read_bytes()
     instances = tmp_path / "instances.yaml"
     instances.write_text("instances:\n  small: {price_per_hour: 0.2, billing: 1h, startup: 60s, "
                          "max_count: 8}\n  big: {price_per_hour: 0.7, billing: 1m, startup: 2m, "
                          "speed: 3, max_count: 4}\n")
-    out = tmp_path / "plan.json"
-    args = ["plan", str(ROOT / "examples" / "synthetic.yaml"), "--instances", str(instances),
+    return ["plan", str(ROOT / "examples" / "synthetic.yaml"), "--instances", str(instances),
             "--store", str(store), "--budget", "30", "--replications", "50"]
+
+
+def test_plan_command_writes_a_plan_and_leaves_the_store_alone(tmp_path: Path) -> None:
+    args = _plan_args(tmp_path)
+    store = tmp_path / "run.db"
+    before = store.read_bytes()
+    out = tmp_path / "plan.json"
     result = CliRunner().invoke(main, [*args, "--deadline", "30m", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "predicted time: mean" in result.output and "rejected alternatives" in result.output
@@ -201,6 +211,23 @@ def test_plan_command_writes_a_plan_and_leaves_the_store_alone(tmp_path: Path) -
     assert "no plan ends by 300 s with probability 0.9: the fastest plan (" in refused.output
     bad = CliRunner().invoke(main, [*args, "--deadline", "soon"])
     assert bad.exit_code == 1 and "--deadline: value: expected a duration" in bad.output
+
+
+def test_the_plan_is_written_though_the_report_finds_its_reader_gone(tmp_path: Path) -> None:
+    """``boanon plan ... -o plan.json | head -8`` exited 1 with no plan: the report came first,
+    and printing into the pipe head had closed failed before the save."""
+    out = tmp_path / "plan.json"
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the report starts, as a `| head` that exited
+    try:
+        run = subprocess.run([BOANON, *_plan_args(tmp_path), "--deadline", "30m", "-o", str(out)],
+                             stdout=write, stderr=subprocess.PIPE, text=True, timeout=120,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    finally:
+        os.close(write)
+    assert run.stderr == ""  # quiet; exit status 1, as Python and click end on a closed stdout
+    assert run.returncode == 1
+    assert PlanFile.load(out).plan.budget == 30
 
 
 def test_plan_file_errors_name_the_field(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from boanon.cli.outputs import OutputFile
 from boanon.config import load_config
 from boanon.errors import ConfigError
 from boanon.planning.durations import TrialTimes, from_store, from_table, profile
-from boanon.planning.instances import load_instances, parse_duration
+from boanon.planning.instances import InstanceType, load_instances, parse_duration
 from boanon.planning.plan import PlanFile
 from boanon.planning.planner import Planner
 
@@ -71,14 +71,41 @@ def plan_command(config_file: str, deadline: str, instances_file: str, store_fil
                           replications, seed).fit(times, budget)
     except (ConfigError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
+    if output and planner.feasible_:  # first: a reader that stops early (`| head`) costs no plan
+        _plan_file(planner, instances, times, seconds, probability).save(output)
     click.echo(times.summary())
-    fastest, fastest_prediction = planner.fastest_
     if not planner.feasible_:
-        raise click.ClickException(
-            f"no plan ends by {seconds:.0f} s with probability {probability:g}: the fastest plan "
-            f"({fastest.describe()}) ends by {fastest_prediction.time_at(probability):.0f} s "
-            f"(mean {fastest_prediction.to_dict()['time_s']['mean']:.0f} s, cost "
-            f"{fastest_prediction.cost():.4g})")
+        raise click.ClickException(_infeasible(planner, seconds, probability))
+    _echo_plan(planner, budget, seconds, probability, alternatives)
+    if output:
+        click.echo(f"plan written to {output}; run it with: boanon tune {config_file} --plan {output}")
+
+
+def _plan_file(planner: Planner, instances: dict[str, InstanceType], times: TrialTimes,
+               seconds: float, probability: float) -> PlanFile:
+    """The plan for ``boanon tune --plan``: its stages, the instance types they use and what the
+    simulation predicts (the fastest plan and the rejected ones too)."""
+    fastest, fastest_prediction = planner.fastest_
+    used = {s.instance for s in planner.plan_.stages}
+    return PlanFile(planner.plan_, {n: t for n, t in instances.items() if n in used}, {
+        **planner.prediction_.to_dict(seconds, probability), "deadline_s": seconds,
+        "probability": probability, "durations": times.summary(),
+        "fastest": {"plan": fastest.describe(), **fastest_prediction.to_dict(seconds, probability)},
+        "rejected": [a.to_dict() for a in planner.rejected_]})
+
+
+def _infeasible(planner: Planner, seconds: float, probability: float) -> str:
+    """Why no plan was chosen: what the fastest one reaches."""
+    fastest, prediction = planner.fastest_
+    return (f"no plan ends by {seconds:.0f} s with probability {probability:g}: the fastest plan "
+            f"({fastest.describe()}) ends by {prediction.time_at(probability):.0f} s "
+            f"(mean {prediction.to_dict()['time_s']['mean']:.0f} s, cost {prediction.cost():.4g})")
+
+
+def _echo_plan(planner: Planner, budget: int, seconds: float, probability: float,
+               alternatives: int) -> None:
+    """The chosen plan's stages and predictions, the fastest plan and the rejected ones."""
+    fastest, fastest_prediction = planner.fastest_
     predicted = planner.prediction_.to_dict(seconds, probability)
     click.echo(f"plan: the cheapest of the plans looked at that ends by {seconds:.0f} s "
                f"with probability {probability:g}")
@@ -97,14 +124,6 @@ def plan_command(config_file: str, deadline: str, instances_file: str, store_fil
                    "the last round first):")
         for a in rejected[:alternatives]:
             click.echo(f"  {a.plan.describe()}: {a.time:.0f} s, cost {a.cost:.4g}: {a.reason}")
-    if output:
-        used = {s.instance for s in planner.plan_.stages}
-        PlanFile(planner.plan_, {n: t for n, t in instances.items() if n in used}, {
-            **predicted, "deadline_s": seconds, "probability": probability,
-            "durations": times.summary(),
-            "fastest": {"plan": fastest.describe(), **fastest_prediction.to_dict(seconds, probability)},
-            "rejected": [a.to_dict() for a in rejected]}).save(output)
-        click.echo(f"plan written to {output}; run it with: boanon tune {config_file} --plan {output}")
 
 
 def _times(config_file: str, store_file: str | None, dataset: str | None, column: str | None,
