@@ -51,7 +51,7 @@ from boanon.multitask import RelatedTask, TaskColumn
 from boanon.multitask.warmstart import load_related
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Param, Space
-from boanon.store import connect_read_only
+from boanon.store import connect_read_only, remove_store
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.tuner import Tuner, last_learn_point
 
@@ -416,8 +416,12 @@ def import_study(storage: str, study_name: str | None, store: str | Path, seed: 
     try:
         n = replay(tuner, trials, distributions,
                    reason=lambda t: f"imported from Optuna study {study.study_name!r}, trial {t.number}")
-    except ValueError as exc:  # a trial's metrics: name the study it is in
-        raise ValueError(f"study {study.study_name!r} in {storage}: {exc}") from None
+    except BaseException as exc:  # Ctrl-C too: an import cut short leaves no store to refuse the next
+        tuner.store.close()
+        remove_store(store)
+        if isinstance(exc, ValueError):  # a trial's metrics: name the study it is in
+            raise ValueError(f"study {study.study_name!r} in {storage}: {exc}") from None
+        raise
     return tuner, n
 
 

@@ -32,7 +32,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
@@ -679,3 +679,12 @@ def _row_problem(t: StoredTrial) -> str | None:
         if getattr(t, column) is not None and not isinstance(getattr(t, column), str):
             return f"{column} {getattr(t, column)!r} is not text"
     return None
+
+
+def remove_store(store_file: str | Path) -> None:
+    """Remove a closed store and its SQLite ``-wal``/``-shm`` files, never raising: the error
+    that made its writer give up (a run that never started, an import cut short) is the one to
+    report."""
+    for path in (Path(store_file), Path(f"{store_file}-wal"), Path(f"{store_file}-shm")):
+        with suppress(OSError):
+            path.unlink(missing_ok=True)

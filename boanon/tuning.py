@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -29,7 +29,15 @@ from boanon.multitask import load_related
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import PlanFile, PlannedRun, load_plan, run_plan
 from boanon.runners.base import Runner
-from boanon.store import CONFIG_NOTE, DIRECTORY_NOTE, RUNNING_TRIALS, TRIALS_NOTE, Store, StoredTrial
+from boanon.store import (
+    CONFIG_NOTE,
+    DIRECTORY_NOTE,
+    RUNNING_TRIALS,
+    TRIALS_NOTE,
+    Store,
+    StoredTrial,
+    remove_store,
+)
 from boanon.store import trials_dir as store_trials_dir
 from boanon.store_lock import WriterLock
 from boanon.tuner import Tuner
@@ -128,7 +136,7 @@ class TuningRun:
         except StoreError:  # unreadable: whatever it holds stays
             return
         self.tuner.store.close()
-        _remove_store(self.store_file)
+        remove_store(self.store_file)
 
     def _run(self, callback: Callable[[StoredTrial], None]) -> PlannedRun | None:
         """The loop on the engine asked for: a stage plan, parallel workers or Dask (also for
@@ -192,7 +200,7 @@ def open_run(request: TuneRequest) -> TuningRun:
         if store is not None:
             store.close()
         if created is not None:  # any error, Ctrl-C too: a run that never started leaves no store
-            _remove_store(created)
+            remove_store(created)
         resources.close()  # the writer lock
         raise
     tuner.store.set_note(CONFIG_NOTE, str(Path(request.config_file).resolve()))
@@ -200,14 +208,6 @@ def open_run(request: TuneRequest) -> TuningRun:
     tuner.store.set_note(DIRECTORY_NOTE, str(Path.cwd()))
     return TuningRun(request, config, tuner, runner, budget, trials, plan, stopper, left_running, resources,
                      created=created is not None)
-
-
-def _remove_store(store_file: Path) -> None:
-    """Remove a closed store and its SQLite ``-wal``/``-shm`` files, never raising: the error
-    that made the run give up is the one to report."""
-    for path in (store_file, Path(f"{store_file}-wal"), Path(f"{store_file}-shm")):
-        with suppress(OSError):
-            path.unlink(missing_ok=True)
 
 
 def run_tuning(request: TuneRequest, callback: Callable[[StoredTrial], None] | None = None) -> TuningRun:

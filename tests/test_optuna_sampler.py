@@ -332,3 +332,17 @@ def test_the_docs_snippets_run_in_order_as_written(tmp_path, monkeypatch):
                 assert done.exit_code == 0, (line, done.output)
     assert sorted(optuna.get_all_study_names("sqlite:///steps.db")) == ["steps", "steps-warm"]
     assert (tmp_path / "steps-run.db").is_file() and (tmp_path / "back.db").is_file()
+
+
+def test_an_import_cut_short_by_a_bad_trial_leaves_no_store(tmp_path):
+    # it left a half-written store, and the import run again after the fix said "exists already"
+    url = f"sqlite:///{tmp_path / 'steps.db'}"
+    study = optuna.create_study(study_name="steps", storage=url)
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
+    study.optimize(lambda t: (t.set_user_attr("metrics", "not a mapping"), t.suggest_float("x", 0, 1))[1],
+                   n_trials=1)
+    out = tmp_path / "out.db"
+    done = CliRunner().invoke(main, ["import", url, "-o", str(out)])
+    assert done.exit_code == 1, done.output
+    assert "study 'steps' in" in done.output and "trial 2:" in done.output, done.output
+    assert not out.exists() and not Path(f"{out}-wal").exists()
