@@ -161,16 +161,32 @@ def test_failing_command_trials_are_reported(tmp_path: Path) -> None:
         assert (tmp_path / "run.trials" / "t0000" / "stderr.txt").is_file()
 
 
+def test_a_misspelt_runner_option_is_refused_before_any_trial(tmp_path: Path) -> None:
+    # every trial failed with "evaluate() got an unexpected keyword argument 'n_parms'" until the
+    # failure streak stopped the run; a registered runner's typo was a TypeError from its constructor
+    store = tmp_path / "run.db"
+    for runner, message in (
+            ({"callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "n_parms": 12}},
+             "runner: examples.synthetic_system:evaluate has no option 'n_parms' (did you mean 'n_params'?); "
+             "its options: seed, n_params, n_groups, delay"),
+            ({"name": "sgd", "options": {"netwrok": "googlenet"}},
+             "runner: runner 'sgd' has no option 'netwrok' (did you mean 'network'?)")):
+        config = _yaml(tmp_path, runner=runner)
+        result = CliRunner().invoke(main, ["tune", str(config), "--budget", "3", "--store", str(store)])
+        assert result.exit_code == 1 and f"{config}: {message}" in result.output, result.output
+        assert not store.exists()
+
+
 @pytest.mark.parametrize("workers", [[], ["--workers", "2"]])
 def test_a_misconfigured_runner_stops_the_run_and_exits_non_zero(tmp_path: Path, workers) -> None:
-    config = _yaml(tmp_path, n_init=3, runner={  # a typo in an option: every trial fails the same way
-        "callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "n_parms": 12}})
+    config = _yaml(tmp_path, n_init=3, runner={  # an option of the wrong type: every trial fails the same way
+        "callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "n_params": "twelve"}})
     store = tmp_path / "run.db"
     args = ["tune", str(config), "--budget", "30", "--store", str(store), *workers]
     result = CliRunner().invoke(main, [*args, "--max-consecutive-failures", "4"])
     assert result.exit_code == 1, result.output
     assert "Error: run stopped: 4 trials in a row failed with the same error, the last (t000" \
-        in result.output and "unexpected keyword argument 'n_parms'" in result.output
+        in result.output and "unsupported operand type(s) for -: 'str' and 'int'" in result.output
     assert f"boanon tune {config} --store {store} --budget 30 {' '.join(workers)}".rstrip() \
         + " --max-consecutive-failures 4 --resume\n" in result.output  # the same job again
     with Store(store) as s:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from boanon.adapters.table import RESULT_FILE
-from boanon.runners.base import Runner, TrialFailed, register_runner
+from boanon.runners.base import Runner, TrialFailed, check_options, register_runner
 from boanon.table import Value, measurement_problem
 
 TRACEBACK_FILE = "traceback.txt"
@@ -136,6 +136,7 @@ class CallableRunner(Runner):
         self.function = load_callable(function) if isinstance(function, str) else function
         if not callable(self.function):
             raise ValueError(f"{function!r} is not callable")
+        check_options(self.function, options, self.spec, skip=1)  # its first parameter: the configuration
         self.objectives = list(objectives)
         self.options = options
 
