@@ -152,6 +152,7 @@ def test_failing_command_trials_are_reported(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["tune", str(config), "--budget", "3",
                                        "--store", str(tmp_path / "run.db")])
     assert result.exit_code == 1 and "Error: no trial succeeded (3 failed)" in result.output
+    assert "export" not in result.output  # no best configuration to export (it suggested one)
     lines = [ln for ln in result.output.splitlines() if ln.startswith("t000")]
     assert len(lines) == 3 and all("FAILED" in ln for ln in lines)
     assert "exited with status 1" in lines[0]  # the default config, x0 = 0.5

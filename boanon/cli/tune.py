@@ -175,13 +175,13 @@ def _echo_end(run: TuningRun, outcome: PlannedRun | None) -> None:
     elif best is not None:
         click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
         click.echo("  " + config_line(tuner.space, best.config))
+    counts = tuner.store.counts()
+    if not counts["done"] + counts["stopped"]:  # nothing to export or draw: say only where to look
+        raise click.ClickException(f"no trial succeeded ({counts['failed']} failed); "
+                                   f"see boanon status {store_file}")
     click.echo(f"summary: boanon status {store_file}; the best configuration as a file: boanon export "
                f"{store_file} --best -o best.yaml; figures: boanon plot {store_file} --kind convergence "
                "-o run.png")
-    counts = tuner.store.counts()
-    if not counts["done"] + counts["stopped"]:
-        raise click.ClickException(f"no trial succeeded ({counts['failed']} failed); "
-                                   f"see boanon status {store_file}")
 
 
 def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Objective],
