@@ -47,6 +47,9 @@ def plot_command(store_file: str, kind: str, output: str, objective: str | None,
     with reading_store(store_file) as store:
         try:
             run = read_run(store)
+            if kind == "pareto" and len(run.objectives) < 2:  # the run's to blame, not the output
+                raise ValueError(f"a Pareto plot needs two objectives or more; the run has one "
+                                 f"({run.objectives[0].name}): --kind convergence draws it")
         except ValueError as exc:
             raise click.ClickException(f"{store_file}: {exc}") from None
         try:
