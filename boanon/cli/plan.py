@@ -15,7 +15,8 @@ from boanon.planning.planner import Planner
 
 @click.command("plan")
 @click.argument("config_file", metavar="CONFIG.yaml", type=click.Path(exists=True, dir_okay=False))
-@click.option("--deadline", required=True, help="When the job must end: 2h, 90m, 1h30m or seconds.")
+@click.option("--deadline", "seconds", required=True, callback=lambda ctx, param, value: _duration(value),
+              help="When the job must end: 2h, 90m, 1h30m or seconds.")
 @click.option("--instances", "instances_file", required=True, metavar="INSTANCES.yaml",
               type=click.Path(exists=True, dir_okay=False),
               help="Instance types: price_per_hour, billing, startup, speed, max_count.")
@@ -49,7 +50,7 @@ from boanon.planning.planner import Planner
               help="How many rejected alternatives to print.")
 @click.option("-o", "--output", type=OutputFile(), default=None,
               help="Write the plan as JSON for boanon tune --plan.")
-def plan_command(config_file: str, deadline: str, instances_file: str, store_file: str | None,
+def plan_command(config_file: str, seconds: float, instances_file: str, store_file: str | None,
                  dataset: str | None, duration_column: str | None, duration_scale: float,
                  profile_trials: int, trials_dir: str | None, probability: float, budget: int | None,
                  early_stopping: str | None, steps: int | None, stages: int,
@@ -61,7 +62,6 @@ def plan_command(config_file: str, deadline: str, instances_file: str, store_fil
         budget = budget or config.budget
         if budget is None:
             raise ConfigError(config_file, "budget", "missing: set it in the file or pass --budget")
-        seconds = parse_duration(deadline, "--deadline", "value")
         instances = load_instances(instances_file)
         times = _times(config_file, store_file, dataset, duration_column, duration_scale,
                        profile_trials, trials_dir, steps)
@@ -79,6 +79,14 @@ def plan_command(config_file: str, deadline: str, instances_file: str, store_fil
     _echo_plan(planner, budget, seconds, probability, alternatives)
     if output:
         click.echo(f"plan written to {output}; run it with: boanon tune {config_file} --plan {output}")
+
+
+def _duration(value: str) -> float:
+    """``--deadline`` in seconds; a value that is no duration is the option's usage error."""
+    try:
+        return parse_duration(value, "--deadline", "value")
+    except ConfigError as exc:
+        raise click.BadParameter(exc.reason) from None
 
 
 def _plan_file(planner: Planner, instances: dict[str, InstanceType], times: TrialTimes,
