@@ -76,3 +76,16 @@ def test_the_eta_counts_proposals_at_their_measured_pace():
     progress.last -= 60.0  # the first proposal and its trial: a minute
     progress.count(True, proposed=True)
     assert progress.eta == "04:00"  # four more at a minute each, not four more seconds
+
+
+def test_a_lower_bound_under_a_second_is_no_eta():
+    """Initial-design trials of a few milliseconds printed "ETA >00:00", which says nothing."""
+    import io
+
+    from boanon.cli.progress import Progress
+
+    progress = Progress(8, 0, err=io.StringIO(), out=io.StringIO(), n_init=3)
+    for _ in range(3):
+        progress.last -= 0.01
+        progress.count(True, proposed=False)
+    assert progress.eta == "-"

@@ -71,7 +71,9 @@ class Progress:
         if per_proposal is None or (n_design and design is None):
             return "-"
         total = n_design * (design or 0.0) + (left - n_design) * per_proposal
-        return (">" if proposed is None and left > n_design else "") + tqdm.format_interval(total)
+        if proposed is None and left > n_design:  # a lower bound; under a second it says nothing
+            return f">{tqdm.format_interval(total)}" if total >= 1 else "-"
+        return tqdm.format_interval(total)
 
     def show(self, line: str, best: str) -> None:
         """Write one trial's ``line`` (above the bar on a terminal) and the run's ``best`` so far."""
