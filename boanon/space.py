@@ -200,13 +200,20 @@ def _check_range(p: Float) -> None:
 
 def _check_choices(choices: tuple[Any, ...]) -> None:
     """Refuse a choice that is a list or a mapping, naming it: choices are compared and looked up
-    as values (Python's own error said only "unhashable type: 'list'", not which key or value)."""
+    as values (Python's own error said only "unhashable type: 'list'", not which key or value).
+    Refuse two choices written alike (``1`` and ``"1"``): a table, a log or an exported CSV could
+    not tell which ran."""
+    written: dict[str, Any] = {}
     for choice in choices:
         try:
             hash(choice)
         except TypeError:
             raise ParamError("choices", "each choice must be a scalar (a string, number or boolean), "
                              f"got {choice!r}") from None
+        twin = written.setdefault(str(choice), choice)
+        if twin is not choice and twin != choice:
+            raise ParamError("choices", f"{twin!r} and {choice!r} are written alike ({choice}) in tables "
+                             "and logs: make them differ as text")
 
 
 def _check_default(p: Param) -> None:

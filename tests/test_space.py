@@ -175,6 +175,8 @@ def test_a_default_is_kept_as_its_parameter_reads_it():
     ({"type": "float", "low": 0, "high": 10**400}, "high", "an integer of 1329 bits does not fit in a float"),
     ({"type": "categorical", "choices": ["a", [1, 2]]}, "choices",
      "each choice must be a scalar (a string, number or boolean), got [1, 2]"),
+    ({"type": "categorical", "choices": [1, "1", 2]}, "choices",  # an exported CSV wrote both as 1
+     "1 and '1' are written alike (1) in tables and logs: make them differ as text"),
 ])
 def test_a_key_of_the_wrong_type_is_refused_naming_it(spec, field, message):
     """``tuple("lz4")`` made three choices l, z, 4; ``bool("no")`` a log scale; ``int(0.5)`` a 0;
