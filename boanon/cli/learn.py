@@ -144,7 +144,8 @@ def summary(result: LearnResult, verbose: bool = False) -> str:
     t = report["timings"]
     lines.append(f"time: {t['total_s']:.2f} s (relations {t['relations_s']:.2f}, "
                  f"preprocess {t['preprocess_s']:.2f}, learn {t['learn_s']:.2f}, "
-                 f"postprocess {t['postprocess_s']:.2f}, bootstrap {t['bootstrap_s']:.2f})")
+                 f"postprocess {t['postprocess_s']:.2f}, predictive parents {t['predictive_s']:.2f}, "
+                 f"bootstrap {t['bootstrap_s']:.2f})")
     return "\n".join(lines)
 
 
