@@ -307,9 +307,9 @@ class Tuner:
         if self._queue:
             return self._queue.popleft()
         position = self.n_trials() if position is None else position
-        design_position = position - self._failures_run_again()
-        if design_position < len(self._design):
-            config, what = self._design[design_position]
+        point = self._design_point(position)
+        if point is not None:
+            config, what = point
             return _Plan(Proposal(config, INIT, f"initial design: {what}"))
         self.store.set_activity(PROPOSING)  # learning and proposing can take a minute: views say so
         try:
@@ -317,12 +317,18 @@ class Tuner:
         finally:
             self.store.set_activity(RUNNING_TRIALS)
 
-    def _failures_run_again(self) -> int:
-        """Failed trials whose configuration ran again (:meth:`resume`'s misnamed default): the
-        failure and its re-run hold one point of the initial design, not two."""
+    def _design_point(self, position: int) -> tuple[dict[str, Value], str] | None:
+        """The initial-design point of the trial at ``position``, None past the design. A failed
+        trial whose configuration ran again (:meth:`resume`'s misnamed default) and its re-run
+        hold one point, not two; finding them reads every trial, so only while the failures
+        could still put ``position`` inside the design (not at every proposal of a long run)."""
+        if position >= len(self._design) + self.store.counts()["failed"]:
+            return None
         trials = self.store.trials()
         retried = {t.retry_of for t in trials}
-        return sum(t.state is TrialState.FAILED and not t.interrupted and t.id in retried for t in trials)
+        index = position - sum(t.state is TrialState.FAILED and not t.interrupted and t.id in retried
+                               for t in trials)
+        return self._design[index] if index < len(self._design) else None
 
     def _propose(self, table: pd.DataFrame, rng: np.random.Generator) -> _Plan:
         proposer, note = self.proposer, ""
