@@ -160,6 +160,9 @@ def dataset_rows() -> list[dict[str, Any]]:
         expert = {n: NodeSpec.parse(n, s, knowledge.source) for n, s in knowledge.node_models.items()}
         pairs = expert_param_edges(knowledge, table)
         rho = pd.Series([rank_association(table[f"param:{s}"], table[f"metric:{t}"]) for s, t in pairs])
+        if len(pairs) <= 30:
+            print(f"{case}, |rho| over all {len(table)} trials: " + ", ".join(
+                f"{s} -> {t} {r:.2f}" for (s, t), r in zip(pairs, rho, strict=True) if r == r), flush=True)
         for k in DATASET_SIZES:
             result = learn(table.iloc[:k].reset_index(drop=True))
             params = result.graph.nodes("param")
