@@ -11,6 +11,7 @@ import pandas as pd
 
 from boanon.adapters.base import Adapter, available_adapters, get_adapter
 from boanon.adapters.files import read_config
+from boanon.adapters.table import TABLE_FORMATS, TableAdapter, read_table_file, table_format
 from boanon.errors import LogParseError
 from boanon.table import TRIAL, TrialRecord, columns_of, record_problem, records_to_table, validate_table
 
@@ -149,13 +150,13 @@ def ingest(logdir: str | Path, adapter: str | None = None, skip_bad: bool = Fals
 
     Without ``skip_bad`` the first bad trial raises its :class:`LogParseError` (which names the
     file and line); with it, bad trials are listed in ``skipped`` and the rest still ingest.
-    A single CSV/JSONL file is read by the ``table`` adapter; any other file (a log) is a
-    :class:`LogParseError`. A table that is not well formed (e.g. a trial id twice) raises a
-    ValueError naming ``logdir``.
+    A single CSV/JSONL file is read by the ``table`` adapter; any other file (a log), or a file
+    named with another adapter, is a :class:`LogParseError` saying which folder to pass. A table
+    that is not well formed (e.g. a trial id twice) raises a ValueError naming ``logdir``.
     """
     logdir = Path(logdir)
     if logdir.is_file():
-        return _result(_read_table(logdir, adapter), "table", [], logdir)
+        return _result(_read_table(logdir, adapter), TableAdapter.name, [], logdir)
     dirs = trial_dirs(logdir)
     chosen = get_adapter(adapter) if adapter else detect_adapter(dirs)
     records: list[TrialRecord] = []
@@ -173,18 +174,24 @@ def ingest(logdir: str | Path, adapter: str | None = None, skip_bad: bool = Fals
 
 
 def _read_table(path: Path, adapter: str | None) -> list[TrialRecord]:
-    """The trials of a single file, a CSV/JSONL table: a log is refused saying where logs are
-    read from (its folder's parent, when its folder is a trial)."""
-    from boanon.adapters.table import TABLE_FORMATS, read_table_file, table_format
-
-    if adapter not in (None, "table"):
-        raise ValueError(f"{path}: a single file is read by the 'table' adapter, not {adapter!r}; "
-                         f"the {adapter!r} adapter reads a directory of trial sub-directories")
-    if table_format(path) is None:
-        raise LogParseError(path, f"not a table: a single file is read as a CSV/JSONL table (a name "
-                            f"ending in {'/'.join(TABLE_FORMATS)}, gzipped or not); "
-                            f"{FROM_TRIAL_FOLDERS}{_one_trial(path.parent)}")
+    """The trials of a single file, a CSV/JSONL table. A file not read as one is refused saying
+    why and where logs are read from (its folder's parent, when its folder is a trial): the one
+    message, whether the file was named alone or with an adapter."""
+    problem = _not_read_as_table(path, adapter)
+    if problem:
+        raise LogParseError(path, f"{problem}; {FROM_TRIAL_FOLDERS}{_one_trial(path.parent)}")
     return read_table_file(path)
+
+
+def _not_read_as_table(path: Path, adapter: str | None) -> str | None:
+    """Why the single file ``path`` is not read as a table, or None: only the ``table`` adapter
+    reads a file (the others read a folder of trial folders), and only a file named as a table."""
+    if adapter not in (None, TableAdapter.name):
+        return f"a single file is read by the {TableAdapter.name!r} adapter, not {adapter!r}"
+    if table_format(path) is None:
+        return (f"not a table: a single file is read as a CSV/JSONL table (a name ending in "
+                f"{'/'.join(TABLE_FORMATS)}, gzipped or not)")
+    return None
 
 
 def _one_trial(folder: Path) -> str:
