@@ -1,13 +1,18 @@
 """A single file named to ``boanon ingest``: read as a table only when it is one, else refused
 with one message, the same from the CLI and the Python API, saying which folder to pass."""
 
+import gzip
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from boanon.adapters import ingest
+from boanon.adapters.table import roles_file
 from boanon.cli import main
 from boanon.errors import LogParseError
 
@@ -32,3 +37,25 @@ def test_a_log_named_with_a_folder_adapter_says_which_folder_to_pass(name, monke
     where = WHERE.format(dataset="datasets/rocksdb-readrandom", trial="trial-000", adapter="rocksdb")
     _refused_alike(log, rf"^{re.escape(str(log))}: a single file is read by the 'table' adapter, not "
                         rf"'rocksdb'{where}", adapter="rocksdb")
+
+
+def test_a_table_named_file_of_a_trial_is_that_trials_not_a_table(monkeypatch):
+    # it was read as a table of its own: "workers.jsonl.gz:1: column 'aggregation_s' has no role"
+    monkeypatch.chdir(ROOT)
+    log = Path("datasets/sgd-alexnet/trial-003/workers.jsonl.gz")  # as the sgd runner writes it
+    where = WHERE.format(dataset="datasets/sgd-alexnet", trial="trial-003", adapter="sgd")
+    _refused_alike(log, rf"^{re.escape(str(log))}: a file of one trial, not a table of its own \(name the "
+                        rf"'table' adapter to read it as one\){where}")
+
+
+def test_a_trials_file_is_read_as_a_table_when_said_to_be_one(tmp_path):
+    trial = tmp_path / "trial-003"
+    shutil.copytree(ROOT / "datasets/sgd-alexnet/trial-003", trial)
+    log = trial / "workers.jsonl.gz"
+    with pytest.raises(LogParseError, match=r"workers\.jsonl\.gz:1: column 'aggregation_s' has no role"):
+        ingest(log, adapter="table")  # named: read as a table, whose columns need their roles
+    columns = json.loads(gzip.decompress(log.read_bytes()).splitlines()[0])
+    roles_file(log).write_text(yaml.safe_dump({"objectives": ["iteration_s"],
+                                               "ignore": [c for c in columns if c != "iteration_s"]}))
+    table = ingest(log).table  # its roles sidecar says it is a table
+    assert table.columns.tolist() == ["trial", "objective:iteration_s"] and len(table) > 1

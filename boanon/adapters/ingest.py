@@ -11,7 +11,7 @@ import pandas as pd
 
 from boanon.adapters.base import Adapter, available_adapters, get_adapter
 from boanon.adapters.files import read_config
-from boanon.adapters.table import TABLE_FORMATS, TableAdapter, read_table_file, table_format
+from boanon.adapters.table import TABLE_FORMATS, TableAdapter, read_table_file, roles_file, table_format
 from boanon.errors import LogParseError
 from boanon.table import TRIAL, TrialRecord, columns_of, record_problem, records_to_table, validate_table
 
@@ -185,12 +185,18 @@ def _read_table(path: Path, adapter: str | None) -> list[TrialRecord]:
 
 def _not_read_as_table(path: Path, adapter: str | None) -> str | None:
     """Why the single file ``path`` is not read as a table, or None: only the ``table`` adapter
-    reads a file (the others read a folder of trial folders), and only a file named as a table."""
+    reads a file (the others read a folder of trial folders), and only a file named as a table.
+    A table-named file in a trial folder (the ``sgd`` runner's ``workers.jsonl.gz``) is that
+    trial's, read by the adapter that recognises the trial, unless the ``table`` adapter is
+    named or the file's roles sidecar says it is a table."""
     if adapter not in (None, TableAdapter.name):
         return f"a single file is read by the {TableAdapter.name!r} adapter, not {adapter!r}"
     if table_format(path) is None:
         return (f"not a table: a single file is read as a CSV/JSONL table (a name ending in "
                 f"{'/'.join(TABLE_FORMATS)}, gzipped or not)")
+    if adapter is None and not roles_file(path).is_file() and _vote([path.parent]) is not None:
+        return (f"a file of one trial, not a table of its own (name the {TableAdapter.name!r} "
+                "adapter to read it as one)")
     return None
 
 
