@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ import pandas as pd
 from boanon.adapters.base import Adapter, available_adapters, get_adapter
 from boanon.adapters.files import read_config
 from boanon.adapters.table import TABLE_FORMATS, TableAdapter, read_table_file, roles_file, table_format
-from boanon.errors import LogParseError
+from boanon.errors import LogParseError, bounded
 from boanon.table import TRIAL, TrialRecord, columns_of, record_problem, records_to_table, validate_table
 
 FROM_TRIAL_FOLDERS = "logs are read from the folder holding the trial folders"
@@ -95,15 +96,43 @@ def _too_low(folder: Path) -> str:
     return f"; {FROM_TRIAL_FOLDERS}{trial}" if trial else ""
 
 
-def _vote(dirs: list[Path]) -> Adapter | None:
+def _vote(dirs: list[Path], quiet: bool = False) -> Adapter | None:
+    """The adapter that recognises the most of ``dirs`` (sampled), or None. ``quiet``: an
+    adapter left out (:func:`_votes`) is not warned about again where a hint is looked for."""
     sample = dirs[:: max(1, len(dirs) // 10)][:10]
-    votes: Counter[str] = Counter()
-    for name in available_adapters():
-        adapter = get_adapter(name)
-        votes[name] = sum(adapter.detect(d) for d in sample)
+    votes = Counter({name: _votes(name, sample, quiet) for name in available_adapters()})
     if not votes or votes.most_common(1)[0][1] == 0:
         return None
     return get_adapter(votes.most_common(1)[0][0])
+
+
+def _votes(name: str, sample: list[Path], quiet: bool) -> int:
+    """How many of ``sample`` the adapter ``name`` recognises. One whose ``detect()`` raises (a
+    plug-in's bug) is that adapter's problem, not every adapter's: it gets no votes, and a
+    warning names it, the folder and the exception, so auto-detection goes on with the others."""
+    try:
+        adapter = get_adapter(name)
+    except Exception as exc:  # a plug-in's constructor
+        return _left_out(name, None, exc, quiet)
+    count = 0
+    for d in sample:
+        try:
+            count += bool(adapter.detect(d))
+        except Exception as exc:
+            return _left_out(name, d, exc, quiet)
+    return count
+
+
+def _left_out(name: str, trial_dir: Path | None, exc: Exception, quiet: bool) -> int:
+    """Warn (unless ``quiet``) that the adapter ``name`` failed to detect (on ``trial_dir``) and
+    is left out: no votes."""
+    if quiet:
+        return 0
+    where = f"{trial_dir}: " if trial_dir is not None else ""
+    warnings.warn(bounded(f"{where}the {name!r} adapter's detect() failed ({type(exc).__name__}: {exc}): "
+                          "auto-detection left it out (name it with --adapter to use it)"),
+                  RuntimeWarning, stacklevel=2)
+    return 0
 
 
 def datasets_below(dirs: list[Path]) -> dict[Path, str]:
@@ -112,7 +141,7 @@ def datasets_below(dirs: list[Path]) -> dict[Path, str]:
     found = {}
     for d in dirs:
         subdirs = _subdirs(d)
-        chosen = _vote(subdirs) if subdirs else None
+        chosen = _vote(subdirs, quiet=True) if subdirs else None
         if chosen is not None:
             found[d] = chosen.name
     return found
@@ -203,7 +232,7 @@ def _not_read_as_table(path: Path, adapter: str | None) -> str | None:
 def _one_trial(folder: Path) -> str:
     """``: pass <its parent> (...)`` when an adapter recognises ``folder`` as one trial (a path
     one level too low), else nothing."""
-    chosen = _vote([folder])
+    chosen = _vote([folder], quiet=True)
     if chosen is None:
         return ""
     parent = folder.absolute().parent
