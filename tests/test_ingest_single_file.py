@@ -59,3 +59,20 @@ def test_a_trials_file_is_read_as_a_table_when_said_to_be_one(tmp_path):
                                                "ignore": [c for c in columns if c != "iteration_s"]}))
     table = ingest(log).table  # its roles sidecar says it is a table
     assert table.columns.tolist() == ["trial", "objective:iteration_s"] and len(table) > 1
+
+
+@pytest.mark.parametrize(("roles", "section", "entry"), [
+    ("params: [[x, mode]]\nobjectives: [latency]\n", "params", "['x', 'mode']"),
+    ("params: [x, mode]\nobjectives: [{latency: min}]\n", "objectives", "{'latency': 'min'}"),
+    ("params: [x, mode]\nobjectives: [latency]\nignore: [yes]\n", "ignore", "True"),  # YAML 1.1's yes
+])
+def test_a_roles_sidecar_entry_that_is_no_name_is_an_error_naming_it(tmp_path, roles, section, entry):
+    # a list or a mapping was "TypeError: unhashable type: 'list'", a traceback from the CLI
+    csv = tmp_path / "runs.csv"
+    csv.write_text("x,mode,latency\n1,fast,12.5\n")
+    roles_file(csv).write_text(roles)
+    said = rf"^{re.escape(str(roles_file(csv)))}: {section}: entry {re.escape(entry)} is not a column name"
+    with pytest.raises(LogParseError, match=said) as error:
+        ingest(csv)
+    res = CliRunner().invoke(main, ["ingest", str(csv)])
+    assert (res.exit_code, res.output) == (1, f"Error: {error.value}\n")

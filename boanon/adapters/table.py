@@ -101,6 +101,9 @@ def _declared(sidecar: Path, path: Path,
         if not isinstance(names, list):
             raise LogParseError(sidecar, f"{section}: expected a list of column names, got {names!r}")
         for col in names:
+            if not isinstance(col, str):
+                raise LogParseError(sidecar, f"{section}: entry {col!r} is not a column name: list "
+                                    "each name as text, quoted where YAML reads it otherwise ('1', 'yes')")
             if col not in columns:
                 raise LogParseError(sidecar, f"{section}: column {col!r} is not in {path.name}")
         return names
