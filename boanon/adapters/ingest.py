@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,8 @@ import pandas as pd
 
 from boanon.adapters.base import Adapter, available_adapters, get_adapter
 from boanon.adapters.files import read_config
-from boanon.errors import LogParseError
+from boanon.adapters.table import TABLE_FORMATS, TableAdapter, read_table_file, roles_file, table_format
+from boanon.errors import LogParseError, bounded
 from boanon.table import TRIAL, TrialRecord, columns_of, record_problem, records_to_table, validate_table
 
 FROM_TRIAL_FOLDERS = "logs are read from the folder holding the trial folders"
@@ -94,15 +96,43 @@ def _too_low(folder: Path) -> str:
     return f"; {FROM_TRIAL_FOLDERS}{trial}" if trial else ""
 
 
-def _vote(dirs: list[Path]) -> Adapter | None:
+def _vote(dirs: list[Path], quiet: bool = False) -> Adapter | None:
+    """The adapter that recognises the most of ``dirs`` (sampled), or None. ``quiet``: an
+    adapter left out (:func:`_votes`) is not warned about again where a hint is looked for."""
     sample = dirs[:: max(1, len(dirs) // 10)][:10]
-    votes: Counter[str] = Counter()
-    for name in available_adapters():
-        adapter = get_adapter(name)
-        votes[name] = sum(adapter.detect(d) for d in sample)
+    votes = Counter({name: _votes(name, sample, quiet) for name in available_adapters()})
     if not votes or votes.most_common(1)[0][1] == 0:
         return None
     return get_adapter(votes.most_common(1)[0][0])
+
+
+def _votes(name: str, sample: list[Path], quiet: bool) -> int:
+    """How many of ``sample`` the adapter ``name`` recognises. One whose ``detect()`` raises (a
+    plug-in's bug) is that adapter's problem, not every adapter's: it gets no votes, and a
+    warning names it, the folder and the exception, so auto-detection goes on with the others."""
+    try:
+        adapter = get_adapter(name)
+    except Exception as exc:  # a plug-in's constructor
+        return _left_out(name, None, exc, quiet)
+    count = 0
+    for d in sample:
+        try:
+            count += bool(adapter.detect(d))
+        except Exception as exc:
+            return _left_out(name, d, exc, quiet)
+    return count
+
+
+def _left_out(name: str, trial_dir: Path | None, exc: Exception, quiet: bool) -> int:
+    """Warn (unless ``quiet``) that the adapter ``name`` failed to detect (on ``trial_dir``) and
+    is left out: no votes."""
+    if quiet:
+        return 0
+    where = f"{trial_dir}: " if trial_dir is not None else ""
+    warnings.warn(bounded(f"{where}the {name!r} adapter's detect() failed ({type(exc).__name__}: {exc}): "
+                          "auto-detection left it out (name it with --adapter to use it)"),
+                  RuntimeWarning, stacklevel=2)
+    return 0
 
 
 def datasets_below(dirs: list[Path]) -> dict[Path, str]:
@@ -111,7 +141,7 @@ def datasets_below(dirs: list[Path]) -> dict[Path, str]:
     found = {}
     for d in dirs:
         subdirs = _subdirs(d)
-        chosen = _vote(subdirs) if subdirs else None
+        chosen = _vote(subdirs, quiet=True) if subdirs else None
         if chosen is not None:
             found[d] = chosen.name
     return found
@@ -149,13 +179,13 @@ def ingest(logdir: str | Path, adapter: str | None = None, skip_bad: bool = Fals
 
     Without ``skip_bad`` the first bad trial raises its :class:`LogParseError` (which names the
     file and line); with it, bad trials are listed in ``skipped`` and the rest still ingest.
-    A single CSV/JSONL file is read by the ``table`` adapter; any other file (a log) is a
-    :class:`LogParseError`. A table that is not well formed (e.g. a trial id twice) raises a
-    ValueError naming ``logdir``.
+    A single CSV/JSONL file is read by the ``table`` adapter; any other file (a log), or a file
+    named with another adapter, is a :class:`LogParseError` saying which folder to pass. A table
+    that is not well formed (e.g. a trial id twice) raises a ValueError naming ``logdir``.
     """
     logdir = Path(logdir)
     if logdir.is_file():
-        return _result(_read_table(logdir, adapter), "table", [], logdir)
+        return _result(_read_table(logdir, adapter), TableAdapter.name, [], logdir)
     dirs = trial_dirs(logdir)
     chosen = get_adapter(adapter) if adapter else detect_adapter(dirs)
     records: list[TrialRecord] = []
@@ -173,24 +203,36 @@ def ingest(logdir: str | Path, adapter: str | None = None, skip_bad: bool = Fals
 
 
 def _read_table(path: Path, adapter: str | None) -> list[TrialRecord]:
-    """The trials of a single file, a CSV/JSONL table: a log is refused saying where logs are
-    read from (its folder's parent, when its folder is a trial)."""
-    from boanon.adapters.table import TABLE_FORMATS, read_table_file, table_format
-
-    if adapter not in (None, "table"):
-        raise ValueError(f"{path}: a single file is read by the 'table' adapter, not {adapter!r}; "
-                         f"the {adapter!r} adapter reads a directory of trial sub-directories")
-    if table_format(path) is None:
-        raise LogParseError(path, f"not a table: a single file is read as a CSV/JSONL table (a name "
-                            f"ending in {'/'.join(TABLE_FORMATS)}, gzipped or not); "
-                            f"{FROM_TRIAL_FOLDERS}{_one_trial(path.parent)}")
+    """The trials of a single file, a CSV/JSONL table. A file not read as one is refused saying
+    why and where logs are read from (its folder's parent, when its folder is a trial): the one
+    message, whether the file was named alone or with an adapter."""
+    problem = _not_read_as_table(path, adapter)
+    if problem:
+        raise LogParseError(path, f"{problem}; {FROM_TRIAL_FOLDERS}{_one_trial(path.parent)}")
     return read_table_file(path)
+
+
+def _not_read_as_table(path: Path, adapter: str | None) -> str | None:
+    """Why the single file ``path`` is not read as a table, or None: only the ``table`` adapter
+    reads a file (the others read a folder of trial folders), and only a file named as a table.
+    A table-named file in a trial folder (the ``sgd`` runner's ``workers.jsonl.gz``) is that
+    trial's, read by the adapter that recognises the trial, unless the ``table`` adapter is
+    named or the file's roles sidecar says it is a table."""
+    if adapter not in (None, TableAdapter.name):
+        return f"a single file is read by the {TableAdapter.name!r} adapter, not {adapter!r}"
+    if table_format(path) is None:
+        return (f"not a table: a single file is read as a CSV/JSONL table (a name ending in "
+                f"{'/'.join(TABLE_FORMATS)}, gzipped or not)")
+    if adapter is None and not roles_file(path).is_file() and _vote([path.parent]) is not None:
+        return (f"a file of one trial, not a table of its own (name the {TableAdapter.name!r} "
+                "adapter to read it as one)")
+    return None
 
 
 def _one_trial(folder: Path) -> str:
     """``: pass <its parent> (...)`` when an adapter recognises ``folder`` as one trial (a path
     one level too low), else nothing."""
-    chosen = _vote([folder])
+    chosen = _vote([folder], quiet=True)
     if chosen is None:
         return ""
     parent = folder.absolute().parent

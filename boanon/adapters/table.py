@@ -101,6 +101,9 @@ def _declared(sidecar: Path, path: Path,
         if not isinstance(names, list):
             raise LogParseError(sidecar, f"{section}: expected a list of column names, got {names!r}")
         for col in names:
+            if not isinstance(col, str):
+                raise LogParseError(sidecar, f"{section}: entry {col!r} is not a column name: list "
+                                    "each name as text, quoted where YAML reads it otherwise ('1', 'yes')")
             if col not in columns:
                 raise LogParseError(sidecar, f"{section}: column {col!r} is not in {path.name}")
         return names
@@ -128,7 +131,7 @@ def _roles(path: Path, columns: Mapping[str, int]) -> dict[str, tuple[str, str]]
     neither is an error, sidecar or not: its values would be lost (``trial`` names the row,
     :data:`~boanon.table.PARETO` is recomputed from the objectives). ``columns`` holds the line
     that first names each column, the one such an error names."""
-    sidecar = path.with_name(path.name + ".roles.yaml")
+    sidecar = roles_file(path)
     declared, ignored = _declared(sidecar, path, columns) if sidecar.is_file() else ({}, set())
     for col in sorted(columns):
         if col in (TRIAL, PARETO) or col in declared or col in ignored:
@@ -141,6 +144,11 @@ def _roles(path: Path, columns: Mapping[str, int]) -> dict[str, tuple[str, str]]
                                 f"{IGNORE}:) in {sidecar.name}",
                                 columns[col]) from None
     return declared
+
+
+def roles_file(path: Path) -> Path:
+    """The sidecar that declares the columns' roles of the table file ``path``."""
+    return path.with_name(path.name + ".roles.yaml")
 
 
 def table_format(path: Path) -> str | None:

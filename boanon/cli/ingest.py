@@ -29,7 +29,7 @@ def ingest_command(logdir: str, adapter: str | None, output: str | None, skip_ba
         several = Path(logdir).is_dir() and not skip_bad and exc.path != Path(logdir)
         hint = "\n(use --skip-bad to ingest the other trials)" if several else ""
         raise click.ClickException(f"{exc}{hint}") from exc
-    except ValueError as exc:  # the table as a whole is malformed (a trial id twice, a wrong adapter)
+    except ValueError as exc:  # the table as a whole is malformed (a trial id twice)
         raise click.ClickException(str(exc)) from exc
     click.echo(result.summary())
     if output:

@@ -34,7 +34,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from boanon.adapters.rocksdb import LOG_FILE, REFERENCE_DIR, REPEAT_PREFIX, STDOUT_FILE, STOPPED_FILE
+from boanon.adapters.rocksdb import (
+    LOG_FILE,
+    REFERENCE_DIR,
+    REPEAT_PREFIX,
+    STDERR_FILE,
+    STDOUT_FILE,
+    STOPPED_FILE,
+)
 from boanon.adapters.rocksdb.options import newest_options_file
 from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report_lines
 from boanon.adapters.rocksdb.rusage import RUSAGE_FILE
@@ -42,7 +49,6 @@ from boanon.errors import ConfigError
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 
-STDERR_FILE = "stderr.txt"
 POLL_S = 0.1
 """How often a reporting run looks at db_bench's report file and stdout."""
 STOP_GRACE_S = 10.0

@@ -4,13 +4,14 @@ A trial directory holds db_bench's ``stdout.txt``, the RocksDB ``LOG`` (or ``LOG
 ``OPTIONS-*`` files (see :mod:`.stdout`, :mod:`.log`, :mod:`.options`). The newest
 ``OPTIONS-NNNNNN`` is the one in force; a file copied as ``OPTIONS`` is read when there is
 none. Only ``LOG`` is read: ``LOG.old.*`` are the logs of earlier opens of the database, which
-may have run with other options. Without ``stdout.txt`` (and without the runner's
-``config.json``) the directory is an application's (RocksDB embedded, no db_bench): its
-metrics come from the LOG, including its last statistics dump, and its objectives from
-``objectives.json`` or ``objectives.csv`` (:mod:`.objectives`); an application tuned through
-the ``command`` runner has a ``stdout.txt`` and ``config.json`` of its own, and an objectives
-file (``{}`` at least) tells it from db_bench's. Without objectives, a run tunes one
-of the LOG's metrics (``number_keys_read_per_sec``...) named as its objective.
+may have run with other options. Without ``stdout.txt`` (and without a trace of db_bench: its
+version banner at the top of ``stderr.txt``, the runner's ``rusage.json``) the directory is an
+application's (RocksDB embedded, no db_bench), whatever runner made it (every runner's trial has
+``config.json``): its metrics come from the LOG, including its last statistics dump, and its
+objectives from ``objectives.json`` or ``objectives.csv`` (:mod:`.objectives`); an application
+tuned through the ``command`` runner has a ``stdout.txt`` of its own, and an objectives file
+(``{}`` at least) tells it from db_bench's. Without objectives, a run tunes one of the LOG's
+metrics (``number_keys_read_per_sec``...) named as its objective.
 
 Runs repeated by the ``rocksdb`` runner live in ``repeat-<k>/`` sub-directories: the trial's
 objectives and metrics are their medians (one slow run on a shared machine does not drag the
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from boanon.adapters.base import Adapter, register_adapter
-from boanon.adapters.files import CONFIG_FILE, find_file, head, read_text, require_file
+from boanon.adapters.files import find_file, head, read_text, require_file
 from boanon.adapters.rocksdb.log import parse_log
 from boanon.adapters.rocksdb.objectives import OBJECTIVES_FILES, user_objectives
 from boanon.adapters.rocksdb.option_names import flag_params
@@ -52,11 +53,13 @@ from boanon.errors import LogParseError
 from boanon.table import TrialRecord, Value
 
 STDOUT_FILE = "stdout.txt"
+STDERR_FILE = "stderr.txt"
 LOG_FILE = "LOG"
 REPEAT_PREFIX = "repeat-"
 REFERENCE_DIR = "reference"
-_DB_BENCH_STDOUT = re.compile(r"^(Initializing RocksDB Options from|RocksDB:\s+version)", re.MULTILINE)
-"""How db_bench's stdout starts (7.x: the options' origin; older: the version banner)."""
+_DB_BENCH_OUTPUT = re.compile(r"^(Initializing RocksDB Options from|RocksDB:\s+version)", re.MULTILINE)
+"""How db_bench's stdout starts (7.x: the options' origin; older: the version banner), and its
+stderr (7.x: the version banner), which the runner keeps as ``stderr.txt``."""
 STOPPED_FILE = "stopped.json"
 """Written by the runner in a run it stopped early: ``{"benchmark": <the one cut short>, ...}``."""
 
@@ -65,7 +68,7 @@ class RocksDBAdapter(Adapter):
     name = "rocksdb"
 
     def detect(self, trial_dir: Path) -> bool:
-        return _db_bench_stdout(trial_dir) or (
+        return _db_bench_output(trial_dir, STDOUT_FILE) or (
             options_in_force(trial_dir) is not None and find_file(trial_dir, LOG_FILE) is not None)
 
     def parse_trial(self, trial_dir: Path) -> TrialRecord:
@@ -136,19 +139,22 @@ def parse_run(run_dir: Path) -> Run:
 
 def _ran_db_bench(run_dir: Path) -> bool:
     """Whether db_bench made this run (its stdout is read, and a missing or broken one is an
-    error): a ``stdout.txt`` that starts as db_bench's, or a runner's ``config.json`` without an
-    objectives file. An application run by the ``command`` runner has a ``stdout.txt`` of its
-    own: its objectives file (``{}`` when the LOG's metrics are the objectives) tells it apart."""
-    if _db_bench_stdout(run_dir):
+    error): a trace of db_bench (its stdout or stderr as it starts, the runner's ``rusage.json``
+    of it), or a ``stdout.txt`` without an objectives file (db_bench's, garbled). An application
+    run by the ``command`` runner has a ``stdout.txt`` of its own: its objectives file (``{}``
+    when the LOG's metrics are the objectives) tells it apart; one run by a plug-in runner may
+    have no ``stdout.txt`` at all, only the ``config.json`` every runner's trial has."""
+    if (_db_bench_output(run_dir, STDOUT_FILE) or _db_bench_output(run_dir, STDERR_FILE)
+            or (run_dir / RUSAGE_FILE).is_file()):
         return True
     has_objectives = any(find_file(run_dir, name) for name in OBJECTIVES_FILES)
-    has_stdout = find_file(run_dir, STDOUT_FILE) is not None
-    return (has_stdout or (run_dir / CONFIG_FILE).is_file()) and not has_objectives
+    return find_file(run_dir, STDOUT_FILE) is not None and not has_objectives
 
 
-def _db_bench_stdout(run_dir: Path) -> bool:
-    stdout = find_file(run_dir, STDOUT_FILE)
-    return stdout is not None and _DB_BENCH_STDOUT.search(head(stdout)) is not None
+def _db_bench_output(run_dir: Path, name: str) -> bool:
+    """Whether ``run_dir/name`` (or its ``.gz``) starts as db_bench's stdout or stderr does."""
+    path = find_file(run_dir, name)
+    return path is not None and _DB_BENCH_OUTPUT.search(head(path)) is not None
 
 
 def _application_run(run_dir: Path, params: dict[str, Value]) -> Run:
