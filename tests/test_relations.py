@@ -12,7 +12,7 @@ import pytest
 from boanon.adapters import ingest
 from boanon.annotations import Knowledge
 from boanon.expressions import Expression
-from boanon.learners import learn
+from boanon.learners import learn, relations
 from boanon.learners.relations import Relation, find_relations, name_groups
 from boanon.table import with_objectives
 
@@ -264,3 +264,35 @@ def test_relations_can_be_switched_off(enabled):
     table = with_objectives(ingest(ROOT / "datasets" / "zigzag-resnet18").table, ["edp"], [])
     result = learn(table, relations=enabled)
     assert bool(result.report["relations"]) == enabled
+
+
+def test_the_squares_bound_holds_every_fit_within_tolerance():
+    """A step of the loss search is skipped when least squares over its widest design misses
+    ``_squares_bound``: sound only if every fit within tolerance of each trial (of the value,
+    or of its root) has a residual sum inside it, rows below the floor included."""
+    rng = np.random.default_rng(0)
+    for root in (False, True):
+        for _ in range(200):
+            y = rng.uniform(0.1, 3.0, 12)
+            allowed = 0.05 * np.maximum(np.abs(y), 0.5)  # a floor above some values
+            bound = relations._squares_bound(y, allowed, root)
+            value = y + rng.choice([-1.0, 1.0], 12) * allowed  # a fit at the edges of its tolerance
+            if root and np.any(value < 0):
+                continue
+            fitted = value**2 if root else value
+            target = y**2 if root else y
+            assert float(np.sum((fitted - target) ** 2)) <= bound
+
+
+def test_the_squares_bound_is_finite_only_where_a_root_cannot_hide_below_zero():
+    y = np.array([0.0, 1.0, 2.0])
+    assert relations._squares_bound(y, np.full(3, 0.01), root=True) == np.inf
+    assert np.isfinite(relations._squares_bound(y + 1, np.full(3, 0.01), root=True))
+    assert np.isfinite(relations._squares_bound(y, np.full(3, 0.01), root=False))
+
+
+def test_distinct_counts_match_numpy_unique():
+    rng = np.random.default_rng(1)
+    matrix = rng.integers(0, 5, (30, 8)).astype(float) * rng.choice([1.0, 0.5, -0.0], (30, 8))
+    expected = [len(np.unique(c)) for c in matrix.T]
+    assert relations._distinct_counts(matrix).tolist() == expected

@@ -368,7 +368,7 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     mean, sd = sub.matrix.mean(axis=0), sub.matrix.std(axis=0)
     scales = {False: sd, True: np.full_like(sd, np.median(sd))}
     scaled = {shared: (sub.matrix - mean) / scale for shared, scale in scales.items()}
-    few = np.array([len(np.unique(c)) < MIN_PARABOLA_VALUES for c in sub.matrix.T], dtype=bool)
+    few = _distinct_counts(sub.matrix) < MIN_PARABOLA_VALUES
     target = y**2 if root else y
     own_most, shared_most = (n - 5) // 2, n - 6  # four trials beyond the weights, as MIN_VARYING
 
@@ -386,8 +386,20 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
         return bool(np.all(np.abs(value(fitted) - y) <= tolerance * np.maximum(np.abs(y), floor)))
 
     def within(cols: list[int], shared: bool) -> bool:  # in the sample
-        return len(cols) <= (shared_most if shared else own_most) and \
-            close(design(cols, shared) @ np.linalg.lstsq(design(cols, shared), target, rcond=None)[0])
+        if len(cols) > (shared_most if shared else own_most):
+            return False
+        X = design(cols, shared)
+        return close(X @ np.linalg.lstsq(X, target, rcond=None)[0])
+
+    bound = _squares_bound(y, tolerance * np.maximum(np.abs(y), floor), root)
+
+    def reachable(cols: list[int]) -> bool:
+        """Whether any fit within tolerance of every trial lies in the span of ``cols``' design
+        with a weight each, which holds every design tried on ``cols`` and their subsets (a
+        shared weight's sum of squares too): least squares' residual is the least there."""
+        X = design(cols, False)
+        residual = X @ np.linalg.lstsq(X, target, rcond=None)[0] - target
+        return float(residual @ residual) <= bound
 
     chosen: list[int] = []
     shared = True
@@ -397,6 +409,8 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
         fixed = design(chosen, False) if own else np.column_stack([Z[:, chosen], np.ones(n)])
         base = 0.0 if own else (Z[:, chosen] ** 2).sum(axis=1, keepdims=True)  # joins the shared sum
         chosen.append(_most_explaining(Z, Z**2 + base, target, fixed, chosen, few))
+        if not reachable(chosen):  # no try below can fit: most quantities never come close
+            continue
         # a wrong pick, harmless with a weight of its own, spoils a shared one: try without each
         tries = [(c, True) for c in [chosen, *([x for x in chosen if x != j] for j in chosen[:-1])]]
         fits = [(cols, w) for cols, w in [*tries, (chosen, False)] if within(cols, w)]
@@ -435,6 +449,27 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     text = text.replace("- -", "+ ").replace("+ -", "- ")
     return _Fit(f"sqrt(max({text}, 0))" if root else text, "root of squares" if root else "squares",
                 tuple(sub.names[j] for j in chosen), heldout, value(fitted))
+
+
+def _distinct_counts(matrix: np.ndarray) -> np.ndarray:
+    """Distinct values per column (finite columns; one sort for all, not ``np.unique`` each)."""
+    if len(matrix) == 0:
+        return np.zeros(matrix.shape[1], dtype=int)
+    return 1 + (np.diff(np.sort(matrix, axis=0), axis=0) != 0).sum(axis=0)
+
+
+def _squares_bound(y: np.ndarray, allowed: np.ndarray, root: bool) -> float:
+    """The largest sum of squared residuals, on the fitted scale (``y ** 2`` for a root), of a fit
+    within ``allowed`` of each trial's ``y``: what a least-squares fit must reach for any fit in
+    its span to be close. A root within ``a`` of ``y`` is a square within ``2 a y + a ** 2`` of
+    ``y ** 2``; a trial allowed more than its value allows any negative fit, so no bound
+    (infinite). A last-bit margin keeps least squares' rounding from deciding."""
+    if root:
+        if np.any(allowed > np.abs(y)):
+            return np.inf
+        allowed = 2 * allowed * np.abs(y) + allowed**2
+    target = y**2 if root else y
+    return float(np.sum(allowed**2)) + 1e-9 * float(target @ target)
 
 
 def _most_explaining(Z: np.ndarray, Z2: np.ndarray, y: np.ndarray, current: np.ndarray,
