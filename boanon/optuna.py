@@ -51,6 +51,7 @@ from boanon.multitask import RelatedTask, TaskColumn
 from boanon.multitask.warmstart import load_related
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Param, Space
+from boanon.storage_urls import open_storage
 from boanon.store import connect_read_only, remove_store
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.tuner import Tuner, last_learn_point
@@ -433,14 +434,16 @@ def load_existing_study(storage: str, study_name: str | None) -> Study:
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     _require_optuna_file(storage)
-    names = optuna.get_all_study_names(storage)
+    opened = open_storage(storage)
+    names = optuna.get_all_study_names(opened)
     if not names:
         raise ValueError(f"{storage} holds no study")
     if study_name is None and len(names) > 1:
         raise ValueError(f"{storage} holds several studies, name one (--study): {', '.join(names)}")
     if study_name is not None and study_name not in names:
         raise ValueError(f"no study {study_name!r} in {storage}; studies there: {', '.join(names)}")
-    return optuna.load_study(study_name=names[0] if study_name is None else study_name, storage=storage)
+    return optuna.load_study(study_name=names[0] if study_name is None else study_name, storage=opened)
+
 
 
 def _require_optuna_file(storage: str) -> None:

@@ -89,3 +89,23 @@ def test_output_constraints_become_optunas_constraint_values(tmp_path, synthetic
     trials = optuna.load_study(study_name="run", storage=url).trials
     assert [t.system_attrs["constraints"] for t in trials] == [[pytest.approx(c - 20.0)] for c in costs]
     assert [t.user_attrs["feasible"] for t in trials] == [c <= 20.0 for c in costs]
+
+
+@pytest.mark.parametrize("url", ["postgresql://nouser:secret@127.0.0.1:1/x", "mysql://nouser:secret@127.0.0.1:1/x",
+                                 "nosuchdb://x"])
+def test_a_storage_that_cannot_be_opened_is_named_without_a_traceback(run_db, tmp_path, url):
+    # no driver installed, or a server that does not answer: both commands ended in SQLAlchemy's traceback
+    shown = url.replace(":secret@", ":***@")
+    for args in (["import", url, "-o", str(tmp_path / "out.db")], ["export", str(run_db), "--optuna", url]):
+        done = CliRunner().invoke(main, args)
+        assert isinstance(done.exception, SystemExit) and done.exit_code == 1, (args, done.output)
+        assert f"cannot open the Optuna storage {shown}: " in done.output and "secret" not in done.output
+    assert not (tmp_path / "out.db").exists()
+
+
+def test_exporting_into_a_file_that_is_no_database_says_so(run_db, tmp_path):
+    (tmp_path / "notes.txt").write_text("not a database\n")
+    url = f"sqlite:///{tmp_path / 'notes.txt'}"
+    done = _export(run_db, url)
+    assert isinstance(done.exception, SystemExit), done.output
+    assert f"cannot open the Optuna storage {url}: file is not a database" in done.output
