@@ -43,7 +43,7 @@ from optuna.samplers import BaseSampler, RandomSampler
 from optuna.samplers._base import _CONSTRAINTS_KEY, _process_constraints_after_trial
 from optuna.search_space import IntersectionSearchSpace
 from optuna.study import Study, StudyDirection
-from optuna.trial import FrozenTrial, TrialState
+from optuna.trial import FrozenTrial, TrialState, create_trial
 
 from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.multiobjective import OutputConstraint
@@ -222,18 +222,23 @@ def params_within(trial: FrozenTrial, distributions: Mapping[str, BaseDistributi
     for name, d in distributions.items():
         if name in trial.params and trial.distributions[name] == d:
             values[name] = trial.params[name]
-        elif name not in trial.params and name in proposed and _contains(d, proposed[name]):
+        elif name not in trial.params and name in proposed:
             values[name] = proposed[name]
         else:
             return None
-    return values
+    unset = {n: d for n, d in distributions.items() if n not in trial.params}
+    return values if contained({n: values[n] for n in unset}, unset) else None
 
 
-def _contains(distribution: BaseDistribution, value: Any) -> bool:
+def contained(values: Mapping[str, Any], distributions: Mapping[str, BaseDistribution]) -> bool:
+    """Whether each value lies in its distribution, as Optuna checks a trial's parameters (in
+    bounds, on the step's grid, one of the choices): a proposal made for another distribution of
+    the same name is not this one's."""
     try:
-        return bool(distribution._contains(distribution.to_internal_repr(value)))
-    except (TypeError, ValueError):  # not one of a categorical's choices, not a number
+        create_trial(state=TrialState.RUNNING, params=dict(values), distributions=dict(distributions))
+    except (TypeError, ValueError):  # outside its distribution, not a number, not one of the choices
         return False
+    return True
 
 
 def being_proposed(trials: Iterable[FrozenTrial], before: int) -> list[FrozenTrial]:
