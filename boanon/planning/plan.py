@@ -46,6 +46,17 @@ class Plan:
         stages[index] = replace(stages[index], **changes)
         return replace(self, stages=tuple(stages))
 
+    def trimmed(self) -> Plan:
+        """The plan with each stage's workers at most the trials left when it starts (the
+        budget less the trials ended before it): at most that many are ever in flight, so more
+        machines are never rented (or rented only to sit idle), and a plan listing them promised
+        machines the run never asks for."""
+        stages, ended = [], 0
+        for stage in self.stages:
+            stages.append(replace(stage, workers=max(1, min(stage.workers, self.budget - ended))))
+            ended = stage.until_ended
+        return replace(self, stages=tuple(stages))
+
     def describe(self) -> str:
         """``8 x c5.xlarge until 20 ended, 2 x c5.xlarge until 40 ended``."""
         return ", ".join(f"{s.workers} x {s.instance} until {s.until_ended} ended" for s in self.stages)
