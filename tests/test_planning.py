@@ -230,6 +230,22 @@ def test_plan_command_writes_a_plan_and_leaves_the_store_alone(tmp_path: Path) -
                                "2m or 1h30m, got 'soon'\n"), bad.output
 
 
+def test_a_local_run_of_a_plan_is_compared_with_the_plan_without_start_up(tmp_path: Path) -> None:
+    # `boanon tune --plan` runs on a local cluster: the plan's 60-120 s of start-up per machine
+    # were in its planned time ("planned 94.9 s ... actual 5.7 s") and cost, never in the run's
+    from boanon.planning.run import PlannedRun
+
+    out = tmp_path / "plan.json"
+    planned = CliRunner().invoke(main, [*_plan_args(tmp_path), "--deadline", "30m", "-o", str(out)])
+    assert planned.exit_code == 0, planned.output
+    plan = PlanFile.load(out)
+    local = plan.predicted["local_without_startup"]
+    assert local["time_s"]["mean"] <= plan.predicted["time_s"]["mean"] - 60  # no machine starts up
+    here, elsewhere = PlannedRun(plan, time_s=5.0, local=True).report(), PlannedRun(plan, time_s=5.0).report()
+    assert f"time  planned {local['time_s']['mean']:.1f} s" in here and "start at once" in here
+    assert f"time  planned {plan.predicted['time_s']['mean']:.1f} s" in elsewhere  # a cluster of the type
+
+
 def test_the_plan_is_written_though_the_report_finds_its_reader_gone(tmp_path: Path) -> None:
     """``boanon plan ... -o plan.json | head -8`` exited 1 with no plan: the report came first,
     and printing into the pipe head had closed failed before the save."""

@@ -18,6 +18,10 @@ from typing import Any
 from boanon.errors import ConfigError
 from boanon.planning.instances import InstanceType, parse_instances
 
+LOCAL = "local_without_startup"
+"""The plan file's prediction for a local run: the plan's machines working as soon as asked for
+(:meth:`~boanon.planning.simulator.Simulator.without_startup`)."""
+
 
 @dataclass(frozen=True)
 class Stage:
