@@ -51,7 +51,7 @@ from boanon.multitask import RelatedTask, TaskColumn
 from boanon.multitask.warmstart import load_related
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Param, Space
-from boanon.storage_urls import open_storage
+from boanon.storage_urls import open_storage, sqlite_file
 from boanon.store import connect_read_only, remove_store
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.tuner import Tuner, last_learn_point
@@ -453,16 +453,10 @@ def load_existing_study(storage: str, study_name: str | None) -> Study:
 
 def _require_optuna_file(storage: str) -> None:
     """A sqlite URL must name an existing Optuna database, which Optuna would otherwise create."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        url = make_url(storage)
-    except ArgumentError:
-        raise ValueError(f"{storage!r} is not a storage URL (a sqlite file's is sqlite:///<path>)") from None
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+    file = sqlite_file(storage)
+    if file is None:
         return
-    path = Path(url.database)
+    path = Path(file)
     if not path.is_file():
         raise ValueError(f"{storage}: {path} does not exist")
     if not _has_optuna_tables(path):

@@ -231,7 +231,7 @@ def test_import_from_a_mistyped_storage_or_study_says_so_and_changes_nothing(tmp
         (f"sqlite:///{missing}", "--study", "steps"): f"{missing} does not exist",
         (url, "--study", "stepz"): f"no study 'stepz' in {url}; studies there: steps",
         (f"sqlite:///{tmp_path / 'run.db'}",): "run.db is not an Optuna storage",
-        (str(tmp_path / "steps.db"),): "is not a storage URL",
+        (str(tmp_path / "steps.db"),): "not a storage URL (a sqlite file's is sqlite:///<path>)",
     }
     for args, message in expected.items():
         done = CliRunner().invoke(main, ["import", *args, "-o", str(out)])
