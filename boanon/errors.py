@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -63,3 +64,19 @@ class MissingFile(ConfigError):
 class StoreError(ConfigError):
     """A run's store cannot be read as one: not a BoAnon store, damaged, or a row that does not
     decode. Names the store and, where one is to blame, the row."""
+
+
+class StorageUnreachable(ValueError):
+    """An Optuna storage URL names a database that cannot be opened (no driver for it, a server
+    that does not answer, a file that is not a database): names the URL, its password hidden,
+    and the database's reason, not the SQLAlchemy traceback the attempt ends in."""
+
+    def __init__(self, url: str, reason: str):
+        self.url = hide_password(url)
+        self.reason = bounded(reason)
+        super().__init__(f"cannot open the Optuna storage {self.url}: {self.reason}")
+
+
+def hide_password(url: str) -> str:
+    """``url`` with the password of its ``user:password@`` part, if any, as ``***``."""
+    return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)

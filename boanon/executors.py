@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import dis
 import itertools
+import logging
 import multiprocessing
 import os
 import pickle
@@ -664,7 +665,21 @@ def local_cluster(n_workers: int) -> Any:
     with dask.config.set({"distributed.scheduler.allowed-failures": 0,
                           "distributed.scheduler.worker-saturation": 1.0}):
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                            host="127.0.0.1", dashboard_address=None)
+                            host="127.0.0.1", dashboard_address=None, preload=[__name__])
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask's preload hook, run in each worker process of :func:`local_cluster` as it starts:
+    Ctrl-C is the loop's to handle, not the trial's (as in a local trial process). A terminal's
+    Ctrl-C reaches every process of its group, and each worker it reached died printing a
+    traceback, and the scheduler warnings about it, over the loop's own message. A trial's
+    task cancelled is the loop's doing too (a timeout, the run stopping), not a warning."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.getLogger("distributed.worker.state_machine").addFilter(_not_cancelled)
+
+
+def _not_cancelled(record: logging.LogRecord) -> bool:
+    return not record.getMessage().endswith("ended with CancelledError")
 
 
 def make_executor(workers: int | None = None, dask: str | None = None) -> Executor:

@@ -43,7 +43,7 @@ from optuna.samplers import BaseSampler, RandomSampler
 from optuna.samplers._base import _CONSTRAINTS_KEY, _process_constraints_after_trial
 from optuna.search_space import IntersectionSearchSpace
 from optuna.study import Study, StudyDirection
-from optuna.trial import FrozenTrial, TrialState
+from optuna.trial import FrozenTrial, TrialState, create_trial
 
 from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.multiobjective import OutputConstraint
@@ -51,6 +51,7 @@ from boanon.multitask import RelatedTask, TaskColumn
 from boanon.multitask.warmstart import load_related
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Param, Space
+from boanon.storage_urls import open_storage, sqlite_file
 from boanon.store import connect_read_only, remove_store
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.tuner import Tuner, last_learn_point
@@ -221,18 +222,23 @@ def params_within(trial: FrozenTrial, distributions: Mapping[str, BaseDistributi
     for name, d in distributions.items():
         if name in trial.params and trial.distributions[name] == d:
             values[name] = trial.params[name]
-        elif name not in trial.params and name in proposed and _contains(d, proposed[name]):
+        elif name not in trial.params and name in proposed:
             values[name] = proposed[name]
         else:
             return None
-    return values
+    unset = {n: d for n, d in distributions.items() if n not in trial.params}
+    return values if contained({n: values[n] for n in unset}, unset) else None
 
 
-def _contains(distribution: BaseDistribution, value: Any) -> bool:
+def contained(values: Mapping[str, Any], distributions: Mapping[str, BaseDistribution]) -> bool:
+    """Whether each value lies in its distribution, as Optuna checks a trial's parameters (in
+    bounds, on the step's grid, one of the choices): a proposal made for another distribution of
+    the same name is not this one's."""
     try:
-        return bool(distribution._contains(distribution.to_internal_repr(value)))
-    except (TypeError, ValueError):  # not one of a categorical's choices, not a number
+        create_trial(state=TrialState.RUNNING, params=dict(values), distributions=dict(distributions))
+    except (TypeError, ValueError):  # outside its distribution, not a number, not one of the choices
         return False
+    return True
 
 
 def being_proposed(trials: Iterable[FrozenTrial], before: int) -> list[FrozenTrial]:
@@ -433,28 +439,24 @@ def load_existing_study(storage: str, study_name: str | None) -> Study:
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     _require_optuna_file(storage)
-    names = optuna.get_all_study_names(storage)
+    opened = open_storage(storage)
+    names = optuna.get_all_study_names(opened)
     if not names:
         raise ValueError(f"{storage} holds no study")
     if study_name is None and len(names) > 1:
         raise ValueError(f"{storage} holds several studies, name one (--study): {', '.join(names)}")
     if study_name is not None and study_name not in names:
         raise ValueError(f"no study {study_name!r} in {storage}; studies there: {', '.join(names)}")
-    return optuna.load_study(study_name=names[0] if study_name is None else study_name, storage=storage)
+    return optuna.load_study(study_name=names[0] if study_name is None else study_name, storage=opened)
+
 
 
 def _require_optuna_file(storage: str) -> None:
     """A sqlite URL must name an existing Optuna database, which Optuna would otherwise create."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        url = make_url(storage)
-    except ArgumentError:
-        raise ValueError(f"{storage!r} is not a storage URL (a sqlite file's is sqlite:///<path>)") from None
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+    file = sqlite_file(storage)
+    if file is None:
         return
-    path = Path(url.database)
+    path = Path(file)
     if not path.is_file():
         raise ValueError(f"{storage}: {path} does not exist")
     if not _has_optuna_tables(path):

@@ -79,3 +79,32 @@ def test_parallel_loop_on_dask(dask_executor: DaskExecutor, tmp_path: Path) -> N
 def test_unreachable_scheduler_is_a_clear_error() -> None:
     with pytest.raises(WorkerLost, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         DaskExecutor("tcp://127.0.0.1:9", connect_timeout=2)
+
+
+def test_ctrl_c_on_a_local_cluster_run_prints_only_the_loop_s_message(tmp_path: Path) -> None:
+    # a terminal's Ctrl-C reaches the whole process group: each Dask worker process died printing
+    # a KeyboardInterrupt traceback, and the scheduler logged the tasks lost with them
+    import signal
+    import subprocess
+    import sys
+
+    import yaml
+
+    data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
+    data["runner"]["options"]["delay"] = 1.0  # trials are running when Ctrl-C comes
+    (tmp_path / "tune.yaml").write_text(yaml.safe_dump(data))
+    args = [sys.executable, "-m", "boanon", "tune", str(tmp_path / "tune.yaml"), "--dask", "local",
+            "--workers", "2", "--budget", "20", "--store", str(tmp_path / "r.db")]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,  # a group of its own, as a terminal's job
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        trial_lines = (line for line in proc.stdout if line.startswith("t0"))
+        next(trial_lines), next(trial_lines)  # the workers are up and running trials
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and "interrupted: running trials are stored as interrupted" in err, err
+    assert "Traceback" not in err and "distributed." not in err, err

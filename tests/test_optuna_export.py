@@ -89,3 +89,48 @@ def test_output_constraints_become_optunas_constraint_values(tmp_path, synthetic
     trials = optuna.load_study(study_name="run", storage=url).trials
     assert [t.system_attrs["constraints"] for t in trials] == [[pytest.approx(c - 20.0)] for c in costs]
     assert [t.user_attrs["feasible"] for t in trials] == [c <= 20.0 for c in costs]
+
+
+@pytest.mark.parametrize("url", ["postgresql://nouser:secret@127.0.0.1:1/x", "mysql://nouser:secret@127.0.0.1:1/x",
+                                 "nosuchdb://x"])
+def test_a_storage_that_cannot_be_opened_is_named_without_a_traceback(run_db, tmp_path, url):
+    # no driver installed, or a server that does not answer: both commands ended in SQLAlchemy's traceback
+    shown = url.replace(":secret@", ":***@")
+    for args in (["import", url, "-o", str(tmp_path / "out.db")], ["export", str(run_db), "--optuna", url]):
+        done = CliRunner().invoke(main, args)
+        assert isinstance(done.exception, SystemExit) and done.exit_code == 1, (args, done.output)
+        assert f"cannot open the Optuna storage {shown}: " in done.output and "secret" not in done.output
+    assert not (tmp_path / "out.db").exists()
+
+
+def test_exporting_into_a_file_that_is_no_database_says_so(run_db, tmp_path):
+    (tmp_path / "notes.txt").write_text("not a database\n")
+    url = f"sqlite:///{tmp_path / 'notes.txt'}"
+    done = _export(run_db, url)
+    assert isinstance(done.exception, SystemExit), done.output
+    assert f"cannot open the Optuna storage {url}: file is not a database" in done.output
+
+
+SQLITE_URLS = ["sqlite:///run.db", "sqlite:////abs/run.db", "sqlite+pysqlite:///r.db?mode=ro", "sqlite://",
+               "sqlite:///:memory:", "sqlite:///", "sqlite:///my%20runs/o.db", "sqlite:///a+b%2Bc.db",
+               "sqlite+pysqlcipher://:secret@/x.db", "sqlite:///file:x.db?uri=true", "postgresql://u@h/x"]
+
+
+@pytest.mark.parametrize("url", SQLITE_URLS)
+def test_the_sqlite_file_a_url_names_is_the_one_sqlalchemy_opens(url):
+    # the command line's regex and the import's make_url were two parsers, and disagreed
+    from sqlalchemy.engine import make_url
+
+    from boanon.storage_urls import sqlite_file
+
+    parsed = make_url(url)
+    expected = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    assert sqlite_file(url) == (None if expected in (None, "", ":memory:") else expected)
+
+
+def test_export_into_a_percent_escaped_directory_writes_where_sqlalchemy_does(run_db, tmp_path):
+    # the command line looked for the directory 'my%20runs' and refused a URL Optuna would open
+    (tmp_path / "my runs").mkdir()
+    result = _export(run_db, f"sqlite:///{tmp_path}/my%20runs/optuna.db")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "my runs" / "optuna.db").is_file()

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -18,12 +20,15 @@ optuna = pytest.importorskip("optuna")
 from click.testing import CliRunner  # noqa: E402
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution  # noqa: E402
 
+import boanon.optuna  # noqa: E402
 from boanon.cli import main  # noqa: E402
 from boanon.optuna import (  # noqa: E402
+    PARAMS_ATTR,
     REASON_ATTR,
     SURROGATE_ATTR,
     BoAnonSampler,
     param_of,
+    params_within,
     to_boanon,
     to_optuna,
 )
@@ -64,6 +69,21 @@ def test_steps_round_to_the_grid_and_non_string_choices_come_back_as_themselves(
         assert to_optuna(mixed, to_boanon(mixed, choice)) == choice
         assert type(to_optuna(mixed, to_boanon(mixed, choice))) is type(choice)
     assert param_of("s", FloatDistribution(1.0, 1.0)) is None  # a single value: nothing to search
+
+
+@pytest.mark.parametrize(("proposed", "within"), [
+    ({"step": 0.1 + 0.2, "k": 3, "cache": "lru"}, True),  # 0.30000000000000004: on the grid
+    ({"step": 0.35, "k": 3, "cache": "lru"}, False), ({"step": 1.5, "k": 3, "cache": "lru"}, False),
+    ({"step": 0.3, "k": 9, "cache": "lru"}, False), ({"step": 0.3, "k": 3, "cache": "arc"}, False),
+    ({"step": "fast", "k": 3, "cache": "lru"}, False), ({"step": 0.3, "k": 3}, False)])
+def test_a_running_trial_s_proposal_counts_only_within_the_distributions(proposed, within):
+    # checked with Optuna's private Distribution._contains, which a release may change or drop
+    distributions = {"step": FloatDistribution(0.0, 1.0, step=0.1), "k": IntDistribution(1, 8),
+                     "cache": CategoricalDistribution(["off", "lru"])}
+    trial = optuna.trial.create_trial(state=optuna.trial.TrialState.RUNNING,
+                                      system_attrs={PARAMS_ATTR: proposed})
+    assert (params_within(trial, distributions) == proposed) is within
+    assert "._contains" not in Path(boanon.optuna.__file__).read_text()
 
 
 def test_importing_boanon_does_not_import_optuna():
@@ -211,7 +231,7 @@ def test_import_from_a_mistyped_storage_or_study_says_so_and_changes_nothing(tmp
         (f"sqlite:///{missing}", "--study", "steps"): f"{missing} does not exist",
         (url, "--study", "stepz"): f"no study 'stepz' in {url}; studies there: steps",
         (f"sqlite:///{tmp_path / 'run.db'}",): "run.db is not an Optuna storage",
-        (str(tmp_path / "steps.db"),): "is not a storage URL",
+        (str(tmp_path / "steps.db"),): "not a storage URL (a sqlite file's is sqlite:///<path>)",
     }
     for args, message in expected.items():
         done = CliRunner().invoke(main, ["import", *args, "-o", str(out)])
@@ -301,6 +321,89 @@ def test_workers_sharing_a_seed_sample_different_values_outside_the_search_space
     values = [t.suggest_float("x", 0.0, 1.0) for t in trials]
     assert values[0] == 0.5  # the study's first trial runs the default configuration
     assert len(set(values)) == len(values), values
+
+
+KILLED = """
+import sys, time, optuna
+from pathlib import Path
+from boanon.optuna import BoAnonSampler
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+url, mark, storage = sys.argv[1], Path(sys.argv[2]), eval(sys.argv[3], {"optuna": optuna, "url": sys.argv[1]})
+
+class Stalled(BoAnonSampler):  # holds trial 3's proposal until the test kills the process
+    def sample_relative(self, study, trial, search_space):
+        if search_space and trial.number == 3:
+            mark.touch()
+            time.sleep(600)
+        return super().sample_relative(study, trial, search_space)
+
+study = optuna.load_study(study_name="steps", storage=storage, sampler=Stalled(seed=0, n_startup_trials=2))
+study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2 + t.suggest_int("k", 0, 4), n_trials=5)
+"""
+
+
+def _kill_a_worker_mid_proposal(tmp_path: Path, storage: str = "url") -> str:
+    """The URL of a study whose trial 3 was being proposed when its worker (on ``storage``, an
+    expression of ``url``) got SIGKILL."""
+    url, mark = f"sqlite:///{tmp_path / 'steps.db'}", tmp_path / "proposing"
+    optuna.create_study(study_name="steps", storage=url)
+    worker = subprocess.Popen([sys.executable, "-c", KILLED, url, str(mark), storage])
+    deadline = time.monotonic() + 120
+    while not mark.exists() and worker.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert mark.exists(), "the worker never reached trial 3's proposal"
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=30)
+    return url
+
+
+def _proposals_of(monkeypatch) -> list[int]:
+    """The positions proposals are computed at from now on (a replayed trial is asked at none)."""
+    asked: list[int] = []
+    ask = Tuner.ask
+
+    def counted(self, position=None):
+        if position is not None:
+            asked.append(position)
+        return ask(self, position)
+
+    monkeypatch.setattr(Tuner, "ask", counted)
+    return asked
+
+
+def _go_on(storage) -> optuna.Study:
+    sampler = BoAnonSampler(seed=0, n_startup_trials=2)
+    study = optuna.load_study(study_name="steps", storage=storage, sampler=sampler)
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2 + t.suggest_int("k", 0, 4), n_trials=2)
+    return study
+
+
+def test_the_docs_heartbeat_fails_a_worker_killed_mid_proposal(tmp_path, monkeypatch):
+    # without it the dead trial stayed running and every later proposal computed its proposal too
+    snippets = re.findall(r"```python\n(.*?)```", DOCS.read_text(), re.S)
+    line = next(x for c in snippets for x in c.splitlines() if x.startswith("storage = RDBStorage("))
+    storage = line.removeprefix("storage = ").replace("RDBStorage(", "optuna.storages.RDBStorage(")
+    for docs, here in (('"sqlite:///steps.db"', "url"), ("=60", "=1"), ("=180", "=2")):  # seconds here
+        assert docs in storage, (docs, line)
+        storage = storage.replace(docs, here)
+    url = _kill_a_worker_mid_proposal(tmp_path, storage)
+    time.sleep(3)  # past the grace period
+    asked = _proposals_of(monkeypatch)
+    study = _go_on(eval(storage, {"optuna": optuna, "url": url}))
+    assert study.trials[3].state.name == "FAIL"
+    assert 3 not in asked and [t.state.name for t in study.trials[4:]] == ["COMPLETE"] * 2
+
+
+def test_a_dead_worker_s_trial_failed_by_hand_is_proposed_for_no_more(tmp_path, monkeypatch):
+    url = _kill_a_worker_mid_proposal(tmp_path)
+    asked = _proposals_of(monkeypatch)
+    _go_on(url)
+    assert asked.count(3) == 2  # no heartbeat: each later proposal computed the dead trial's first
+    study = optuna.load_study(study_name="steps", storage=url)
+    study.tell(3, state=optuna.trial.TrialState.FAIL)  # as the docs say
+    asked.clear()
+    _go_on(url)
+    assert 3 not in asked and len(asked) == 2
 
 
 def test_the_complete_example_of_the_docs_runs(tmp_path, monkeypatch, capsys):

@@ -137,6 +137,21 @@ def test_planner_picks_the_cheaper_of_two_feasible_plans() -> None:
     assert "costs no less" in reasons or "misses the deadline" in reasons
 
 
+@pytest.mark.parametrize("deadline", [150, 200])
+def test_no_stage_lists_more_machines_than_trials_left_when_it_starts(deadline: float) -> None:
+    # extra machines cost nothing (never rented), so the tie kept them: "30 x m5 until 30 ended"
+    # for the last 10 trials, and "21 x m5, then 30 x m5" for a stage that rents none more
+    types = _instances(m5={"price_per_hour": 0.1, "max_count": 32, "startup": 60.0, "billing": 3600.0})
+    times = TrialTimes(np.array([50.0, 60.0, 70.0]), ask_overhead=1.0)
+    planner = Planner(types, deadline=deadline, probability=0.9, stages=3, replications=20).fit(times, 30)
+    for plan in (planner.plan_, planner.fastest_[0]):
+        assert [s.workers <= 30 - before for s, before in zip(plan.stages, (0, 10, 20), strict=True)] == \
+            [True] * 3, plan.describe()
+    listed_more = planner.plan_.with_stage(2, workers=30)  # the machines it left out: never rented
+    assert planner.simulator_.predict(listed_more).cost() == planner.prediction_.cost()
+    assert planner.simulator_.predict(listed_more).time_at(0.9) == planner.prediction_.time_at(0.9)
+
+
 def test_planner_refuses_an_impossible_deadline_with_the_fastest_plan() -> None:
     planner = Planner(TYPES, deadline=100, probability=0.9).fit(STRAGGLY, 60)
     assert not planner.feasible_
@@ -213,6 +228,22 @@ def test_plan_command_writes_a_plan_and_leaves_the_store_alone(tmp_path: Path) -
     assert bad.exit_code == 2  # a usage error (it said "--deadline: value: ..." after reading the YAML)
     assert bad.output.endswith("Error: Invalid value for '--deadline': expected a duration such as 90s, "
                                "2m or 1h30m, got 'soon'\n"), bad.output
+
+
+def test_a_local_run_of_a_plan_is_compared_with_the_plan_without_start_up(tmp_path: Path) -> None:
+    # `boanon tune --plan` runs on a local cluster: the plan's 60-120 s of start-up per machine
+    # were in its planned time ("planned 94.9 s ... actual 5.7 s") and cost, never in the run's
+    from boanon.planning.run import PlannedRun
+
+    out = tmp_path / "plan.json"
+    planned = CliRunner().invoke(main, [*_plan_args(tmp_path), "--deadline", "30m", "-o", str(out)])
+    assert planned.exit_code == 0, planned.output
+    plan = PlanFile.load(out)
+    local = plan.predicted["local_without_startup"]
+    assert local["time_s"]["mean"] <= plan.predicted["time_s"]["mean"] - 60  # no machine starts up
+    here, elsewhere = PlannedRun(plan, time_s=5.0, local=True).report(), PlannedRun(plan, time_s=5.0).report()
+    assert f"time  planned {local['time_s']['mean']:.1f} s" in here and "start at once" in here
+    assert f"time  planned {plan.predicted['time_s']['mean']:.1f} s" in elsewhere  # a cluster of the type
 
 
 def test_the_plan_is_written_though_the_report_finds_its_reader_gone(tmp_path: Path) -> None:

@@ -89,3 +89,25 @@ def test_a_lower_bound_under_a_second_is_no_eta():
         progress.last -= 0.01
         progress.count(True, proposed=False)
     assert progress.eta == "-"
+
+
+def test_a_line_s_best_is_among_the_trials_shown_so_far(tmp_path, capsys):
+    # workers store the trials that end together, then show each: the first one's line showed
+    # the best of the second, printed on the next line
+    from types import SimpleNamespace
+
+    from boanon.cli.tune import _loop
+    from boanon.space import Float, Space
+    from boanon.tuner import Tuner
+
+    tuner = Tuner(Space([Float("x", 0.0, 1.0)]), ["cost"], n_init=2)
+    asked = [tuner.ask(), tuner.ask()]
+
+    def loop(report):  # as tune_parallel does with a batch: all stored first, then shown
+        stored = [tuner.tell(t.id, {"cost": cost}) for t, cost in zip(asked, [5.0, 1.0], strict=True)]
+        for trial in stored:
+            report(trial)
+
+    _loop(SimpleNamespace(tuner=tuner, store_file=tmp_path / "r.db", budget=2, loop=loop))
+    lines = capsys.readouterr().out.splitlines()
+    assert [re.search(r"best cost=(\S+)", ln)[1] for ln in lines] == ["5", "1"], lines

@@ -5,14 +5,12 @@ the directory, not a traceback from the writer at the end."""
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 import click
 
-SQLITE_URL = re.compile(r"sqlite(?:\+\w+)?:///(?P<file>[^?]*)")
-"""An SQLite storage URL (``sqlite:///run.db``, ``sqlite+pysqlite:////abs/run.db?...``): the file it names."""
+from boanon.storage_urls import sqlite_file
 
 
 def directory_problem(file: str | Path) -> str | None:
@@ -50,9 +48,8 @@ class StorageURL(click.ParamType):
     name = "storage_url"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        sqlite = SQLITE_URL.match(value)
-        file = sqlite["file"] if sqlite else ""
-        problem = directory_problem(file) if file not in ("", ":memory:") else None
+        file = sqlite_file(value)
+        problem = directory_problem(file) if file is not None else None
         if problem:
             self.fail(f"{value}: {problem}", param, ctx)
         return value

@@ -9,7 +9,7 @@ from boanon.config import load_config
 from boanon.errors import ConfigError
 from boanon.planning.durations import TrialTimes, from_store, from_table, profile
 from boanon.planning.instances import InstanceType, load_instances, parse_duration
-from boanon.planning.plan import PlanFile
+from boanon.planning.plan import LOCAL, PlanFile
 from boanon.planning.planner import Planner
 
 
@@ -99,6 +99,7 @@ def _plan_file(planner: Planner, instances: dict[str, InstanceType], times: Tria
         **planner.prediction_.to_dict(seconds, probability), "deadline_s": seconds,
         "probability": probability, "durations": times.summary(),
         "fastest": {"plan": fastest.describe(), **fastest_prediction.to_dict(seconds, probability)},
+        LOCAL: planner.simulator_.without_startup().predict(planner.plan_).to_dict(seconds, probability),
         "rejected": [a.to_dict() for a in planner.rejected_]})
 
 

@@ -127,8 +127,13 @@ def _loop(run: TuningRun) -> PlannedRun | None:
     """:meth:`TuningRun.loop`, one line per trial; how to continue a run that stopped."""
     tuner, store_file = run.tuner, run.store_file
     with Progress(run.budget, tuner.n_trials(), n_init=tuner.n_init) as progress:
+        done = tuner.store.trials("done")  # the trials shown: before this session, then line by line
+
         def report(trial: StoredTrial) -> None:
-            done = tuner.store.trials("done")
+            # not the store's: workers store the trials that end together before any is shown,
+            # and a line's best came from a trial whose line was still to come
+            if trial.status == "done":
+                done.append(trial)
             figures = progress.count(not trial.interrupted, trial.surrogate != INIT)
             line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
                               "" if progress.on_terminal else figures)

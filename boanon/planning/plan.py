@@ -18,6 +18,10 @@ from typing import Any
 from boanon.errors import ConfigError
 from boanon.planning.instances import InstanceType, parse_instances
 
+LOCAL = "local_without_startup"
+"""The plan file's prediction for a local run: the plan's machines working as soon as asked for
+(:meth:`~boanon.planning.simulator.Simulator.without_startup`)."""
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -44,6 +48,17 @@ class Plan:
     def with_stage(self, index: int, **changes: Any) -> Plan:
         stages = list(self.stages)
         stages[index] = replace(stages[index], **changes)
+        return replace(self, stages=tuple(stages))
+
+    def trimmed(self) -> Plan:
+        """The plan with each stage's workers at most the trials left when it starts (the
+        budget less the trials ended before it): at most that many are ever in flight, so more
+        machines are never rented (or rented only to sit idle), and a plan listing them promised
+        machines the run never asks for."""
+        stages, ended = [], 0
+        for stage in self.stages:
+            stages.append(replace(stage, workers=max(1, min(stage.workers, self.budget - ended))))
+            ended = stage.until_ended
         return replace(self, stages=tuple(stages))
 
     def describe(self) -> str:

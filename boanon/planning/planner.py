@@ -7,7 +7,9 @@ other instance type at the same throughput; a proposal qualifies if it still end
 with the stated probability and costs less; the one taken has the best cost-marginal benefit
 ``(cost now - cost proposed) / (time proposed - time now)`` (dollars saved per second given up;
 a proposal that is both cheaper and faster wins outright). The search stops when no proposal
-qualifies. Every plan looked at and not taken is kept with the reason.
+qualifies. Every plan looked at and not taken is kept with the reason. The plan taken is
+trimmed (:meth:`~boanon.planning.plan.Plan.trimmed`): machines that cost nothing because they
+are never rented tie with fewer, and the search kept them.
 """
 
 from __future__ import annotations
@@ -59,13 +61,14 @@ class Planner:
         starts = [self._plan(even_stages(budget, self.stages, t.name, min(t.max_count, budget)))
                   for t in self.instances.values()]
         starts.sort(key=lambda p: (self._time(p), self._cost(p)))
-        self.fastest_ = (starts[0], self.simulator_.predict(starts[0]))
+        self.fastest_ = (starts[0].trimmed(), self.simulator_.predict(starts[0].trimmed()))
         self.rejected_: list[Alternative] = [self._alternative(p, "slower than the fastest plan")
                                              for p in starts[1:]]
         current = starts[0]
         self.feasible_ = self._time(current) <= self.deadline
         if self.feasible_:
             current = self._improve(current)
+        current = current.trimmed()  # what the plan rents: no sooner or dearer (Plan.trimmed)
         self.plan_, self.prediction_ = current, self.simulator_.predict(current)
         seen = {current.key()}  # each alternative once: the last round's verdict, else its first
         self.rejected_ = [a for a in self.rejected_ if not (a.plan.key() in seen or seen.add(a.plan.key()))]

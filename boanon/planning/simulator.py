@@ -24,7 +24,7 @@ is BoAnon's own loop, and a discrete-event library would add a dependency for ~1
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -145,6 +145,13 @@ class Simulator:
         self._durations = rng.choice(times.durations, size=(self.replications, self.budget))
         self._ranks = rng.random((self.replications, self.budget))
         self._cache: dict[tuple, Prediction] = {}
+
+    def without_startup(self) -> Simulator:
+        """This simulator (the same draws) with machines that work as soon as they are asked
+        for: what a local run of the plan, whose workers are processes of this machine, is."""
+        instances = {n: replace(t, startup=0.0) for n, t in self.instances.items()}
+        return Simulator(instances, self.times, self.budget, self.early_stopping, self.steps,
+                         self.replications, self.seed)
 
     def rungs(self) -> list[int]:
         """The steps where the rule judges trials, before a trial's last step."""
