@@ -450,7 +450,6 @@ def load_existing_study(storage: str, study_name: str | None) -> Study:
     return optuna.load_study(study_name=names[0] if study_name is None else study_name, storage=opened)
 
 
-
 def _require_optuna_file(storage: str) -> None:
     """A sqlite URL must name an existing Optuna database, which Optuna would otherwise create."""
     file = sqlite_file(storage)
