@@ -158,6 +158,11 @@ class TuningRun:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the store's writer lock: the run is over (or never started), so another
+        ``tune`` may resume the store. Closing twice is harmless."""
         self.resources.close()
 
 

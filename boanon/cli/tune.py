@@ -98,6 +98,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         outcome = _loop(run)
         _echo_end(run, outcome)
         if url is not None:
+            run.close()  # the page is a view of the store, no writer: a --resume may go on meanwhile
             _keep_serving(url, dashboard_keep)
 
 
