@@ -148,11 +148,19 @@ class TuningRun:
             return run_plan(self.plan, self.tuner, self.runner, stopper=self.stopper,
                             trial_timeout=request.trial_timeout, **options)
         if request.workers or request.dask or self.stopper or request.trial_timeout:
-            tune_parallel(self.tuner, self.runner, self.budget, workers=request.workers, dask=request.dask,
+            tune_parallel(self.tuner, self.runner, self.budget, workers=self._workers(), dask=request.dask,
                           stopper=self.stopper, trial_timeout=request.trial_timeout, **options)
         else:
             self.tuner.optimize(self.runner, self.budget, **options)
         return None
+
+    def _workers(self) -> int | None:
+        """Trials in flight: ``--workers``; one where only a trial timeout or early stopping asks
+        for processes to watch (the sequential loop's pace: trials of an expensive system run
+        at once measure one another); a Dask cluster's threads without ``--workers``."""
+        if self.request.workers or self.request.dask:
+            return self.request.workers
+        return 1
 
     def __enter__(self) -> TuningRun:
         return self
