@@ -89,3 +89,23 @@ def test_a_lower_bound_under_a_second_is_no_eta():
         progress.last -= 0.01
         progress.count(True, proposed=False)
     assert progress.eta == "-"
+
+
+def test_a_trial_line_says_the_best_of_the_trials_ended_by_then(tmp_path):
+    """With ``--workers`` the loop stores the trials that ended together before it prints their
+    lines: the first line's "best" was a later trial's value, before that trial's own line."""
+    import time
+
+    from boanon.cli.tune import trial_line
+    from boanon.synthetic import SyntheticSystem
+    from boanon.tuner import Tuner
+
+    tuner = Tuner(SyntheticSystem(seed=0).space, ["cost"], n_init=4, store=tmp_path / "run.db")
+    first, second = tuner.ask(), tuner.ask()
+    tuner.tell(first.id, {"cost": 5.0})
+    time.sleep(0.01)  # stored a moment apart, as two trials told one after the other
+    tuner.tell(second.id, {"cost": 1.0})
+    done = tuner.store.trials("done")
+    assert "best cost=5" in trial_line(done[0], done, tuner.objectives)
+    assert "best cost=1" in trial_line(done[1], done, tuner.objectives)
+    tuner.store.close()

@@ -188,7 +188,11 @@ def _echo_end(run: TuningRun, outcome: PlannedRun | None) -> None:
 def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Objective],
                constraints: Sequence[OutputConstraint] = (), progress: str = "") -> str:
     """``t0007  cost=1.234  best cost=1.1  [structured]`` (or the failure's reason); the bests are
-    among the feasible trials; ``progress`` goes before the surrogate, which stays last."""
+    among the feasible trials of ``done`` that ended by ``trial`` (with ``--workers`` the trials
+    that end together are all stored before their lines are printed); ``progress`` goes before
+    the surrogate, which stays last."""
+    done = [t for t in done if t.finished is not None and trial.finished is not None
+            and t.finished <= trial.finished]
     if trial.status not in MEASURED:
         outcome = f"{trial.status.upper()} ({trial.error})"
     else:
