@@ -4,6 +4,8 @@ command's outputs refused up front when their directory is missing."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -239,12 +241,13 @@ def _three_done_one_running(store: Path) -> bool:
     return counts["done"] >= 3 and counts["running"] >= 1
 
 
-def _start_and_signal(tmp_path: Path, budget: int, sig: int) -> tuple[list[str], Path, int]:
+def _start_and_signal(tmp_path: Path, budget: int, sig: int,
+                      options: tuple[str, ...] = ()) -> tuple[list[str], Path, int]:
     """Start ``boanon tune`` on a slow system, send ``sig`` once 3 trials are done and a fourth runs."""
     config = _yaml(tmp_path, n_init=budget, runner={
         "callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "delay": 0.4}})
     store = tmp_path / "run.db"
-    args = [BOANON, "tune", str(config), "--budget", str(budget), "--store", str(store)]
+    args = [BOANON, "tune", str(config), "--budget", str(budget), "--store", str(store), *options]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     deadline = time.monotonic() + 300  # generous: on a loaded machine the start alone took a minute
@@ -296,11 +299,30 @@ def test_status_says_a_killed_runs_running_trial_runs_no_more_and_how_to_resume(
     _, store, _ = _start_and_signal(tmp_path, 6, signal.SIGKILL)
     result = CliRunner().invoke(main, ["status", str(store)])
     assert result.exit_code == 0, result.output
-    resume = f"boanon tune {(tmp_path / 'tune.yaml').resolve()} --store {store} --resume"
+    resume = f"boanon tune {(tmp_path / 'tune.yaml').resolve()} --store {store} --budget 6 --resume"
     assert (f" 1 running (the tuning process has ended: killed? resume it with {resume} from {ROOT})"
             in result.output), result.output
     with Store(store) as s:
         assert s.activity()["killed"]
+
+
+@pytest.mark.slow
+def test_the_resume_command_status_gives_for_a_killed_run_does_the_same_job(tmp_path: Path) -> None:
+    """It named the YAML and the store only: run as printed, it went on to the YAML's budget (30,
+    not the 5 asked for) and wrote the trials beside the store, not in the run's --trials-dir."""
+    trials = tmp_path / "logs"
+    _, store, _ = _start_and_signal(tmp_path, 5, signal.SIGKILL, ("--trials-dir", str(trials)))
+    result = CliRunner().invoke(main, ["status", str(store)])
+    said = re.search(r"resume it with (.*) from (.*)\)", result.output)
+    assert said, result.output
+    assert "--budget 5" in said[1] and f"--trials-dir {trials}" in said[1], said[1]
+    resumed = subprocess.run(shlex.split(said[1].replace("boanon", BOANON, 1)), cwd=said[2],
+                             capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    with Store(store) as s:
+        names = {t.name for t in s.trials("done")}
+    assert len(names) == 5 and names <= {p.name for p in trials.iterdir()}, names
 
 
 def test_status_of_a_run_that_ended_says_nothing_of_a_kill(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from boanon.multitask import RelatedTask
 from boanon.objectives import Objective
 from boanon.planning.run import PlannedRun
 from boanon.results import INIT, best_trial, is_feasible
-from boanon.store import MEASURED, StoredTrial
+from boanon.store import MEASURED, RESUME_NOTE, StoredTrial
 from boanon.strategies import strategy_names
 from boanon.tuning import TuneRequest, TuningRun, open_run, sigterm_interrupts
 
@@ -91,6 +91,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     ctx.with_resource(sigterm_interrupts())  # a polite kill stops as cleanly as Ctrl-C, also after the loop
+    run.tuner.store.set_note(RESUME_NOTE, resume_command(run.store_file))  # for status, should it be killed
     _echo_start(run)
     served = ExitStack()  # the dashboard, if asked for, lives as long as the command
     url = served.enter_context(_dashboard(run.store_file, run.trials, dashboard_port)) if dashboard else None
