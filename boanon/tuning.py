@@ -24,7 +24,7 @@ from typing import Any
 from boanon.config import TuneConfig, load_config
 from boanon.early_stopping import EarlyStopper, parse_stopper
 from boanon.errors import ConfigError, StoreError
-from boanon.failures import FailureStreak, TooManyFailures
+from boanon.failures import FailureStreak, TooManyFailures, check_outputs_logged
 from boanon.multitask import load_related
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import PlanFile, PlannedRun, load_plan, run_plan
@@ -104,6 +104,10 @@ class TuningRun:
             if callback is not None:
                 callback(trial)
             streak(trial)
+            if request.max_failures:
+                counts = tuner.store.counts()
+                check_outputs_logged(trial, [c.name for c in tuner.output_constraints],
+                                     counts["done"] + counts["stopped"])
 
         tuner.store.set_activity(RUNNING_TRIALS)  # from the first trial: the design proposes nothing
         try:

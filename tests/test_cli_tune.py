@@ -519,3 +519,22 @@ def test_a_budget_the_initial_design_fills_is_said(tmp_path: Path) -> None:
             "no structured model proposes one (lower n_init or raise the budget)") in result.output
     again = CliRunner().invoke(main, [*args, str(tmp_path / "s.db"), "--budget", "8"])
     assert again.exit_code == 0 and "warning: n_init" not in again.output
+
+
+def test_a_bound_on_a_value_the_system_never_logs_stops_after_one_trial(tmp_path: Path) -> None:
+    """``outputs: [{name: g0_m22, ...}]`` (for ``g0_m2``): every trial is infeasible (it does not
+    report the bounded value), and the loop crashed with a traceback at its first proposal;
+    ``status`` and ``export`` of the store crashed too (KeyError)."""
+    config = _yaml(tmp_path, n_init=2, outputs=[{"name": "g0_m22", "max": 3.0}])
+    store = tmp_path / "run.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([BOANON, "tune", str(config), "--budget", "4", "--store", str(store)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300, env=env)
+    said = run.stdout + run.stderr
+    assert run.returncode == 1 and "Traceback" not in said, said
+    assert "output constraint 'g0_m22' missing" in said and "did you mean 'g0_m2'?" in said, said
+    with Store(store, read_only=True) as s:
+        assert s.counts()["done"] == 1  # it measured: kept
+    for command in (["status", str(store)], ["export", str(store), "-o", str(tmp_path / "t.csv")]):
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code == 0, (command, result.output, result.exception)
