@@ -54,6 +54,10 @@ def test_command_runner_takes_the_adapter() -> None:
     ({"objectives": [{"name": "y", "direction": "up"}]}, "objectives[0]", "direction"),
     ({"space": {"x": {"type": "float", "low": 2, "high": 1}}}, "space.x", "low"),
     ({"constraints": ["x < nope"]}, "constraints", "unknown parameter"),
+    # a bound on an output is read as written: it was converted (true -> 1.0) or failed unnamed
+    ({"outputs": [{"name": "y", "max": True}]}, "outputs[0].max", "expected a number, got True"),
+    ({"outputs": [{"name": "y", "max": "abc"}]}, "outputs[0].max", "expected a number, got 'abc'"),
+    ({"outputs": [{"name": "y", "min": float("nan")}]}, "outputs[0].min", "a finite number"),
 ])
 def test_errors_name_the_field(change: dict, field: str, message: str) -> None:
     with pytest.raises(ConfigError) as info:

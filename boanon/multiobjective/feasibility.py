@@ -8,7 +8,9 @@ measured and within bounds; candidates are judged from a model's samples by
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,11 +61,32 @@ class OutputConstraint:
         extra = set(spec) - {"name", "max", "min"}
         if extra:
             raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
+        bounds = {k: _bound(spec, k, source, field_name) for k in ("max", "min")}
         try:
-            bounds = {k: None if spec.get(k) is None else float(spec[k]) for k in ("max", "min")}
             return cls(str(spec["name"]), **bounds)
         except (TypeError, ValueError) as exc:
             raise ConfigError(source, field_name, str(exc)) from None
+
+
+def _bound(spec: Mapping[str, Any], key: str, source: str, field_name: str) -> float | None:
+    """``spec[key]`` (absent: None) if it is a finite real number, as the space's bounds are read:
+    ``true`` is no bound of 1.0, and a bound that is not a number is named, not a bare
+    "could not convert" (text that reads as a number, from JSON built in Python, is one)."""
+    value = spec.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        with suppress(ValueError):
+            value = float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(source, f"{field_name}.{key}", f"expected a number, got {spec[key]!r}")
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond a float's range
+        number = math.inf
+    if not math.isfinite(number):
+        raise ConfigError(source, f"{field_name}.{key}", f"expected a finite number, got {spec[key]!r}")
+    return number
 
 
 def parse_output_constraints(specs: Iterable[Mapping[str, Any] | OutputConstraint] | None,
