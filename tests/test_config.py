@@ -66,6 +66,15 @@ def test_errors_name_the_field(change: dict, field: str, message: str) -> None:
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize("timeout", [-3, 0, "10m", True])
+def test_a_command_timeout_that_is_no_positive_number_is_refused(timeout: object) -> None:
+    """``timeout: -3`` failed every trial at once as "timed out after -3 s"."""
+    runner = {"command": ["prog"], "options": {"timeout": timeout}}
+    config = parse_config({**BASE, "runner": runner}, "t.yaml")
+    with pytest.raises(ConfigError, match="t.yaml: runner: timeout must be a positive number of seconds"):
+        config.make_runner()
+
+
 @pytest.mark.parametrize("example, field, message", [
     ("rocksdb.yaml", "warm_start", "no such file or directory: datasets/rocksdb-readrandom"),
     ("sgd.yaml", "annotations", "no such file: examples/sgd-annotations.yaml"),
