@@ -86,6 +86,9 @@ class TuningRun:
     resources: ExitStack = field(default_factory=ExitStack)
     created: bool = False
     """Whether :func:`open_run` made the store (a fresh start): the only store a failed loop may remove."""
+    logged_in: Path | None = None
+    """Where the run's earlier trials were logged, when not in ``trials`` (a resume without the
+    first run's ``--trials-dir``; or a copied store, which must not log in its original's folder)."""
 
     @property
     def store_file(self) -> Path:
@@ -220,11 +223,13 @@ def open_run(request: TuneRequest) -> TuningRun:
             remove_store(created)
         resources.close()  # the writer lock
         raise
+    logged_in = tuner.store.note(TRIALS_NOTE)
     tuner.store.set_note(CONFIG_NOTE, str(Path(request.config_file).resolve()))
     tuner.store.set_note(TRIALS_NOTE, str(trials.resolve()))
     tuner.store.set_note(DIRECTORY_NOTE, str(Path.cwd()))
     return TuningRun(request, config, tuner, runner, budget, trials, plan, stopper, left_running, resources,
-                     created=created is not None)
+                     created=created is not None,
+                     logged_in=Path(logged_in) if logged_in and Path(logged_in) != trials.resolve() else None)
 
 
 def run_tuning(request: TuneRequest, callback: Callable[[StoredTrial], None] | None = None) -> TuningRun:

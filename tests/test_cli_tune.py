@@ -538,3 +538,20 @@ def test_a_bound_on_a_value_the_system_never_logs_stops_after_one_trial(tmp_path
     for command in (["status", str(store)], ["export", str(store), "-o", str(tmp_path / "t.csv")]):
         result = CliRunner().invoke(main, command)
         assert result.exit_code == 0, (command, result.output, result.exception)
+
+
+def test_a_resume_that_logs_elsewhere_than_the_run_did_says_so(tmp_path: Path) -> None:
+    """A run started with ``--trials-dir logs`` and resumed without it: the new trials' folders
+    went beside the store, apart from the run's first ones, without a word."""
+    config = _yaml(tmp_path, n_init=3, strategy="random")
+    store, logs = tmp_path / "run.db", tmp_path / "logs"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    tune = [BOANON, "tune", str(config), "--store", str(store)]
+    first = subprocess.run([*tune, "--budget", "2", "--trials-dir", str(logs)], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    resumed = subprocess.run([*tune, "--budget", "3", "--resume"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=300, env=env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert (f"warning: the run logged its trials in {logs}; these go to {tmp_path / 'run.trials'} "
+            f"(--trials-dir {logs} keeps them together)") in resumed.stderr, resumed.stderr

@@ -115,6 +115,9 @@ def _echo_start(run: TuningRun) -> None:
     click.echo(f"store {run.store_file}, trials in {run.trials}/, strategy {tuner.strategy}, "
                f"{tuner.n_trials()} of {run.budget} trials done"
                + (" (resumed)" if run.request.resume else ""))
+    if run.logged_in is not None:
+        click.echo(f"warning: the run logged its trials in {run.logged_in}; these go to {run.trials} "
+                   f"(--trials-dir {run.logged_in} keeps them together)", err=True)
     if tuner.n_init >= run.budget and not tuner.proposer.at_random:
         click.echo(f"warning: n_init ({tuner.n_init}) is not below the budget ({run.budget}): every trial "
                    f"is from the initial design and no {tuner.strategy} model proposes one (lower n_init "
