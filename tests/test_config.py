@@ -66,6 +66,18 @@ def test_errors_name_the_field(change: dict, field: str, message: str) -> None:
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize("ref_point, field, message", [
+    ([float("nan"), 1], "ref_point[0]", "expected a finite number, got nan"),  # hypervolumes of NaN
+    ([True, 1], "ref_point[0]", "expected a number, got True"),                # read as 1.0
+    ({"cost": 1, "cost2": "abc"}, "ref_point.cost2", "expected a number, got 'abc'"),
+])
+def test_a_reference_point_is_read_as_written(ref_point: object, field: str, message: str) -> None:
+    data = yaml.safe_load((ROOT / "examples" / "synthetic-multiobjective.yaml").read_text())
+    with pytest.raises(ConfigError) as info:
+        parse_config({**data, "ref_point": ref_point}, "t.yaml")
+    assert info.value.field == field and message in str(info.value)
+
+
 @pytest.mark.parametrize("timeout", [-3, 0, "10m", True])
 def test_a_command_timeout_that_is_no_positive_number_is_refused(timeout: object) -> None:
     """``timeout: -3`` failed every trial at once as "timed out after -3 s"."""

@@ -69,23 +69,27 @@ class OutputConstraint:
 
 
 def _bound(spec: Mapping[str, Any], key: str, source: str, field_name: str) -> float | None:
-    """``spec[key]`` (absent: None) if it is a finite real number, as the space's bounds are read:
-    ``true`` is no bound of 1.0, and a bound that is not a number is named, not a bare
-    "could not convert" (text that reads as a number, from JSON built in Python, is one)."""
+    """``spec[key]`` (absent: None) as :func:`finite_number` reads it."""
     value = spec.get(key)
-    if value is None:
-        return None
+    return None if value is None else finite_number(value, source, f"{field_name}.{key}")
+
+
+def finite_number(value: Any, source: str, field_name: str) -> float:
+    """``value`` if it is a finite real number, as the space's bounds are read: ``true`` is no
+    1.0, NaN no bound, and a value that is not a number is named, not a bare "could not
+    convert" (text that reads as a number, from JSON built in Python, is one)."""
+    original = value
     if isinstance(value, str):
         with suppress(ValueError):
             value = float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(source, f"{field_name}.{key}", f"expected a number, got {spec[key]!r}")
+        raise ConfigError(source, field_name, f"expected a number, got {original!r}")
     try:
         number = float(value)
     except OverflowError:  # an integer beyond a float's range
         number = math.inf
     if not math.isfinite(number):
-        raise ConfigError(source, f"{field_name}.{key}", f"expected a finite number, got {spec[key]!r}")
+        raise ConfigError(source, field_name, f"expected a finite number, got {original!r}")
     return number
 
 
