@@ -555,3 +555,14 @@ def test_a_resume_that_logs_elsewhere_than_the_run_did_says_so(tmp_path: Path) -
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert (f"warning: the run logged its trials in {logs}; these go to {tmp_path / 'run.trials'} "
             f"(--trials-dir {logs} keeps them together)") in resumed.stderr, resumed.stderr
+
+
+def test_a_fresh_run_on_a_file_that_is_no_run_says_so_and_leaves_it(tmp_path: Path) -> None:
+    """``--store tune.yaml`` (the arguments swapped): it said "a run is already stored here; pass
+    --resume to continue it", and --resume then said the file is no store."""
+    config = _yaml(tmp_path, n_init=2)
+    before = config.read_bytes()
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(config)])
+    assert result.exit_code == 1, result.output
+    assert f"{config}: exists and holds no BoAnon run" in result.output and "--resume" not in result.output
+    assert config.read_bytes() == before
