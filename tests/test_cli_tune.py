@@ -566,3 +566,18 @@ def test_a_fresh_run_on_a_file_that_is_no_run_says_so_and_leaves_it(tmp_path: Pa
     assert result.exit_code == 1, result.output
     assert f"{config}: exists and holds no BoAnon run" in result.output and "--resume" not in result.output
     assert config.read_bytes() == before
+
+
+def test_a_graph_that_cannot_be_learned_is_said_on_the_terminal_once(tmp_path: Path) -> None:
+    """An annotations file naming a node no trial logs (``nosuch``): every proposal fell back on
+    the plain GP, and only each trial's stored reason said why; the terminal said nothing."""
+    annotations = tmp_path / "ann.yaml"
+    annotations.write_text("require: [[x0, nosuch]]\n")
+    config = _yaml(tmp_path, n_init=5, annotations=str(annotations))
+    run = subprocess.run([BOANON, "tune", str(config), "--budget", "8", "--store", str(tmp_path / "run.db")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = [line for line in run.stderr.splitlines() if line.startswith("warning: the graph was not learned")]
+    assert len(said) == 1, run.stderr
+    assert "unknown node 'nosuch'" in said[0] and str(annotations) in said[0], said

@@ -17,7 +17,7 @@ from boanon.cli.outputs import OutputFile
 from boanon.cli.progress import Progress
 from boanon.errors import StoreError
 from boanon.executors import WorkerLost
-from boanon.failures import TooManyFailures
+from boanon.failures import TooManyFailures, failure_cause
 from boanon.multiobjective import OutputConstraint, format_front
 from boanon.multitask import RelatedTask
 from boanon.objectives import Objective
@@ -131,6 +131,7 @@ def _echo_start(run: TuningRun) -> None:
 def _loop(run: TuningRun) -> PlannedRun | None:
     """:meth:`TuningRun.loop`, one line per trial; how to continue a run that stopped."""
     tuner, store_file = run.tuner, run.store_file
+    said: set[str] = set()  # the learning failures already told
     with Progress(run.budget, tuner.n_trials(), n_init=tuner.n_init) as progress:
         def report(trial: StoredTrial) -> None:
             done = tuner.store.trials("done")
@@ -138,6 +139,7 @@ def _loop(run: TuningRun) -> PlannedRun | None:
             line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
                               "" if progress.on_terminal else figures)
             progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
+            _tell_learning_failure(tuner.learn_note, said)
 
         try:
             return run.loop(report)
@@ -161,6 +163,17 @@ def _loop(run: TuningRun) -> PlannedRun | None:
             raise click.ClickException(f"run stopped: {exc}\nevery finished trial is kept; once the "
                                        f"cause is fixed, continue with\n  {resume_command(store_file)}") \
                 from None
+
+
+def _tell_learning_failure(note: str, said: set[str]) -> None:
+    """Say on the terminal, once per cause, that the graph could not be learned (an annotation
+    naming a node no trial logs, say): the proposals keep the last graph or fall back on the plain
+    GP meanwhile, which only each trial's stored reason said."""
+    if not note.startswith("learning from ") or failure_cause(note) in said:
+        return
+    said.add(failure_cause(note))
+    click.echo(f"warning: the graph was not learned ({note}); until it is, the last graph learned (none: "
+               "the plain GP) proposes", err=True)
 
 
 def _echo_end(run: TuningRun, outcome: PlannedRun | None) -> None:
