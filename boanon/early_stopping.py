@@ -219,17 +219,29 @@ def parse_stopper(spec: str, direction: str = "minimize") -> EarlyStopper:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"early stopping {spec!r}: expected key=value, got {item!r}")
-        options[key.strip()] = _number(text.strip())
+        try:
+            options[key.strip()] = _option(rule.strip(), key.strip(), text.strip())
+        except ValueError as exc:
+            raise ValueError(f"early stopping {spec!r}: {key.strip()}: {exc}") from None
     try:
         return make_stopper(rule.strip(), direction, **options)
     except TypeError as exc:
         raise ValueError(f"early stopping {spec!r}: {exc}") from None
 
 
-def _number(text: str) -> int | float | str:
-    for kind in (int, float):
+def _option(rule: str, key: str, text: str) -> Any:
+    """``text`` read as the type the rule's constructor declares for ``key``: ``false`` is no
+    true (``bool("false")``), ``2.5`` no whole number (``int`` made it 2), ``1e400`` no number a
+    count can hold; an option of no such rule stays text, for :func:`make_stopper` to refuse."""
+    parameter = inspect.signature(_CLASSES[rule]).parameters.get(key) if rule in _CLASSES else None
+    kind = parameter.annotation if parameter is not None else None
+    if kind == "bool":
+        if text.lower() not in ("true", "false"):
+            raise ValueError(f"expected true or false, got {text!r}")
+        return text.lower() == "true"
+    if kind == "int":
         try:
-            return kind(text)
+            return int(text)
         except ValueError:
-            pass
+            raise ValueError(f"expected a whole number, got {text!r}") from None
     return text

@@ -40,16 +40,37 @@ class ObjectiveNotLogged(TooManyFailures):
 _NOT_LOGGED = "it is not among the values the trial logged"
 
 
-def not_logged_error(name: str, logged: Sequence[str], shown: int = 12) -> str:
+class OutputNotLogged(TooManyFailures):
+    """One trial is enough: the first trial measured does not log a value an output constraint
+    bounds (``p99_latncy``). A trial that does not report a bounded value is infeasible, so every
+    trial of the run would be, and the models have nothing to learn the constraint from."""
+
+
+def not_logged_error(name: str, logged: Sequence[str], shown: int = 12, what: str = "objective") -> str:
     """A trial's error when objective ``name`` is none of the names it ``logged`` while no trial
     of the run has been measured: ``objective 'costs' missing: it is not among the values the
     trial logged (cost, m0, ...); did you mean 'cost'?``. :class:`FailureStreak` stops the run
-    at the first one."""
+    at the first one. ``what`` names another kind of name (``output constraint``)."""
     names = sorted(logged)
     listed = ", ".join(names[:shown]) + (f", ... ({len(names) - shown} more)" if len(names) > shown else "")
     close = difflib.get_close_matches(name, names, n=1)
-    return (f"objective {name!r} missing: {_NOT_LOGGED} ({listed})"
+    return (f"{what} {name!r} missing: {_NOT_LOGGED} ({listed})"
             + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+def check_outputs_logged(trial: StoredTrial, outputs: Sequence[str], measured: int) -> None:
+    """Raise :class:`OutputNotLogged` when ``trial``, the run's first measured trial (``measured``
+    trials so far, this one included), does not log one of the bounded ``outputs``."""
+    if measured != 1 or trial.state not in (TrialState.DONE, TrialState.STOPPED):
+        return
+    logged = [*trial.objectives, *trial.metrics]
+    for name in outputs:
+        if name not in logged:
+            raise OutputNotLogged(
+                f"{trial.name}: {not_logged_error(name, logged, what='output constraint')}; a trial that "
+                "does not report a bounded value is infeasible, so every trial would be. A wrong name: "
+                "fix it in the YAML's outputs and start again with another --store (a resumed run keeps "
+                "its outputs); a value the system should log: have it log it")
 
 
 def objective_not_logged(error: str | None) -> bool:

@@ -33,6 +33,7 @@ from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.errors import LogParseError, StoreError
 from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
+from boanon.interrupts import held_interrupts
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
 from boanon.objectives import Objective, parse_objectives
@@ -299,8 +300,10 @@ class Tuner:
         plan = self._plan(position)
         p = plan.proposal
         config = self.space.validate(p.config, source=f"proposal ({p.surrogate})")
-        stored = self.store.start_trial(config, p.surrogate, p.reason, p.info, plan.graph_id, plan.retry_of)
-        self._running[stored.id] = stored
+        with held_interrupts():  # stored and noted as running together: a clean stop finds it
+            stored = self.store.start_trial(config, p.surrogate, p.reason, p.info, plan.graph_id,
+                                            plan.retry_of)
+            self._running[stored.id] = stored
         return Trial(stored.id, stored.name, stored.config, p.surrogate, p.reason, p.info)
 
     def _plan(self, position: int | None) -> _Plan:
@@ -410,8 +413,9 @@ class Tuner:
         if (result is None) == (failure is None):
             raise TypeError("tell() needs exactly one of result or failure")
         result = failure if result is None else result
-        trial = self._running.pop(trial_id, None) or self.store.trial(trial_id)
-        return store_result(self.store, self.space, self.objectives, trial, result, stopped)
+        with held_interrupts():  # forgotten and stored as ended together: never left running
+            trial = self._running.pop(trial_id, None) or self.store.trial(trial_id)
+            return store_result(self.store, self.space, self.objectives, trial, result, stopped)
 
     # --- the loop -----------------------------------------------------------------------------
     def optimize(self, runner: Runner, budget: int, trials_dir: str | Path | None = None,

@@ -24,7 +24,7 @@ from typing import Any
 from boanon.config import TuneConfig, load_config
 from boanon.early_stopping import EarlyStopper, parse_stopper
 from boanon.errors import ConfigError, StoreError
-from boanon.failures import FailureStreak, TooManyFailures
+from boanon.failures import FailureStreak, TooManyFailures, check_outputs_logged
 from boanon.multitask import load_related
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import PlanFile, PlannedRun, load_plan, run_plan
@@ -86,6 +86,9 @@ class TuningRun:
     resources: ExitStack = field(default_factory=ExitStack)
     created: bool = False
     """Whether :func:`open_run` made the store (a fresh start): the only store a failed loop may remove."""
+    logged_in: Path | None = None
+    """Where the run's earlier trials were logged, when not in ``trials`` (a resume without the
+    first run's ``--trials-dir``; or a copied store, which must not log in its original's folder)."""
 
     @property
     def store_file(self) -> Path:
@@ -104,6 +107,10 @@ class TuningRun:
             if callback is not None:
                 callback(trial)
             streak(trial)
+            if request.max_failures:
+                counts = tuner.store.counts()
+                check_outputs_logged(trial, [c.name for c in tuner.output_constraints],
+                                     counts["done"] + counts["stopped"])
 
         tuner.store.set_activity(RUNNING_TRIALS)  # from the first trial: the design proposes nothing
         try:
@@ -148,16 +155,29 @@ class TuningRun:
             return run_plan(self.plan, self.tuner, self.runner, stopper=self.stopper,
                             trial_timeout=request.trial_timeout, **options)
         if request.workers or request.dask or self.stopper or request.trial_timeout:
-            tune_parallel(self.tuner, self.runner, self.budget, workers=request.workers, dask=request.dask,
+            tune_parallel(self.tuner, self.runner, self.budget, workers=self._workers(), dask=request.dask,
                           stopper=self.stopper, trial_timeout=request.trial_timeout, **options)
         else:
             self.tuner.optimize(self.runner, self.budget, **options)
         return None
 
+    def _workers(self) -> int | None:
+        """Trials in flight: ``--workers``; one where only a trial timeout or early stopping asks
+        for processes to watch (the sequential loop's pace: trials of an expensive system run
+        at once measure one another); a Dask cluster's threads without ``--workers``."""
+        if self.request.workers or self.request.dask:
+            return self.request.workers
+        return 1
+
     def __enter__(self) -> TuningRun:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the store's writer lock: the run is over (or never started), so another
+        ``tune`` may resume the store. Closing twice is harmless."""
         self.resources.close()
 
 
@@ -203,11 +223,13 @@ def open_run(request: TuneRequest) -> TuningRun:
             remove_store(created)
         resources.close()  # the writer lock
         raise
+    logged_in = tuner.store.note(TRIALS_NOTE)
     tuner.store.set_note(CONFIG_NOTE, str(Path(request.config_file).resolve()))
     tuner.store.set_note(TRIALS_NOTE, str(trials.resolve()))
     tuner.store.set_note(DIRECTORY_NOTE, str(Path.cwd()))
     return TuningRun(request, config, tuner, runner, budget, trials, plan, stopper, left_running, resources,
-                     created=created is not None)
+                     created=created is not None,
+                     logged_in=Path(logged_in) if logged_in and Path(logged_in) != trials.resolve() else None)
 
 
 def run_tuning(request: TuneRequest, callback: Callable[[StoredTrial], None] | None = None) -> TuningRun:
@@ -264,9 +286,21 @@ def check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None:
     if resume and not store_file.is_file():
         raise ValueError(f"{store_file}: no store to resume (drop --resume to start a run)")
     if not resume and store_file.exists():
-        raise AlreadyStored(store_file)
+        raise AlreadyStored(store_file) if _holds_a_run(store_file) else ValueError(
+            f"{store_file}: exists and holds no BoAnon run; a fresh run never overwrites a file: choose "
+            "another --store")
     if not resume and trials.is_dir() and any(trials.iterdir()):
         raise ValueError(f"{trials}: holds trials of another run; remove it or pass another --trials-dir")
+
+
+def _holds_a_run(store_file: Path) -> bool:
+    """Whether the file is a run's store (read-only): a fresh start refused on another file (a
+    YAML given as --store) must not send the user to --resume, which refuses it too."""
+    try:
+        Store(store_file, read_only=True).close()
+    except StoreError:
+        return False
+    return True
 
 
 @contextmanager

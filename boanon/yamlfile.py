@@ -24,7 +24,7 @@ from boanon.errors import ConfigError
 MAX_YAML_BYTES = 4 * 2**20
 """The largest YAML file read (tuning configs and annotations are a few KiB)."""
 MAX_YAML_NODES = 100_000
-"""The most values a YAML document may hold with its aliases expanded."""
+"""The most values a YAML document may hold with its aliases expanded (or written out)."""
 MERGE_TAG = "tag:yaml.org,2002:merge"
 """The tag of ``<<``, the merge key: it merges a mapping in, it is no key of its own."""
 
@@ -85,20 +85,27 @@ def _load_bounded(text: str, path: str | Path) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        size = _expanded_size(node, path)
+        size, written = _expanded_size(node, path)
         if size > MAX_YAML_NODES:
-            raise ConfigError(path, "file", f"expands to more than {MAX_YAML_NODES} values through "
-                              "its aliases (&anchor/*alias): refused")
+            raise ConfigError(path, "file", _too_many(written))
         _check_unique_keys(node, loader, path)
         return loader.construct_document(node)
     finally:
         loader.dispose()
 
 
-def _expanded_size(root: yaml.Node, path: str | Path) -> int:
+def _too_many(written: int) -> str:
+    """Why a document over :data:`MAX_YAML_NODES` is refused: aliases are named only where they
+    are to blame (a long list written out has none to look for)."""
+    if written > MAX_YAML_NODES:
+        return f"holds more than {MAX_YAML_NODES} values: refused"
+    return f"expands to more than {MAX_YAML_NODES} values through its aliases (&anchor/*alias): refused"
+
+
+def _expanded_size(root: yaml.Node, path: str | Path) -> tuple[int, int]:
     """How many values ``root`` holds when every alias is copied out (an alias is the node of
-    its anchor, so a node shared ``k`` times counts ``k`` times); iterative, memoised per node,
-    and a node that contains itself is refused."""
+    its anchor, so a node shared ``k`` times counts ``k`` times), and how many are written out
+    (each node once); iterative, memoised per node, and a node that contains itself is refused."""
     sizes: dict[int, int] = {}
     active: set[int] = set()
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -121,7 +128,7 @@ def _expanded_size(root: yaml.Node, path: str | Path) -> int:
                 raise ConfigError(path, "file", "an alias refers to a value that contains it: refused")
             if id(child) not in sizes:
                 stack.append((child, False))
-    return sizes[id(root)]
+    return sizes[id(root)], len(sizes)
 
 
 def _check_unique_keys(root: yaml.Node, loader: _Loader, path: str | Path) -> None:

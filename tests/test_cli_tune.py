@@ -4,6 +4,8 @@ command's outputs refused up front when their directory is missing."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -239,12 +241,13 @@ def _three_done_one_running(store: Path) -> bool:
     return counts["done"] >= 3 and counts["running"] >= 1
 
 
-def _start_and_signal(tmp_path: Path, budget: int, sig: int) -> tuple[list[str], Path, int]:
+def _start_and_signal(tmp_path: Path, budget: int, sig: int,
+                      options: tuple[str, ...] = ()) -> tuple[list[str], Path, int]:
     """Start ``boanon tune`` on a slow system, send ``sig`` once 3 trials are done and a fourth runs."""
     config = _yaml(tmp_path, n_init=budget, runner={
         "callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "delay": 0.4}})
     store = tmp_path / "run.db"
-    args = [BOANON, "tune", str(config), "--budget", str(budget), "--store", str(store)]
+    args = [BOANON, "tune", str(config), "--budget", str(budget), "--store", str(store), *options]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     deadline = time.monotonic() + 300  # generous: on a loaded machine the start alone took a minute
@@ -296,11 +299,30 @@ def test_status_says_a_killed_runs_running_trial_runs_no_more_and_how_to_resume(
     _, store, _ = _start_and_signal(tmp_path, 6, signal.SIGKILL)
     result = CliRunner().invoke(main, ["status", str(store)])
     assert result.exit_code == 0, result.output
-    resume = f"boanon tune {(tmp_path / 'tune.yaml').resolve()} --store {store} --resume"
+    resume = f"boanon tune {(tmp_path / 'tune.yaml').resolve()} --store {store} --budget 6 --resume"
     assert (f" 1 running (the tuning process has ended: killed? resume it with {resume} from {ROOT})"
             in result.output), result.output
     with Store(store) as s:
         assert s.activity()["killed"]
+
+
+@pytest.mark.slow
+def test_the_resume_command_status_gives_for_a_killed_run_does_the_same_job(tmp_path: Path) -> None:
+    """It named the YAML and the store only: run as printed, it went on to the YAML's budget (30,
+    not the 5 asked for) and wrote the trials beside the store, not in the run's --trials-dir."""
+    trials = tmp_path / "logs"
+    _, store, _ = _start_and_signal(tmp_path, 5, signal.SIGKILL, ("--trials-dir", str(trials)))
+    result = CliRunner().invoke(main, ["status", str(store)])
+    said = re.search(r"resume it with (.*) from (.*)\)", result.output)
+    assert said, result.output
+    assert "--budget 5" in said[1] and f"--trials-dir {trials}" in said[1], said[1]
+    resumed = subprocess.run(shlex.split(said[1].replace("boanon", BOANON, 1)), cwd=said[2],
+                             capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    with Store(store) as s:
+        names = {t.name for t in s.trials("done")}
+    assert len(names) == 5 and names <= {p.name for p in trials.iterdir()}, names
 
 
 def test_status_of_a_run_that_ended_says_nothing_of_a_kill(tmp_path: Path) -> None:
@@ -497,3 +519,65 @@ def test_a_budget_the_initial_design_fills_is_said(tmp_path: Path) -> None:
             "no structured model proposes one (lower n_init or raise the budget)") in result.output
     again = CliRunner().invoke(main, [*args, str(tmp_path / "s.db"), "--budget", "8"])
     assert again.exit_code == 0 and "warning: n_init" not in again.output
+
+
+def test_a_bound_on_a_value_the_system_never_logs_stops_after_one_trial(tmp_path: Path) -> None:
+    """``outputs: [{name: g0_m22, ...}]`` (for ``g0_m2``): every trial is infeasible (it does not
+    report the bounded value), and the loop crashed with a traceback at its first proposal;
+    ``status`` and ``export`` of the store crashed too (KeyError)."""
+    config = _yaml(tmp_path, n_init=2, outputs=[{"name": "g0_m22", "max": 3.0}])
+    store = tmp_path / "run.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([BOANON, "tune", str(config), "--budget", "4", "--store", str(store)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300, env=env)
+    said = run.stdout + run.stderr
+    assert run.returncode == 1 and "Traceback" not in said, said
+    assert "output constraint 'g0_m22' missing" in said and "did you mean 'g0_m2'?" in said, said
+    with Store(store, read_only=True) as s:
+        assert s.counts()["done"] == 1  # it measured: kept
+    for command in (["status", str(store)], ["export", str(store), "-o", str(tmp_path / "t.csv")]):
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code == 0, (command, result.output, result.exception)
+
+
+def test_a_resume_that_logs_elsewhere_than_the_run_did_says_so(tmp_path: Path) -> None:
+    """A run started with ``--trials-dir logs`` and resumed without it: the new trials' folders
+    went beside the store, apart from the run's first ones, without a word."""
+    config = _yaml(tmp_path, n_init=3, strategy="random")
+    store, logs = tmp_path / "run.db", tmp_path / "logs"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    tune = [BOANON, "tune", str(config), "--store", str(store)]
+    first = subprocess.run([*tune, "--budget", "2", "--trials-dir", str(logs)], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    resumed = subprocess.run([*tune, "--budget", "3", "--resume"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=300, env=env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert (f"warning: the run logged its trials in {logs}; these go to {tmp_path / 'run.trials'} "
+            f"(--trials-dir {logs} keeps them together)") in resumed.stderr, resumed.stderr
+
+
+def test_a_fresh_run_on_a_file_that_is_no_run_says_so_and_leaves_it(tmp_path: Path) -> None:
+    """``--store tune.yaml`` (the arguments swapped): it said "a run is already stored here; pass
+    --resume to continue it", and --resume then said the file is no store."""
+    config = _yaml(tmp_path, n_init=2)
+    before = config.read_bytes()
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(config)])
+    assert result.exit_code == 1, result.output
+    assert f"{config}: exists and holds no BoAnon run" in result.output and "--resume" not in result.output
+    assert config.read_bytes() == before
+
+
+def test_a_graph_that_cannot_be_learned_is_said_on_the_terminal_once(tmp_path: Path) -> None:
+    """An annotations file naming a node no trial logs (``nosuch``): every proposal fell back on
+    the plain GP, and only each trial's stored reason said why; the terminal said nothing."""
+    annotations = tmp_path / "ann.yaml"
+    annotations.write_text("require: [[x0, nosuch]]\n")
+    config = _yaml(tmp_path, n_init=5, annotations=str(annotations))
+    run = subprocess.run([BOANON, "tune", str(config), "--budget", "8", "--store", str(tmp_path / "run.db")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = [line for line in run.stderr.splitlines() if line.startswith("warning: the graph was not learned")]
+    assert len(said) == 1, run.stderr
+    assert "unknown node 'nosuch'" in said[0] and str(annotations) in said[0], said

@@ -54,12 +54,37 @@ def test_command_runner_takes_the_adapter() -> None:
     ({"objectives": [{"name": "y", "direction": "up"}]}, "objectives[0]", "direction"),
     ({"space": {"x": {"type": "float", "low": 2, "high": 1}}}, "space.x", "low"),
     ({"constraints": ["x < nope"]}, "constraints", "unknown parameter"),
+    # a bound on an output is read as written: it was converted (true -> 1.0) or failed unnamed
+    ({"outputs": [{"name": "y", "max": True}]}, "outputs[0].max", "expected a number, got True"),
+    ({"outputs": [{"name": "y", "max": "abc"}]}, "outputs[0].max", "expected a number, got 'abc'"),
+    ({"outputs": [{"name": "y", "min": float("nan")}]}, "outputs[0].min", "a finite number"),
 ])
 def test_errors_name_the_field(change: dict, field: str, message: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse_config({**BASE, **change}, "t.yaml")
     assert info.value.source == "t.yaml" and info.value.field == field
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("ref_point, field, message", [
+    ([float("nan"), 1], "ref_point[0]", "expected a finite number, got nan"),  # hypervolumes of NaN
+    ([True, 1], "ref_point[0]", "expected a number, got True"),                # read as 1.0
+    ({"cost": 1, "cost2": "abc"}, "ref_point.cost2", "expected a number, got 'abc'"),
+])
+def test_a_reference_point_is_read_as_written(ref_point: object, field: str, message: str) -> None:
+    data = yaml.safe_load((ROOT / "examples" / "synthetic-multiobjective.yaml").read_text())
+    with pytest.raises(ConfigError) as info:
+        parse_config({**data, "ref_point": ref_point}, "t.yaml")
+    assert info.value.field == field and message in str(info.value)
+
+
+@pytest.mark.parametrize("timeout", [-3, 0, "10m", True])
+def test_a_command_timeout_that_is_no_positive_number_is_refused(timeout: object) -> None:
+    """``timeout: -3`` failed every trial at once as "timed out after -3 s"."""
+    runner = {"command": ["prog"], "options": {"timeout": timeout}}
+    config = parse_config({**BASE, "runner": runner}, "t.yaml")
+    with pytest.raises(ConfigError, match="t.yaml: runner: timeout must be a positive number of seconds"):
+        config.make_runner()
 
 
 @pytest.mark.parametrize("example, field, message", [

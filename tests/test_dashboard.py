@@ -281,6 +281,43 @@ def test_a_trial_a_dead_run_left_behind_is_shown_interrupted(tmp_path: Path, bro
         server.stop()
 
 
+def test_a_killed_runs_running_trials_do_not_grow_on_the_workers_chart(tmp_path: Path, browser) -> None:
+    """Two trials a SIGKILLed ``--workers 2`` run left ``running``: the header says the process
+    has ended, and their bars are marks at their start (end unknown), not bars that grow with the
+    server's clock for as long as the page is open (a day later, a day long)."""
+    import json as json_module
+    import socket
+    import time
+
+    from selenium.webdriver.common.by import By
+
+    from boanon.dashboard.app import Dashboard, RunView
+    from boanon.store import ACTIVITY_NOTE, Store
+
+    store = latency_run(tmp_path / "killed.db", "gp", 4)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    with Store(store) as s:
+        s.start_trial({"cache": 20, "threads": 2.0})
+        s.start_trial({"cache": 30, "threads": 1.0})
+        activity = {"state": "running trials", "since": s.trials()[-1].started, "pid": dead.pid,
+                    "host": socket.gethostname()}
+        s.set_note(ACTIVITY_NOTE, json_module.dumps(activity))
+    server = Dashboard(RunView(store, poll_s=0.5, min_model_interval_s=0.0), port=0)
+    url = server.start()
+    try:
+        browser.get(url)
+        bars = ("const c = Chart.getChart('timeline-chart'); if (!c) return null; const d = c.data.datasets"
+                ".find((x) => x.label === 'running'); return d ? d.data.map((p) => p.x) : null;")
+        wait_for(browser, lambda b: b.execute_script(bars), what="the workers chart never drew its trials")
+        assert "the tuning process has ended (killed?)" in browser.find_element(By.ID, "run-facts").text
+        time.sleep(3.0)  # polls every 0.5 s: a bar that follows the server clock (whole seconds) grew
+        running = browser.execute_script(bars)
+        assert len(running) == 2 and all(end - start < 0.5 for start, end in running), running
+    finally:
+        server.stop()
+
+
 def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path: Path, browser) -> None:
     """Units declared on a parameter and an objective, and read off metric names, are shown
     wherever their numbers are: the convergence and slice axes, the header, the best

@@ -94,6 +94,25 @@ def test_replay_of_a_resumed_run_restores_references_without_stopping() -> None:
     assert stopper.report(3, 2, 5.0) and not stopper.report(4, 2, 1.5)
 
 
+@pytest.mark.parametrize("spec, message", [
+    ("asha:min_resource=1e400", "min_resource: expected a whole number, got '1e400'"),  # OverflowError
+    ("asha:min_resource=abc", "min_resource: expected a whole number, got 'abc'"),  # '<' not supported
+    ("median:min_trials=2.5", "min_trials: expected a whole number, got '2.5'"),    # read as 2
+    ("asha:reduction_factor=2.5", "reduction_factor: expected a whole number, got '2.5'"),  # read as 2
+    ("median:ended_only=maybe", "ended_only: expected true or false, got 'maybe'"),  # read as true
+])
+def test_an_option_is_read_as_its_type_or_refused_naming_it(spec: str, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_stopper(spec)
+    assert str(info.value) == f"early stopping {spec!r}: {message}"
+
+
+def test_options_of_each_type_read_as_written() -> None:
+    s = parse_stopper("median:ended_only=TRUE,min_trials=2,aggregate=last")
+    assert isinstance(s, MedianStopping) and (s.ended_only, s.min_trials, s.aggregate) == (True, 2, "last")
+    assert parse_stopper("median:ended_only=false").ended_only is False
+
+
 def test_parse_stopper_and_errors() -> None:
     s = parse_stopper("asha:min_resource=5,reduction_factor=2,aggregate=last", direction="maximize")
     assert isinstance(s, SuccessiveHalving) and (s.min_resource, s.reduction_factor) == (5, 2)

@@ -156,6 +156,28 @@ def test_the_best_by_one_objective_warns_where_it_is_worse_than_the_default(tmp_
     assert any(warned)  # the two objectives conflict: one best loses to the default
 
 
+def test_a_default_that_breaks_the_output_constraints_is_said_to(tmp_path):
+    """The default (t0000) is better on both objectives but breaks ``load <= 2``: the file's header
+    gave its values and the warning called the best "worse than the default" as if the default
+    were a configuration to keep."""
+    from boanon.multiobjective import OutputConstraint
+    from boanon.synthetic import SyntheticSystem
+    from boanon.tuner import Tuner
+
+    system = SyntheticSystem(n_params=4, n_groups=2, seed=2)
+    tuner = Tuner(system.space, ["cost", "cost2"], n_init=4, store=tmp_path / "mo.db",
+                  output_constraints=[OutputConstraint("load", max=2.0)])
+    for values in ({"cost": 1.0, "cost2": 1.0, "load": 3.0}, {"cost": 2.0, "cost2": 2.0, "load": 1.0}):
+        tuner.tell(tuner.ask().id, values)
+    tuner.store.close()
+    result = CliRunner().invoke(main, ["export", str(tmp_path / "mo.db"), "--best", "-o", "-"])
+    assert result.exit_code == 0, result.output
+    assert "# the default configuration (trial t0000) gave: cost=1, cost2=1 (infeasible: it breaks the " \
+           "output constraints)" in result.output, result.output
+    assert "warning: t0001 is worse than the default configuration (t0000) on cost: 2 against 1 " \
+           "(minimize; the default breaks the output constraints)" in result.output, result.output
+
+
 def test_an_unknown_trial_is_one_plain_line_naming_the_store_once(tmp_path, synthetic_run):
     store = synthetic_run(tmp_path, budget=2)
     result = CliRunner().invoke(main, ["export", str(store), "--trial", "t9999"])

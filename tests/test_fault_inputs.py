@@ -74,6 +74,22 @@ def test_a_yaml_alias_bomb_is_refused_at_once_without_printing_it(tmp_path: Path
     assert len(output) < 2000 and rss < 500, (len(output), rss)
 
 
+def test_a_long_written_out_list_is_refused_for_its_length_not_for_aliases(tmp_path: Path) -> None:
+    """200 000 choices written out (1.2 MB, under the size cap) pass the value cap with no alias:
+    the refusal said it "expands ... through its aliases (&anchor/*alias)", sending the user to
+    look for aliases the file does not have."""
+    config = tmp_path / "choices.yaml"
+    choices = ", ".join(str(i) for i in range(200_000))
+    config.write_text(f"space: {{c: {{type: categorical, choices: [{choices}]}}}}\n"
+                      "objectives: [{name: cost}]\n"
+                      "runner: {callable: 'examples.synthetic_system:evaluate'}\nbudget: 3\n")
+    rss, status, output = measured(BOANON, "tune", str(config), "--store", str(tmp_path / "r.db"),
+                                   timeout=300)
+    assert status == 1 and str(config) in output, output
+    reason = output.split(str(config), 1)[-1]
+    assert "holds more than 100000 values" in reason and "alias" not in reason, output
+
+
 def test_an_oversized_config_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
     config = tmp_path / "big.yaml"
     head = (ROOT / "examples" / "synthetic.yaml").read_text()

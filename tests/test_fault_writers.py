@@ -127,3 +127,29 @@ def test_racing_fresh_starts_leave_the_winners_store(tmp_path: Path) -> None:
     with Store(store, read_only=True) as s:
         assert s.study().seed == winners[0]
         assert s.counts()["done"] == budget
+
+
+def test_a_run_over_whose_dashboard_stays_up_lets_another_resume_the_store(tmp_path: Path) -> None:
+    """``tune --dashboard --dashboard-keep`` serves the page after the run: a view of the store,
+    no writer. A ``--resume`` then goes on at once (it was refused as "in use by another run"
+    until the page went down)."""
+    config = _yaml(tmp_path / "tune.yaml", n_init=2, strategy="random")
+    store = tmp_path / "run.db"
+    served = _boanon("tune", str(config), "--budget", "2", "--store", str(store), "--dashboard",
+                     "--dashboard-port", "0", "--dashboard-keep", "120")
+    try:
+        assert served.stdout is not None
+        lines = []
+        for line in served.stdout:
+            lines.append(line)
+            if line.startswith("the run is over"):
+                break
+        assert lines and lines[-1].startswith("the run is over"), "".join(lines)
+        resumed = subprocess.run([BOANON, "tune", str(config), "--budget", "3", "--store", str(store),
+                                  "--resume"], cwd=ROOT, env=ENV, capture_output=True, text=True,
+                                 timeout=300)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert _counts(store)["done"] == 3
+    finally:
+        served.terminate()
+        served.wait(timeout=60)

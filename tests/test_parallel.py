@@ -254,3 +254,23 @@ def test_cli_rejects_early_stopping_without_progress_and_bad_specs(tmp_path: Pat
     result = CliRunner().invoke(main, ["tune", "examples/sgd.yaml", "--early-stopping",
                                        "asha:reduction_factor=1", "--store", str(store)])
     assert result.exit_code != 0 and "reduction_factor >= 2" in result.output
+
+
+def test_a_trial_timeout_alone_runs_one_trial_at_a_time(tmp_path: Path) -> None:
+    """``--trial-timeout`` (or ``--early-stopping``) without ``--workers`` watches each trial in
+    its own process, one at a time as the sequential loop runs them: it ran as many at once as
+    the machine has cores, so concurrent runs of an expensive system measured one another."""
+    config = tmp_path / "tune.yaml"
+    data = yaml.safe_load(SYNTHETIC.read_text())
+    data["runner"]["options"]["delay"] = 1.0
+    config.write_text(yaml.safe_dump({**data, "n_init": 3, "strategy": "random"}))
+    store = tmp_path / "run.db"
+    run = subprocess.run([sys.executable, "-m", "boanon", "tune", str(config), "--budget", "3",
+                          "--trial-timeout", "60", "--store", str(store)], cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    with Store(store, read_only=True) as s:
+        spans = sorted((t.started, t.finished) for t in s.trials())
+    assert len(spans) == 3
+    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:], strict=False)), spans

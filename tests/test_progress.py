@@ -111,3 +111,4 @@ def test_a_line_s_best_is_among_the_trials_shown_so_far(tmp_path, capsys):
     _loop(SimpleNamespace(tuner=tuner, store_file=tmp_path / "r.db", budget=2, loop=loop))
     lines = capsys.readouterr().out.splitlines()
     assert [re.search(r"best cost=(\S+)", ln)[1] for ln in lines] == ["5", "1"], lines
+

@@ -14,7 +14,7 @@ from boanon.cli.stores import reading_store
 from boanon.multiobjective import PARETO, pareto_flags
 from boanon.objectives import Objective
 from boanon.report import read_run
-from boanon.results import study_goals
+from boanon.results import is_feasible, study_goals
 from boanon.store import StoredTrial
 from boanon.table import TRIAL, write_table
 
@@ -69,18 +69,19 @@ def _export_config(store_file: str, output: str, trial_id: str | None, objective
                 if trial is None:
                     raise ValueError("no finished feasible trial yet")
             default = run.default()
+            broken = default is not None and not is_feasible(default, run.constraints)
             values = ", ".join(f"{k}={v:.6g}" for k, v in trial.objectives.items() if k in
                                {o.name for o in run.objectives})
             header = f"configuration of trial {trial.name} of {store.path} ({trial.status}): {values}"
             if default is not None and default is not trial:
                 header += "\nthe default configuration (trial {}) gave: {}".format(default.name, ", ".join(
                     f"{o.name}={default.objectives[o.name]:.6g}" for o in run.objectives
-                    if o.name in default.objectives))
+                    if o.name in default.objectives)) + (f" ({INFEASIBLE})" if broken else "")
             text = render_config(plain_config(run.space, trial.config),
                                  fmt or ("yaml" if output == "-" else format_for(output)), header)
         except (ValueError, KeyError) as exc:
             raise click.ClickException(f"{store_file}: {exc}") from None
-    for warning in worse_than_default(trial, default, run.objectives):
+    for warning in worse_than_default(trial, default, run.objectives, broken):
         click.echo(f"warning: {warning}", err=True)
     if output == "-":
         click.echo(text, nl=False)
@@ -90,18 +91,23 @@ def _export_config(store_file: str, output: str, trial_id: str | None, objective
         click.echo(f"wrote the configuration of {trial.name} to {output}", err=True)
 
 
-def worse_than_default(trial: StoredTrial, default: StoredTrial | None,
-                       objectives: list[Objective]) -> list[str]:
+INFEASIBLE = "infeasible: it breaks the output constraints"
+
+
+def worse_than_default(trial: StoredTrial, default: StoredTrial | None, objectives: list[Objective],
+                       default_infeasible: bool = False) -> list[str]:
     """What a person about to deploy ``trial`` should know: each objective on which it is
-    worse than the default configuration (best by one objective can lose on another)."""
+    worse than the default configuration (best by one objective can lose on another), and
+    whether the default, the thing it is compared with, breaks the output constraints."""
     if default is None or default is trial:
         return []
+    note = "; the default breaks the output constraints" if default_infeasible else ""
     out = []
     for o in objectives:
         mine, theirs = trial.objectives.get(o.name), default.objectives.get(o.name)
         if mine is not None and theirs is not None and o.better(theirs, mine):
             out.append(f"{trial.name} is worse than the default configuration ({default.name}) on "
-                       f"{o.name}: {mine:.6g} against {theirs:.6g} ({o.direction})")
+                       f"{o.name}: {mine:.6g} against {theirs:.6g} ({o.direction}{note})")
     return out
 
 

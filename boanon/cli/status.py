@@ -22,7 +22,7 @@ from boanon.multiobjective import (
 from boanon.report import model_trial, study_space
 from boanon.results import best_trial, origin, study_goals
 from boanon.space import Space
-from boanon.store import CONFIG_NOTE, DIRECTORY_NOTE, Store, StoredTrial
+from boanon.store import CONFIG_NOTE, DIRECTORY_NOTE, RESUME_NOTE, Store, StoredTrial
 
 WIDTH = 100
 """Columns of ``boanon status``'s longer lines (relations, node models, configurations)."""
@@ -89,8 +89,9 @@ def killed_note(store: Store) -> str:
     activity = store.activity()
     if not (activity and activity["killed"]):
         return ""
-    config = store.note(CONFIG_NOTE) or "CONFIG.yaml"
-    command = shlex.join(["boanon", "tune", config, "--store", str(store.path.absolute()), "--resume"])
+    command = store.note(RESUME_NOTE) or shlex.join(  # as ``boanon tune`` printed it, its options kept
+        ["boanon", "tune", store.note(CONFIG_NOTE) or "CONFIG.yaml", "--store", str(store.path.absolute()),
+         "--resume"])
     directory = store.note(DIRECTORY_NOTE)
     return f" (the tuning process has ended: killed? resume it with {command}" \
         + (f" from {directory})" if directory else ")")

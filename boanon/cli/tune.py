@@ -17,13 +17,13 @@ from boanon.cli.outputs import OutputFile
 from boanon.cli.progress import Progress
 from boanon.errors import StoreError
 from boanon.executors import WorkerLost
-from boanon.failures import TooManyFailures
+from boanon.failures import TooManyFailures, failure_cause
 from boanon.multiobjective import OutputConstraint, format_front
 from boanon.multitask import RelatedTask
 from boanon.objectives import Objective
 from boanon.planning.run import PlannedRun
 from boanon.results import INIT, best_trial, is_feasible
-from boanon.store import MEASURED, StoredTrial
+from boanon.store import MEASURED, RESUME_NOTE, StoredTrial
 from boanon.strategies import strategy_names
 from boanon.tuning import TuneRequest, TuningRun, open_run, sigterm_interrupts
 
@@ -91,6 +91,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     ctx.with_resource(sigterm_interrupts())  # a polite kill stops as cleanly as Ctrl-C, also after the loop
+    run.tuner.store.set_note(RESUME_NOTE, resume_command(run.store_file))  # for status, should it be killed
     _echo_start(run)
     served = ExitStack()  # the dashboard, if asked for, lives as long as the command
     url = served.enter_context(_dashboard(run.store_file, run.trials, dashboard_port)) if dashboard else None
@@ -98,6 +99,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         outcome = _loop(run)
         _echo_end(run, outcome)
         if url is not None:
+            run.close()  # the page is a view of the store, no writer: a --resume may go on meanwhile
             _keep_serving(url, dashboard_keep)
 
 
@@ -113,6 +115,9 @@ def _echo_start(run: TuningRun) -> None:
     click.echo(f"store {run.store_file}, trials in {run.trials}/, strategy {tuner.strategy}, "
                f"{tuner.n_trials()} of {run.budget} trials done"
                + (" (resumed)" if run.request.resume else ""))
+    if run.logged_in is not None:
+        click.echo(f"warning: the run logged its trials in {run.logged_in}; these go to {run.trials} "
+                   f"(--trials-dir {run.logged_in} keeps them together)", err=True)
     if tuner.n_init >= run.budget and not tuner.proposer.at_random:
         click.echo(f"warning: n_init ({tuner.n_init}) is not below the budget ({run.budget}): every trial "
                    f"is from the initial design and no {tuner.strategy} model proposes one (lower n_init "
@@ -126,6 +131,7 @@ def _echo_start(run: TuningRun) -> None:
 def _loop(run: TuningRun) -> PlannedRun | None:
     """:meth:`TuningRun.loop`, one line per trial; how to continue a run that stopped."""
     tuner, store_file = run.tuner, run.store_file
+    said: set[str] = set()  # the learning failures already told
     with Progress(run.budget, tuner.n_trials(), n_init=tuner.n_init) as progress:
         done = tuner.store.trials("done")  # the trials shown: before this session, then line by line
 
@@ -138,6 +144,7 @@ def _loop(run: TuningRun) -> PlannedRun | None:
             line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
                               "" if progress.on_terminal else figures)
             progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
+            _tell_learning_failure(tuner.learn_note, said)
 
         try:
             return run.loop(report)
@@ -161,6 +168,17 @@ def _loop(run: TuningRun) -> PlannedRun | None:
             raise click.ClickException(f"run stopped: {exc}\nevery finished trial is kept; once the "
                                        f"cause is fixed, continue with\n  {resume_command(store_file)}") \
                 from None
+
+
+def _tell_learning_failure(note: str, said: set[str]) -> None:
+    """Say on the terminal, once per cause, that the graph could not be learned (an annotation
+    naming a node no trial logs, say): the proposals keep the last graph or fall back on the plain
+    GP meanwhile, which only each trial's stored reason said."""
+    if not note.startswith("learning from ") or failure_cause(note) in said:
+        return
+    said.add(failure_cause(note))
+    click.echo(f"warning: the graph was not learned ({note}); until it is, the last graph learned (none: "
+               "the plain GP) proposes", err=True)
 
 
 def _echo_end(run: TuningRun, outcome: PlannedRun | None) -> None:
@@ -192,7 +210,8 @@ def _echo_end(run: TuningRun, outcome: PlannedRun | None) -> None:
 def trial_line(trial: StoredTrial, done: list[StoredTrial], objectives: list[Objective],
                constraints: Sequence[OutputConstraint] = (), progress: str = "") -> str:
     """``t0007  cost=1.234  best cost=1.1  [structured]`` (or the failure's reason); the bests are
-    among the feasible trials; ``progress`` goes before the surrogate, which stays last."""
+    among the feasible trials of ``done`` (the loop's: those shown so far); ``progress`` goes
+    before the surrogate, which stays last."""
     if trial.status not in MEASURED:
         outcome = f"{trial.status.upper()} ({trial.error})"
     else:

@@ -8,7 +8,9 @@ measured and within bounds; candidates are judged from a model's samples by
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,11 +61,36 @@ class OutputConstraint:
         extra = set(spec) - {"name", "max", "min"}
         if extra:
             raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
+        bounds = {k: _bound(spec, k, source, field_name) for k in ("max", "min")}
         try:
-            bounds = {k: None if spec.get(k) is None else float(spec[k]) for k in ("max", "min")}
             return cls(str(spec["name"]), **bounds)
         except (TypeError, ValueError) as exc:
             raise ConfigError(source, field_name, str(exc)) from None
+
+
+def _bound(spec: Mapping[str, Any], key: str, source: str, field_name: str) -> float | None:
+    """``spec[key]`` (absent: None) as :func:`finite_number` reads it."""
+    value = spec.get(key)
+    return None if value is None else finite_number(value, source, f"{field_name}.{key}")
+
+
+def finite_number(value: Any, source: str, field_name: str) -> float:
+    """``value`` if it is a finite real number, as the space's bounds are read: ``true`` is no
+    1.0, NaN no bound, and a value that is not a number is named, not a bare "could not
+    convert" (text that reads as a number, from JSON built in Python, is one)."""
+    original = value
+    if isinstance(value, str):
+        with suppress(ValueError):
+            value = float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(source, field_name, f"expected a number, got {original!r}")
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond a float's range
+        number = math.inf
+    if not math.isfinite(number):
+        raise ConfigError(source, field_name, f"expected a finite number, got {original!r}")
+    return number
 
 
 def parse_output_constraints(specs: Iterable[Mapping[str, Any] | OutputConstraint] | None,
@@ -75,17 +102,19 @@ def parse_output_constraints(specs: Iterable[Mapping[str, Any] | OutputConstrain
 
 
 def output_values(table: pd.DataFrame, name: str) -> np.ndarray:
-    """The observed values of output ``name``, a metric or an objective column."""
+    """The observed values of output ``name``, a metric or an objective column; NaN where it was
+    not reported, in every row when no trial reported it (a misnamed bound: every trial is
+    infeasible, which ``status`` and ``export`` then say instead of failing)."""
     for role in ("objective", "metric"):
         col = column(role, name)
         if col in table.columns:
             return pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float)
-    raise KeyError(f"constrained output {name!r} is neither a metric nor an objective of the table")
+    return np.full(len(table), np.nan)
 
 
 def observed_feasible(table: pd.DataFrame, constraints: Sequence[OutputConstraint]) -> np.ndarray:
     """Per trial: all constraints hold. A constrained output that was not measured (NaN, e.g. a
-    failed run) makes the trial infeasible; an output the table does not have is an error."""
+    failed run, or a name no trial logs) makes the trial infeasible."""
     ok = np.ones(len(table), dtype=bool)
     for c in constraints if len(table) else ():
         ok &= c.holds(output_values(table, c.name))

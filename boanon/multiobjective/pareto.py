@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from boanon.errors import ConfigError
+from boanon.multiobjective.feasibility import finite_number
 from boanon.objectives import Objective
 from boanon.table import column
 
@@ -121,14 +122,13 @@ def parse_ref_point(spec: Sequence[float] | Mapping[str, float] | None, objectiv
     if spec is None:
         return None
     names = [o.name for o in objectives]
+    fields = [f"{field_name}[{i}]" for i in range(len(names))]
     if isinstance(spec, Mapping):
+        fields = [f"{field_name}.{n}" for n in names]
         if set(spec) != set(names):
             raise ConfigError(source, field_name, f"needs exactly one value per objective {names}, "
                               f"got {sorted(spec)}")
         spec = [spec[n] for n in names]
     if isinstance(spec, (str, bytes)) or not isinstance(spec, Sequence) or len(spec) != len(names):
         raise ConfigError(source, field_name, f"expected {len(names)} numbers (one per objective {names})")
-    try:
-        return [float(v) for v in spec]
-    except (TypeError, ValueError):
-        raise ConfigError(source, field_name, f"expected numbers, got {list(spec)}") from None
+    return [finite_number(v, source, f) for v, f in zip(spec, fields, strict=True)]

@@ -9,6 +9,7 @@ named in the tuning YAML parses whatever the program left there.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import string
@@ -40,6 +41,16 @@ def template_fields(command: Sequence[str]) -> set[str]:
     return fields
 
 
+def _seconds(timeout: Any) -> float | None:
+    """The program's time limit (None: none) if it is a positive, finite number of seconds: a
+    negative one failed every trial at once as "timed out after -3 s"."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    return float(timeout)
+
+
 @register_runner
 class CommandRunner(Runner):
     """Runs ``command`` (a template list) once per trial, killing it after ``timeout`` seconds."""
@@ -54,7 +65,7 @@ class CommandRunner(Runner):
         self.command = [str(a) for a in command]
         template_fields(self.command)
         self.adapter = adapter  # type: ignore[misc]  (per-instance: the YAML names the adapter)
-        self.timeout = None if timeout is None else float(timeout)
+        self.timeout = _seconds(timeout)
         self.env = None if env is None else {**os.environ, **{k: str(v) for k, v in env.items()}}
         self.cwd = cwd
 

@@ -618,12 +618,13 @@ function drawTimeline(run, serverDate) {
   $("#timeline").hidden = tl.lanes < 2 && !stopped;
   if ($("#timeline").hidden) return;
   const lanes = Array.from({ length: tl.lanes }, (_, i) => `lane ${i + 1}`);
+  const live = !(run.summary.activity && run.summary.activity.killed);  // a killed run's trials run no more
   const datasets = Object.keys(run.summary.counts).map((s) => ({ label: s, grouped: false, barThickness: 16,
     // a white edge keeps back-to-back trials of one lane two bars, not one
     backgroundColor: STATUS_COLORS[s], borderColor: s === "stopped" ? "#7f4a00" : "#ffffff", borderWidth: s === "stopped" ? 2 : 1.5,
     borderSkipped: false,
     // no end: still running (to the server's clock), or left running by a dead run (end unknown: a mark at its start)
-    data: tl.bars.filter((b) => b.status === s).map((b) => ({ x: [b.start, Math.max(b.end ?? (s === "running" ? now : b.start), b.start)], y: lanes[b.lane], trial: b.trial })) }));
+    data: tl.bars.filter((b) => b.status === s).map((b) => ({ x: [b.start, Math.max(b.end ?? (s === "running" && live ? now : b.start), b.start)], y: lanes[b.lane], trial: b.trial })) }));
   $("#timeline-caption").textContent = `${tl.bars.length} trials on ${tl.lanes} lanes (a trial takes the first lane free when it starts: as many lanes as trials ran at once); ${stopped} stopped early.`;
   chart("timeline-chart", { type: "bar", data: { labels: lanes, datasets },
     options: { indexAxis: "y", maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: "seconds since the first trial started" } } },
