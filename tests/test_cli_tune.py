@@ -131,6 +131,34 @@ def test_an_output_under_a_file_is_refused_naming_the_file(tmp_path: Path, small
                                   f"{small_run} is not a directory\n")
 
 
+INPUTS = {  # an output named as the command's own input (or a link to it) was written over it
+    "export -o": ["export", "{store}", "-o", "{link}"],
+    "export --best -o": ["export", "{store}", "--best", "-o", "{store}"],
+    "plot -o": ["plot", "{store}", "-o", "{link}"],
+    "status --plot": ["status", "{store}", "--plot", "{store}"],
+    "learn -o": ["learn", "{table}", "-o", "{table}"],
+    "learn --render": ["learn", "{table}", "-o", "{out}", "--render", "{table}"],
+    "ingest -o": ["ingest", "{table}", "-o", "{table}"],
+}
+
+
+@pytest.mark.parametrize("args", INPUTS.values(), ids=list(INPUTS))
+def test_an_output_that_is_the_commands_input_is_refused_and_the_input_kept(tmp_path: Path,
+                                                                            small_run: Path,
+                                                                            args: list[str]) -> None:
+    store = tmp_path / "run.db"  # `export run.db --best -o run.db` left a YAML file, no store
+    store.write_bytes(small_run.read_bytes())
+    (tmp_path / "link.png").symlink_to(store)
+    table = tmp_path / "t.csv"
+    assert CliRunner().invoke(main, ["export", str(small_run), "-o", str(table)]).exit_code == 0
+    before = {p: p.read_bytes() for p in (store, table)}
+    where = {"store": store, "link": tmp_path / "link.png", "table": table, "out": tmp_path / "g.json"}
+    result = CliRunner().invoke(main, [a.format(**where) for a in args])
+    assert result.exit_code == 2, result.output
+    assert "is the file this command reads" in result.output.splitlines()[-1]
+    assert {p: p.read_bytes() for p in before} == before
+
+
 def test_seed_and_strategy_options_override_the_yaml(tmp_path: Path) -> None:
     config = _yaml(tmp_path, n_init=2)  # the YAML says structured, seed 0
     args = ["tune", str(config), "--budget", "4", "--strategy", "random", "--seed", "3"]

@@ -9,7 +9,7 @@ import click
 import numpy as np
 
 from boanon.best import format_for, plain_config, render_config
-from boanon.cli.outputs import OutputFile, StorageURL
+from boanon.cli.outputs import OutputFile, StorageURL, refuse_overwriting
 from boanon.cli.stores import reading_store
 from boanon.multiobjective import PARETO, pareto_flags
 from boanon.objectives import Objective
@@ -45,6 +45,7 @@ def export_command(store_file: str, output: str, pareto: bool | None, best: bool
                    study_name: str | None) -> None:
     """Write the finished trials of a run as CSV, one row per trial (failed trials left out), or
     with --best / --trial one configuration as a file."""
+    refuse_overwriting(output, "-o", store_file)
     if optuna_url is not None:
         _export_optuna(store_file, optuna_url, study_name)
     elif best or trial_id is not None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from boanon.adapters import available_adapters, ingest
-from boanon.cli.outputs import OutputFile
+from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.errors import LogParseError
 from boanon.table import write_table
 
@@ -21,6 +21,7 @@ from boanon.table import write_table
 @click.option("--skip-bad", is_flag=True, help="Skip trials that fail to parse and list them.")
 def ingest_command(logdir: str, adapter: str | None, output: str | None, skip_bad: bool) -> None:
     """Parse a directory of trials (or one CSV/JSONL file) into one table."""
+    refuse_overwriting(output, "-o", logdir)
     try:
         result = ingest(logdir, adapter=adapter, skip_bad=skip_bad)
     except LogParseError as exc:

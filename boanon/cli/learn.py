@@ -9,7 +9,7 @@ import click
 
 from boanon.adapters import available_adapters, ingest
 from boanon.annotations import Knowledge
-from boanon.cli.outputs import OutputFile
+from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.errors import ConfigError, LogParseError
 from boanon.graph import CausalGraph
 from boanon.graph_render import render, view
@@ -56,6 +56,8 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
                   all_metrics: bool, objectives: tuple[str, ...], no_relations: bool, interventions: bool,
                   seed: int, adapter: str | None, skip_bad: bool, verbose: bool) -> None:
     """Learn a causal graph over parameters, metrics and objectives from LOGDIR or TABLE.csv."""
+    for path, option in ((output, "-o"), (render_path, "--render")):
+        refuse_overwriting(path, option, source, annotations)
     try:
         table = ingest(source, adapter=adapter, skip_bad=skip_bad).table
         if objectives:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from boanon.cli.outputs import OutputFile
+from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.cli.stores import reading_store
 from boanon.report import (
     RunView,
@@ -44,6 +44,7 @@ KINDS = ("convergence", "graph", "pareto", "effects")
 def plot_command(store_file: str, kind: str, output: str, objective: str | None, all_nodes: bool,
                  max_parents: int, all_edges: bool, max_nodes: int, group: str | None) -> None:
     """Draw a figure of the run stored in RUN.db (read only)."""
+    refuse_overwriting(output, "-o", store_file)
     with reading_store(store_file) as store:
         try:
             run = read_run(store)
