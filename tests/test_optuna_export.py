@@ -89,3 +89,16 @@ def test_output_constraints_become_optunas_constraint_values(tmp_path, synthetic
     trials = optuna.load_study(study_name="run", storage=url).trials
     assert [t.system_attrs["constraints"] for t in trials] == [[pytest.approx(c - 20.0)] for c in costs]
     assert [t.user_attrs["feasible"] for t in trials] == [c <= 20.0 for c in costs]
+
+
+@pytest.mark.parametrize("which", ["its own", "another"])
+def test_an_export_into_a_runs_store_is_refused_and_the_store_kept(run_db, tmp_path, which):
+    target = run_db if which == "its own" else tmp_path / "other.db"  # Optuna added its tables,
+    if which == "another":                                            # then failed with a traceback
+        target.write_bytes(run_db.read_bytes())
+    before = target.read_bytes()
+    result = _export(run_db, f"sqlite:///{target}")
+    assert result.exit_code == 2, result.output
+    assert result.output.endswith(f"{target} is a BoAnon run store, not an Optuna storage: name "
+                                  "another file\n")
+    assert target.read_bytes() == before

@@ -4,18 +4,20 @@ best configuration as a file (YAML, a RocksDB OPTIONS file, db_bench flags)."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 import numpy as np
 
 from boanon.best import format_for, plain_config, render_config
-from boanon.cli.outputs import OutputFile, StorageURL, refuse_overwriting
+from boanon.cli.outputs import OutputFile, StorageURL, refuse_overwriting, sqlite_file
 from boanon.cli.stores import reading_store
+from boanon.errors import ConfigError
 from boanon.multiobjective import PARETO, pareto_flags
 from boanon.objectives import Objective
 from boanon.report import read_run
 from boanon.results import study_goals
-from boanon.store import StoredTrial
+from boanon.store import Store, StoredTrial
 from boanon.table import TRIAL, write_table
 
 
@@ -106,9 +108,25 @@ def worse_than_default(trial: StoredTrial, default: StoredTrial | None,
     return out
 
 
-def _export_optuna(store_file: str, url: str, study_name: str | None) -> None:
+def _refuse_a_store(url: str) -> None:
+    """Refuse an Optuna storage that is a BoAnon run's store (this run's or another's): Optuna
+    added its tables to it, then failed on the table names both use, with a traceback."""
+    file = sqlite_file(url)
+    if file is None or not Path(file).is_file():
+        return
     try:
-        import optuna  # noqa: F401
+        with Store(file, read_only=True):
+            pass
+    except ConfigError:
+        return  # not a run's store: Optuna's to judge
+    raise click.BadParameter(f"{file} is a BoAnon run store, not an Optuna storage: name another "
+                             "file", param_hint="'--optuna'")
+
+
+def _export_optuna(store_file: str, url: str, study_name: str | None) -> None:
+    _refuse_a_store(url)
+    try:
+        import optuna
 
         from boanon.optuna_export import export_to_optuna
     except ImportError:
@@ -118,6 +136,8 @@ def _export_optuna(store_file: str, url: str, study_name: str | None) -> None:
             name, n = export_to_optuna(read_run(store), url, study_name)
         except (ValueError, KeyError) as exc:
             raise click.ClickException(f"{store_file}: {exc}") from None
+        except optuna.exceptions.OptunaError as exc:  # the storage's to blame (another program's tables)
+            raise click.ClickException(f"{url}: {exc}") from None
     click.echo(f"wrote {n} trials to Optuna study {name!r} in {url}; look at it with: "
                f"optuna-dashboard {url}", err=True)
 

@@ -66,6 +66,13 @@ class OutputFile(click.Path):
         return path
 
 
+def sqlite_file(url: str) -> str | None:
+    """The file an SQLite storage URL names (None for another database or an in-memory one)."""
+    sqlite = SQLITE_URL.match(url)
+    file = sqlite["file"] if sqlite else ""
+    return None if file in ("", ":memory:") else file
+
+
 class StorageURL(click.ParamType):
     """A database URL a command writes into (``export --optuna``): an SQLite one's file must be
     in a directory that exists and is writable; other databases are the server's to refuse."""
@@ -73,9 +80,8 @@ class StorageURL(click.ParamType):
     name = "storage_url"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        sqlite = SQLITE_URL.match(value)
-        file = sqlite["file"] if sqlite else ""
-        problem = directory_problem(file) if file not in ("", ":memory:") else None
+        file = sqlite_file(value)
+        problem = directory_problem(file) if file is not None else None
         if problem:
             self.fail(f"{value}: {problem}", param, ctx)
         return value
