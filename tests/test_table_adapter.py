@@ -225,3 +225,41 @@ def test_a_table_file_may_be_gzipped(tmp_path, name, rows):
     path = tmp_path / name
     path.write_bytes(gzip.compress(rows.encode()))
     assert ingest(path).table.to_dict("records") == [{"trial": "a", "param:x": 1, "objective:y": 2.0}]
+
+
+@pytest.mark.parametrize("name, text, roles, error", [
+    ("t.csv", "trial,param:x,param:x,objective:y\nt0,1,2,3\n", None,
+     "t.csv:1: column 'param:x' appears twice in the header"),
+    ("t.csv", "trial,x,param:x,objective:y\nt0,1,2,3\n", "params: [x]\n",
+     "t.csv:1: columns 'x' and 'param:x' both hold 'x'"),
+    ("t.csv", "trial,param:x,metric:x,objective:y\nt0,1,2,3\n", None,
+     "t.csv:1: columns 'param:x' and 'metric:x' both hold 'x'"),
+    ("t.jsonl", '{"param:x": 1, "param:x": 2, "objective:y": 3}\n', None,
+     "t.jsonl:1: key 'param:x' appears twice in one object"),
+])
+def test_a_value_held_twice_in_a_table_is_an_error_not_the_last_one_kept(tmp_path, name, text, roles,
+                                                                         error):
+    path = tmp_path / name  # each row kept the last of the two values, unsaid (and learn lost x)
+    path.write_text(text)
+    if roles:
+        (tmp_path / f"{name}.roles.yaml").write_text(roles)
+    with pytest.raises(LogParseError) as err:
+        ingest(path)
+    assert str(err.value).startswith(f"{path.parent / error}"), str(err.value)
+
+
+def test_a_metric_and_objective_of_one_name_are_still_one_quantity(tmp_path):
+    path = tmp_path / "t.csv"  # a store's export may hold both: a result told two ways
+    path.write_text("trial,param:x,metric:y,objective:y\nt0,1,2,\nt1,2,,3\n")
+    assert ingest(path).table["param:x"].tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("result", [
+    '{"params": {"x": 1, "x": 2}, "objectives": {"y": 2}}',
+    '{"params": {"x": 1}, "metrics": {"x": 5}, "objectives": {"y": 2}}',
+])
+def test_a_trial_holding_a_value_twice_is_an_error_naming_it(tmp_path, result):
+    (tmp_path / "t0").mkdir()
+    (tmp_path / "t0" / "result.json").write_text(result)
+    with pytest.raises(LogParseError, match=r"t0(/result\.json)?: .*'x'"):
+        ingest(tmp_path)

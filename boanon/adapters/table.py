@@ -160,6 +160,7 @@ def read_table_file(path: Path) -> list[TrialRecord]:
         raw = list(enumerate(reader, start=2))
         if reader.fieldnames is None:
             raise LogParseError(path, "empty file: no header line", 1)
+        _header_once(path, reader.fieldnames)
         for lineno, row in raw:
             if None in row:
                 raise LogParseError(path, "more fields than the header", lineno)
@@ -171,6 +172,7 @@ def read_table_file(path: Path) -> list[TrialRecord]:
     if not rows:
         raise LogParseError(path, "no trials (no data rows)")
     roles = _roles(path, columns)
+    _one_column_each(path, roles, columns)
     records = []
     for i, (lineno, row) in enumerate(rows):
         name = row.get(TRIAL)
@@ -181,6 +183,31 @@ def read_table_file(path: Path) -> list[TrialRecord]:
                 _store(record, role, name, value, path, lineno)
         records.append(record)
     return records
+
+
+def _header_once(path: Path, fieldnames: Collection[str]) -> None:
+    """Refuse a column named twice in a CSV header: each row kept the last of its values, unsaid."""
+    seen: set[str] = set()
+    for col in fieldnames:
+        if col in seen:
+            raise LogParseError(path, f"column {col!r} appears twice in the header: which is meant?", 1)
+        seen.add(col)
+
+
+def _one_column_each(path: Path, roles: Mapping[str, tuple[str, str]], columns: Mapping[str, int]) -> None:
+    """Refuse two columns for one quantity (``x`` declared a parameter beside a ``param:x``
+    column: the row kept the later value) and a parameter that is also a result (``param:x``
+    with ``metric:x``: a graph has one node ``x``, and ``learn`` lost the parameter). A metric
+    and an objective of one name are one quantity told two ways, which a run's reader merges."""
+    seen: dict[tuple[str, str], str] = {}
+    params = {name: col for col, (role, name) in roles.items() if role == "param"}
+    for col, (role, name) in roles.items():
+        other = seen.setdefault((role, name), col)
+        if other == col and role != "param":
+            other = params.get(name, col)
+        if other != col:
+            raise LogParseError(path, f"columns {other!r} and {col!r} both hold {name!r}: a "
+                                "quantity has one column and one role", columns.get(col))
 
 
 def _first_lines(rows: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
