@@ -263,3 +263,22 @@ def test_a_trial_holding_a_value_twice_is_an_error_naming_it(tmp_path, result):
     (tmp_path / "t0" / "result.json").write_text(result)
     with pytest.raises(LogParseError, match=r"t0(/result\.json)?: .*'x'"):
         ingest(tmp_path)
+
+
+@pytest.mark.parametrize("name, text", [
+    ("t.csv", "trial,param:x,objective:y\r\nt0,1,3\r\nt1,2,4\r\n"),  # Excel's "CSV UTF-8"
+    ("t.jsonl", '{"trial": "t0", "param:x": 1, "objective:y": 3}\n'
+                '{"trial": "t1", "param:x": 2, "objective:y": 4}\n'),
+])
+def test_a_table_starting_with_a_byte_order_mark_reads_as_without_it(tmp_path, name, text):
+    path = tmp_path / name  # it was a column '\ufefftrial' without a role, or invalid JSON
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    table = ingest(path).table
+    assert list(table.columns) == ["trial", "param:x", "objective:y"]
+    assert table["trial"].tolist() == ["t0", "t1"] and table["objective:y"].tolist() == [3.0, 4.0]
+
+
+def test_a_result_json_starting_with_a_byte_order_mark_reads_as_without_it(tmp_path):
+    d = make_trial(tmp_path, "t0", {"x": 1}, {}, {"y": 2.0})
+    (d / "result.json").write_bytes(b"\xef\xbb\xbf" + (d / "result.json").read_bytes())
+    assert ingest(tmp_path).table["objective:y"].tolist() == [2.0]

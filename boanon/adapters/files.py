@@ -81,13 +81,14 @@ def _open_bytes(path: Path) -> Iterator[IO[bytes]]:
 
 def read_text(path: Path) -> str:
     """The whole file as text; ``.gz`` files are decompressed; undecodable bytes and a file
-    larger than :data:`MAX_TEXT_BYTES` are errors (the size is checked before it is read)."""
+    larger than :data:`MAX_TEXT_BYTES` are errors (the size is checked before it is read). A
+    byte-order mark at the start (Excel's "CSV UTF-8", Windows editors) is no text: it is left out."""
     with _open_bytes(path) as fh:
         data = fh.read(MAX_TEXT_BYTES + 1)
     if len(data) > MAX_TEXT_BYTES:
         raise LogParseError(path, f"larger than {MAX_TEXT_BYTES // 2**20} MiB: refused")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise LogParseError(path, f"cannot read: {exc}") from exc
 
@@ -102,7 +103,7 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
                 raise LogParseError(path, f"line longer than {MAX_LINE_BYTES // 2**20} MiB "
                                     "(not a text log?)", lineno + 1)
             try:
-                text = raw.decode("utf-8")
+                text = raw.decode("utf-8-sig" if lineno == 0 else "utf-8")  # a byte-order mark is no text
             except UnicodeDecodeError as exc:
                 raise LogParseError(path, f"cannot read: {exc}", lineno + 1) from exc
             for line in text.splitlines():  # as str.splitlines numbers them (a lone \r ends one too)
