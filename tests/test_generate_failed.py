@@ -39,3 +39,14 @@ def test_generate_dataset_refuses_a_count_of_trials_below_one(tmp_path, trials):
     with pytest.raises(ValueError, match=rf"^trials must be >= 1, got {trials}$"):
         generate_dataset(None, SPACE, trials=trials, seed=0, out=out, log=lambda _: None)
     assert not out.exists()
+
+
+def test_generate_refuses_a_misspelt_runner_option_in_one_line(tmp_path):
+    out = tmp_path / "ds"  # it was a traceback
+    result = CliRunner().invoke(main, ["generate", "sgd", "--trials", "2", "--out", str(out),
+                                       "--netwrok", "alexnet"])
+    assert result.exit_code == 1, result.output
+    assert result.output == ("Error: runner 'sgd' has no option 'netwrok' (did you mean 'network'?); "
+                             "its options: network, iterations, warmup, noise_seed, noise, "
+                             "straggler_prob, compress, pace, progress\n")
+    assert not out.exists()
