@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,6 +21,17 @@ from boanon.report import (
 )
 
 KINDS = ("convergence", "graph", "pareto", "effects")
+
+
+def _regex(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """``value`` if it is a regular expression: one that is not ('(') was a traceback from deep in
+    the drawing, after the run was read."""
+    if value:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise click.BadParameter(f"{value!r} is no regular expression: {exc}") from None
+    return value
 
 
 @click.command("plot")
@@ -38,7 +51,7 @@ KINDS = ("convergence", "graph", "pareto", "effects")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=30, show_default=True,
               help="graph: at most this many nodes, the objectives' neighbourhood along their strongest "
                    "paths, so the picture fits a page (0: every node).")
-@click.option("--group", default=None, metavar="REGEX",
+@click.option("--group", default=None, metavar="REGEX", callback=_regex,
               help="graph: boxes by the first group of REGEX in a node's name (default: a leading "
                    "entity such as m3_ or node12.); '' for no boxes.")
 def plot_command(store_file: str, kind: str, output: str, objective: str | None, all_nodes: bool,
