@@ -149,3 +149,12 @@ def test_relations_are_printed_and_the_learner_options_reach_the_graph(tmp_path)
     graph = CausalGraph.load(out)
     assert graph.metadata["relations"] == [] and graph.metadata["interventions"] is True
     assert "relations found" not in off.output
+
+
+def test_a_render_format_it_cannot_draw_is_refused_before_learning(table_csv, tmp_path):
+    out, picture = tmp_path / "graph.json", tmp_path / "graph.pdf"  # it learned first, then failed
+    result = CliRunner().invoke(main, ["learn", str(table_csv), "-o", str(out), "--render", str(picture)])
+    assert result.exit_code == 2, result.output
+    assert result.output.endswith(f"Invalid value for '--render': {picture}: cannot render .pdf; use .svg, "
+                                  ".png or .dot\n")
+    assert not out.exists()

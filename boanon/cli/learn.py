@@ -12,7 +12,7 @@ from boanon.annotations import Knowledge
 from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.errors import ConfigError, LogParseError
 from boanon.graph import CausalGraph
-from boanon.graph_render import render, view
+from boanon.graph_render import format_problem, render, view
 from boanon.learners import DEFAULT_ALPHA, DEFAULT_LEARNER, DEFAULT_MAX_PARENTS, LEARNERS, LearnResult, learn
 from boanon.learners.relations import Relation
 from boanon.table import names_of, with_objectives
@@ -58,6 +58,8 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
     """Learn a causal graph over parameters, metrics and objectives from LOGDIR or TABLE.csv."""
     for path, option in ((output, "-o"), (render_path, "--render")):
         refuse_overwriting(path, option, source, annotations)
+    if render_path and (problem := format_problem(render_path)):
+        raise click.BadParameter(f"{render_path}: {problem}", param_hint="'--render'")
     try:
         table = ingest(source, adapter=adapter, skip_bad=skip_bad).table
         if objectives:

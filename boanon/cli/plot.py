@@ -10,6 +10,7 @@ import click
 
 from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.cli.stores import reading_store
+from boanon.graph_render import format_problem
 from boanon.objectives import Objective
 from boanon.report import (
     RunView,
@@ -59,6 +60,8 @@ def plot_command(store_file: str, kind: str, output: str, objective: str | None,
                  max_parents: int, all_edges: bool, max_nodes: int, group: str | None) -> None:
     """Draw a figure of the run stored in RUN.db (read only)."""
     refuse_overwriting(output, "-o", store_file)
+    if kind == "graph" and (problem := format_problem(output)):
+        raise click.BadParameter(f"{output}: {problem}", param_hint="'-o'")
     with reading_store(store_file) as store:
         try:
             run = read_run(store)
