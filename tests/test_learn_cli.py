@@ -158,3 +158,15 @@ def test_a_render_format_it_cannot_draw_is_refused_before_learning(table_csv, tm
     assert result.output.endswith(f"Invalid value for '--render': {picture}: cannot render .pdf; use .svg, "
                                   ".png or .dot\n")
     assert not out.exists()
+
+
+def test_a_table_whose_only_objective_is_constant_is_an_error_not_an_empty_graph(tmp_path):
+    table = tmp_path / "t.csv"  # it wrote a graph of 0 objectives and ended well
+    table.write_text("trial,param:x,metric:m,objective:y\n" +
+                     "".join(f"t{i},{i},{(i * 7) % 5},5\n" for i in range(12)))
+    out = tmp_path / "graph.json"
+    result = CliRunner().invoke(main, ["learn", str(table), "-o", str(out)])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {table}: every objective was left out of the graph (y: constant): "
+                             "there is nothing to learn it towards\n")
+    assert not out.exists()

@@ -77,6 +77,7 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
                            interventions=interventions)
     except (LogParseError, ConfigError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
+    _some_objective_left(result.graph, names_of(table, "objective"), source)
     result.graph.save(output)
     click.echo(summary(result, verbose=verbose))
     click.echo(f"wrote {output}")
@@ -85,6 +86,17 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
             click.echo(f"wrote {render(view(result.graph, ancestors=False), render_path)}")
         except (RuntimeError, ValueError) as exc:
             raise click.ClickException(str(exc)) from exc
+
+
+def _some_objective_left(graph: CausalGraph, objectives: list[str], source: str) -> None:
+    """Refuse a graph every one of the table's ``objectives`` was left out of (each constant over
+    the trials): it was written, and the command ended well, with nothing to tune towards."""
+    if graph.nodes("objective"):
+        return
+    dropped = graph.metadata.get("dropped", {})
+    reasons = ", ".join(f"{name}: {dropped.get(name, 'left out')}" for name in objectives)
+    raise click.ClickException(f"{source}: every objective was left out of the graph ({reasons}): "
+                               "there is nothing to learn it towards")
 
 
 def objective_edges(graph: CausalGraph) -> list[str]:
