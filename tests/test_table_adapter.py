@@ -282,3 +282,16 @@ def test_a_result_json_starting_with_a_byte_order_mark_reads_as_without_it(tmp_p
     d = make_trial(tmp_path, "t0", {"x": 1}, {}, {"y": 2.0})
     (d / "result.json").write_bytes(b"\xef\xbb\xbf" + (d / "result.json").read_bytes())
     assert ingest(tmp_path).table["objective:y"].tolist() == [2.0]
+
+
+@pytest.mark.parametrize("name, text, line", [
+    ("t.csv", "trial,param:x,objective:y\nt0,1,3\nt1,inf,4\n", 3),
+    ("t.csv", "trial,param:x,objective:y\nt0,1,3\nt1,1e400,4\n", 3),
+    ("t.jsonl", '{"param:x": 1, "objective:y": 3}\n{"param:x": 1e400, "objective:y": 4}\n', 2),
+    ("t.jsonl", '{"param:x": 1, "objective:y": 3}\n{"param:x": 18446744073709551616, "objective:y": 4}\n', 2),
+])
+def test_a_parameter_beyond_a_finite_number_in_a_table_names_the_line(tmp_path, name, text, line):
+    path = tmp_path / name  # it was read as inf, and learn found no edge of the parameter
+    path.write_text(text)
+    with pytest.raises(LogParseError, match=rf"^{re.escape(str(path))}:{line}: parameter 'x' is "):
+        ingest(path)

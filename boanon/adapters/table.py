@@ -24,7 +24,15 @@ from typing import Any
 from boanon.adapters.base import Adapter, register_adapter
 from boanon.adapters.files import find_file, json_lines, read_json_object, read_text
 from boanon.errors import LogParseError, did_you_mean
-from boanon.table import PARETO, ROLES, TRIAL, TrialRecord, measurement_problem, split_column
+from boanon.table import (
+    PARETO,
+    ROLES,
+    TRIAL,
+    TrialRecord,
+    measurement_problem,
+    split_column,
+    value_problem,
+)
 from boanon.yamlfile import load_yaml
 
 RESULT_FILE = "result.json"
@@ -70,6 +78,9 @@ def _store(record: TrialRecord, role: str, name: str, value: Any, path: Path, li
             return
         if not isinstance(value, (int, float, str, bool)):
             raise LogParseError(path, f"parameter {name!r} has unsupported value {value!r}", line)
+        problem = value_problem(value)  # `inf` or 1e400 in a table: learn lost the parameter's edges
+        if problem:
+            raise LogParseError(path, f"parameter {name!r} {problem}", line)
         record.params[name] = value
         return
     problem = measurement_problem(value)
