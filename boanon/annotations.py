@@ -253,6 +253,7 @@ class Knowledge:
                     if n not in roles:
                         raise ConfigError(self.source, field_name, f"edge {s} -> {t}: unknown node {n!r}"
                                           f"{did_you_mean(n, roles)}")
+        self._check_tier_names(roles)
         for node, spec in self.node_models.items():
             if node not in roles:
                 raise ConfigError(self.source, f"node_models.{node}", f"unknown node {node!r}"
@@ -273,6 +274,15 @@ class Knowledge:
         if not nx.is_directed_acyclic_graph(g):
             cycle = " -> ".join(a for a, _ in nx.find_cycle(g))
             raise ConfigError(self.source, "require", f"required edges form a cycle: {cycle}")
+
+    def _check_tier_names(self, roles: Mapping[str, str]) -> None:
+        """A tier entry written as a plain name (no pattern) must name a node: a misspelt one
+        (``worker_busy_maxs``) left its tier empty, unsaid. A pattern may match nothing."""
+        for i, tier in enumerate(self.tiers):
+            for entry in tier:
+                if re.escape(entry) == entry and entry not in roles:
+                    raise ConfigError(self.source, f"tiers[{i}]", f"unknown node {entry!r}"
+                                      f"{did_you_mean(entry, roles)}")
 
     def apply(self, graph: CausalGraph, strict: bool = True) -> CausalGraph:
         """A copy of ``graph`` in which the required edges exist and the forbidden ones do not.

@@ -122,6 +122,7 @@ def test_knowledge_holds_after_learning():
     ("require: [x -> m1]\nforbid: [x -> m1]", "forbid", "both required and forbidden"),
     ("require: [m1 -> x]", "require", "breaks the role tiers"),
     ("require: [m1 -> m2, m2 -> m1]", "require", "cycle"),
+    ("tiers: [[m10], [m1, m2x]]", "tiers[1]", "unknown node 'm2x' (did you mean 'm2'?)"),  # was ignored
 ])
 def test_bad_annotations_name_the_file_and_field(tmp_path, text, field, message):
     path = tmp_path / "bad.yaml"
@@ -150,3 +151,7 @@ def test_rocksdb_annotations_keep_the_runs_times_from_the_cpu_objective(source: 
     knowledge = Knowledge.from_yaml(Path(__file__).parent.parent / "examples" / "rocksdb-annotations.yaml")
     roles = {source: "metric", "cpu_micros_per_op": "objective"}
     assert knowledge.allows(source, "cpu_micros_per_op", roles) is allowed
+
+
+def test_a_tier_pattern_may_match_no_node():
+    Knowledge.from_dict({"tiers": [["m1.*"], ["disk_.*"]]}).validate(ROLES)  # a pattern, not a name
