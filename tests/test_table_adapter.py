@@ -295,3 +295,13 @@ def test_a_parameter_beyond_a_finite_number_in_a_table_names_the_line(tmp_path, 
     path.write_text(text)
     with pytest.raises(LogParseError, match=rf"^{re.escape(str(path))}:{line}: parameter 'x' is "):
         ingest(path)
+
+
+def test_cli_ingest_to_a_dash_writes_the_table_to_standard_output(tmp_path, monkeypatch):
+    make_trial(tmp_path / "logs", "t0", {"x": 1}, {"m": 2.0}, {"y": 3.0})
+    monkeypatch.chdir(tmp_path)  # it wrote a file named '-' here, as no other command does
+    res = CliRunner().invoke(main, ["ingest", "logs", "-o", "-"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == "trial,param:x,metric:m,objective:y\nt0,1,2.0,3.0\n"
+    assert "trials:     1" in res.stderr
+    assert not (tmp_path / "-").exists()
