@@ -131,6 +131,18 @@ def test_a_format_a_target_registers_is_rendered_and_chosen_by_file_name():
         render_config({}, "nope")
 
 
+@pytest.mark.parametrize("args", [["-o", "{dir}/best.ini"], ["--format", "options"]])
+def test_a_run_of_another_target_is_no_options_file(tmp_path, synthetic_run, args):
+    store = synthetic_run(tmp_path, budget=2)  # it was an empty OPTIONS file, each value a comment
+    args = [a.format(dir=tmp_path) for a in args]
+    result = CliRunner().invoke(main, ["export", str(store), "--best", *args])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {store}: none of the run's parameters (x0, x1, x2, x3, ...) is a "
+                             "RocksDB option: it is no OPTIONS file; write YAML (a name ending in .yaml, "
+                             "or --format yaml)\n")
+    assert not (tmp_path / "best.ini").exists()
+
+
 def test_the_best_by_one_objective_warns_where_it_is_worse_than_the_default(tmp_path):
     """Best by cost can lose to the default on cost2: deploying it, a person is told."""
     from boanon.runners.function import CallableRunner
