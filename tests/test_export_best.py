@@ -16,7 +16,7 @@ from boanon.adapters.rocksdb.options import newest_options_file, parse_options
 from boanon.best import ExportFormat, format_for, plain_value, register_export_format, render_config
 from boanon.cli import main
 from boanon.space import Bool, Categorical, Float, Int
-from boanon.store import Store
+from boanon.store import Store, StoredTrial
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_db_bench = pytest.mark.skipif(shutil.which("db_bench") is None, reason="db_bench not installed")
@@ -186,3 +186,16 @@ def test_a_store_without_a_run_is_named_once_by_every_command_that_reads_one(tmp
     result = CliRunner().invoke(main, [a.format(store=store, dir=tmp_path) for a in args])
     assert result.exit_code == 1
     assert result.output == f"Error: {store}: no run recorded yet\n"
+
+
+def test_the_warning_says_when_the_default_breaks_an_output_constraint():
+    from boanon.cli.export import worse_than_default
+    from boanon.multiobjective import OutputConstraint
+    from boanon.objectives import Objective
+
+    default = StoredTrial(0, "t0000", "done", {}, "", objectives={"cost": 3.0}, metrics={"load": 2.0})
+    best = StoredTrial(1, "t0001", "done", {}, "", objectives={"cost": 4.0}, metrics={"load": 1.0})
+    said = "t0001 is worse than the default configuration (t0000) on cost: 4 against 3 (minimize)"
+    assert worse_than_default(best, default, [Objective("cost")]) == [said]
+    assert worse_than_default(best, default, [Objective("cost")], [OutputConstraint("load", max=1.5)]) == [
+        said + "; the default breaks an output constraint"]  # it read as if the default were an option

@@ -4,6 +4,7 @@ best configuration as a file (YAML, a RocksDB OPTIONS file, db_bench flags)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -13,10 +14,10 @@ from boanon.best import format_for, plain_config, render_config
 from boanon.cli.outputs import OutputFile, StorageURL, refuse_overwriting, sqlite_file
 from boanon.cli.stores import reading_store
 from boanon.errors import ConfigError
-from boanon.multiobjective import PARETO, pareto_flags
+from boanon.multiobjective import PARETO, OutputConstraint, pareto_flags
 from boanon.objectives import Objective
 from boanon.report import read_run
-from boanon.results import study_goals
+from boanon.results import is_feasible, study_goals
 from boanon.store import Store, StoredTrial
 from boanon.table import TRIAL, write_table
 
@@ -83,7 +84,7 @@ def _export_config(store_file: str, output: str, trial_id: str | None, objective
                                  fmt or ("yaml" if output == "-" else format_for(output)), header)
         except (ValueError, KeyError) as exc:
             raise click.ClickException(f"{store_file}: {exc}") from None
-    for warning in worse_than_default(trial, default, run.objectives):
+    for warning in worse_than_default(trial, default, run.objectives, run.constraints):
         click.echo(f"warning: {warning}", err=True)
     if output == "-":
         click.echo(text, nl=False)
@@ -93,18 +94,20 @@ def _export_config(store_file: str, output: str, trial_id: str | None, objective
         click.echo(f"wrote the configuration of {trial.name} to {output}", err=True)
 
 
-def worse_than_default(trial: StoredTrial, default: StoredTrial | None,
-                       objectives: list[Objective]) -> list[str]:
+def worse_than_default(trial: StoredTrial, default: StoredTrial | None, objectives: list[Objective],
+                       constraints: Sequence[OutputConstraint] = ()) -> list[str]:
     """What a person about to deploy ``trial`` should know: each objective on which it is
-    worse than the default configuration (best by one objective can lose on another)."""
+    worse than the default configuration (best by one objective can lose on another), and
+    whether the default itself breaks an output constraint (then it is no alternative)."""
     if default is None or default is trial:
         return []
+    infeasible = "" if is_feasible(default, constraints) else "; the default breaks an output constraint"
     out = []
     for o in objectives:
         mine, theirs = trial.objectives.get(o.name), default.objectives.get(o.name)
         if mine is not None and theirs is not None and o.better(theirs, mine):
             out.append(f"{trial.name} is worse than the default configuration ({default.name}) on "
-                       f"{o.name}: {mine:.6g} against {theirs:.6g} ({o.direction})")
+                       f"{o.name}: {mine:.6g} against {theirs:.6g} ({o.direction}){infeasible}")
     return out
 
 
