@@ -170,3 +170,11 @@ def test_a_table_whose_only_objective_is_constant_is_an_error_not_an_empty_graph
     assert result.output == (f"Error: {table}: every objective was left out of the graph (y: constant): "
                              "there is nothing to learn it towards\n")
     assert not out.exists()
+
+
+def test_a_misspelt_objective_names_the_closest_result(tmp_path):
+    dataset = Path(__file__).resolve().parent.parent / "datasets" / "zigzag-resnet18"
+    result = CliRunner().invoke(main, ["learn", str(dataset), "--objective", "edpx",
+                                       "-o", str(tmp_path / "g.json")])
+    assert result.exit_code == 1
+    assert result.output == f"Error: --objective: edpx: not a result of {dataset} (did you mean 'edp'?)\n"

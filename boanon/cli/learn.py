@@ -10,7 +10,7 @@ import click
 from boanon.adapters import available_adapters, ingest
 from boanon.annotations import Knowledge
 from boanon.cli.outputs import OutputFile, refuse_overwriting
-from boanon.errors import ConfigError, LogParseError
+from boanon.errors import ConfigError, LogParseError, did_you_mean
 from boanon.graph import CausalGraph
 from boanon.graph_render import format_problem, render, view
 from boanon.learners import DEFAULT_ALPHA, DEFAULT_LEARNER, DEFAULT_MAX_PARENTS, LEARNERS, LearnResult, learn
@@ -66,7 +66,8 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
             results = set(names_of(table, "objective")) | set(names_of(table, "metric"))
             unknown = [o for o in objectives if o not in results]
             if unknown:
-                raise ConfigError("--objective", unknown[0], f"not a result of {source}")
+                raise ConfigError("--objective", unknown[0], f"not a result of {source}"
+                                  f"{did_you_mean(unknown[0], results)}")
             table = with_objectives(table, objectives)
         knowledge = Knowledge.from_yaml(annotations) if annotations else None
         with warnings.catch_warnings():
