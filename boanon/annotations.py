@@ -34,7 +34,7 @@ from typing import Any
 
 import networkx as nx
 
-from boanon.errors import ConfigError, did_you_mean
+from boanon.errors import ConfigError, did_you_mean, unknown_key
 from boanon.graph import CausalGraph, Edge
 from boanon.nodespec import NodeSpec
 from boanon.yamlfile import load_yaml
@@ -164,8 +164,8 @@ class Knowledge:
             raise ConfigError(source, "<top>", f"expected a mapping, got {type(data).__name__}")
         unknown = set(data) - _YAML_KEYS
         if unknown:
-            raise ConfigError(source, sorted(unknown)[0],
-                              f"unknown key; expected one of {sorted(_YAML_KEYS)}")
+            first = str(sorted(unknown, key=str)[0])
+            raise ConfigError(source, first, unknown_key(first, _YAML_KEYS))
         k = cls(source=source)
         for i, item in enumerate(_as_list(source, "require", data.get("require"))):
             k.require(*_parse_edge(source, f"require[{i}]", item))

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from boanon.errors import ConfigError, MissingFile
+from boanon.errors import ConfigError, MissingFile, unknown_key
 from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Space
@@ -119,7 +119,8 @@ def parse_config(data: Mapping[str, Any], source: str = "config") -> TuneConfig:
     """Validate an already-parsed tuning mapping (see the module docstring)."""
     unknown = set(data) - KEYS
     if unknown:
-        raise ConfigError(source, sorted(unknown)[0], f"unknown key; expected one of {sorted(KEYS)}")
+        first = str(sorted(unknown, key=str)[0])
+        raise ConfigError(source, first, unknown_key(first, KEYS))
     for key in ("space", "objectives", "runner"):
         if key not in data:
             raise ConfigError(source, key, "missing (required)")

@@ -110,6 +110,11 @@ def test_knowledge_holds_after_learning():
     ("require: [x -> nowhere]", "require", "unknown node 'nowhere'"),
     ("forbid: [m1]", "forbid[0]", "expected 'a -> b'"),
     ("colour: red", "colour", "unknown key"),
+    ("forbidd: [m1 -> cost]", "forbidd", "unknown key (did you mean 'forbid'?); expected one of"),
+    ("1: a\nfoo: b", "1", "unknown key; expected one of"),  # it was a TypeError (1 < 'foo')
+    ("node_models: {cost: {function: m2, 1: a, foo: b}}", "node_models.cost.1", "unknown key"),
+    ("node_models: {cost: {formula: 'a * m2', residul: gp}}", "node_models.cost.residul",
+     "unknown key (did you mean 'residual'?)"),
     ("forbid_patterns: [{source: '(', target: cost}]", "forbid_patterns.source", "invalid regular"),
     ("node_models: {cost: {formula: 'a * m2', function: 'm2'}}", "node_models.cost", "exactly one"),
     ("node_models: {cost: {formula: 'a *'}}", "node_models.cost.formula", "cannot parse"),

@@ -37,7 +37,8 @@ def test_command_runner_takes_the_adapter() -> None:
 
 
 @pytest.mark.parametrize("change, field, message", [
-    ({"budgett": 3}, "budgett", "unknown key"),
+    ({"budgett": 3}, "budgett", "unknown key (did you mean 'budget'?); expected one of ['adapter', "),
+    ({1: "a", "foo": "b"}, "1", "unknown key; expected one of"),  # it was a TypeError (1 < 'foo')
     ({"runner": None}, "runner", "expected a mapping"),
     ({"runner": {"name": "rocksdb", "callable": "a:b"}}, "runner", "exactly one of"),
     ({"runner": {"name": "nope"}}, "runner.name", "unknown runner 'nope'"),
