@@ -31,6 +31,13 @@ def unknown_key(key: str, known: Iterable[str]) -> str:
     return f"unknown key{did_you_mean(key, known)}; expected one of {known}"
 
 
+def unknown_keys(extra: Iterable[object], known: Iterable[str]) -> str:
+    """``unknown key(s) ['defualt'] (did you mean 'default'?)``: keys a mapping may not hold,
+    sorted as text (a YAML key may be a number: ``1`` beside ``foo`` was a TypeError)."""
+    names = sorted(map(str, extra))
+    return f"unknown key(s) {names}{did_you_mean(names[0], known)}"
+
+
 def from_cwd(path: str | Path) -> str:
     """`` (relative to the current directory <cwd>)`` for a relative ``path``, else nothing: a
     path that is there from where a file lies may be missing from where the command runs."""

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, unknown_keys
 from boanon.table import column
 
 
@@ -56,9 +56,9 @@ class OutputConstraint:
         """``{name: area, max: 2.0e6}`` from a config file."""
         if not isinstance(spec, Mapping) or "name" not in spec:
             raise ConfigError(source, field_name, "needs a mapping with a 'name' and a 'max' and/or 'min'")
-        extra = set(spec) - {"name", "max", "min"}
-        if extra:
-            raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
+        known = {"name", "max", "min"}
+        if set(spec) - known:
+            raise ConfigError(source, field_name, unknown_keys(set(spec) - known, known))
         try:
             bounds = {k: None if spec.get(k) is None else float(spec[k]) for k in ("max", "min")}
             return cls(str(spec["name"]), **bounds)
