@@ -159,6 +159,19 @@ def test_an_output_that_is_the_commands_input_is_refused_and_the_input_kept(tmp_
     assert {p: p.read_bytes() for p in before} == before
 
 
+def test_a_related_output_no_related_task_logged_is_warned_of(tmp_path: Path, small_run: Path) -> None:
+    table = tmp_path / "related.csv"  # a misspelt related output was modelled from nothing, unsaid
+    assert CliRunner().invoke(main, ["export", str(small_run), "-o", str(table)]).exit_code == 0
+    config = _yaml(tmp_path, strategy="multitask", n_init=2, warm_start=[str(table)],
+                   related_outputs=["g0_m2", "g0_m2x"])
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "2",
+                                       "--store", str(tmp_path / "r.db")])
+    assert result.exit_code == 0, result.output
+    assert ("warning: related_outputs: 'g0_m2x' is logged by no related task (did you mean 'g0_m2'?); it "
+            "teaches the model nothing until this run's trials log it\n") in result.stderr
+    assert "'g0_m2' is logged" not in result.stderr
+
+
 def test_seed_and_strategy_options_override_the_yaml(tmp_path: Path) -> None:
     config = _yaml(tmp_path, n_init=2)  # the YAML says structured, seed 0
     args = ["tune", str(config), "--budget", "4", "--strategy", "random", "--seed", "3"]

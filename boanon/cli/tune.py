@@ -15,7 +15,7 @@ from click.core import ParameterSource
 from boanon.best import config_line
 from boanon.cli.outputs import OutputFile
 from boanon.cli.progress import Progress
-from boanon.errors import StoreError
+from boanon.errors import StoreError, did_you_mean
 from boanon.executors import WorkerLost
 from boanon.failures import TooManyFailures
 from boanon.multiobjective import OutputConstraint, format_front
@@ -25,6 +25,7 @@ from boanon.planning.run import PlannedRun
 from boanon.results import INIT, best_trial, is_feasible
 from boanon.store import MEASURED, StoredTrial
 from boanon.strategies import strategy_names
+from boanon.table import names_of
 from boanon.tuning import TuneRequest, TuningRun, open_run, sigterm_interrupts
 
 
@@ -110,6 +111,7 @@ def _echo_start(run: TuningRun) -> None:
                    + (f" ({len(related.dropped)} left out, below)" if related.dropped else "")
                    + (", its graph as the starting structure" if related is starting else ""))
         echo_alignment(related)
+    echo_unlogged_outputs(tuner.related, tuner.related_outputs)
     click.echo(f"store {run.store_file}, trials in {run.trials}/, strategy {tuner.strategy}, "
                f"{tuner.n_trials()} of {run.budget} trials done"
                + (" (resumed)" if run.request.resume else ""))
@@ -257,6 +259,20 @@ def resume_command(store_file: Path) -> str:
         value = ctx.params[param.name]
         args += [param.opts[0]] if param.is_flag else [param.opts[0], str(value)]
     return shlex.join([*args, "--resume"])
+
+
+def echo_unlogged_outputs(related: Sequence[RelatedTask], outputs: Sequence[str]) -> None:
+    """Warn (on stderr) of each related output no related task logged: a misspelt name was
+    modelled from nothing, unsaid, while the warm start taught the model nothing through it."""
+    if not related:
+        return  # only the run's own trials can log them
+    logged = {name for task in related for role in ("metric", "objective")
+              for name in names_of(task.table, role)}
+    for name in outputs:
+        if name not in logged:
+            click.echo(f"warning: related_outputs: {name!r} is logged by no related task"
+                       f"{did_you_mean(name, logged)}; it teaches the model nothing until this run's "
+                       "trials log it", err=True)
 
 
 def echo_alignment(related: RelatedTask) -> None:
