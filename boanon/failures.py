@@ -15,7 +15,7 @@ import difflib
 import re
 from collections.abc import Sequence
 
-from boanon.store import StoredTrial, TrialState
+from boanon.store import MEASURED, StoredTrial, TrialState
 
 _VARYING = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
 """What differs between reports of one cause: trial names, pids, times, values."""
@@ -50,6 +50,48 @@ def not_logged_error(name: str, logged: Sequence[str], shown: int = 12) -> str:
     close = difflib.get_close_matches(name, names, n=1)
     return (f"objective {name!r} missing: {_NOT_LOGGED} ({listed})"
             + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+class OutputNotLogged(TooManyFailures):
+    """The initial design's trials were measured and none logged a constrained output
+    (``g0_laod`` for ``g0_load``): every trial was infeasible, and the first model proposal
+    ended the run in a traceback (a model of an output without values). The run stops, saying
+    what the trials log; a resume may fix the name (:meth:`boanon.store.Store.init_study`)."""
+
+
+class OutputWatch:
+    """Stops a run (:class:`OutputNotLogged`) once ``design`` measured trials logged values and
+    none of them the constrained output ``names``: an output a later trial may log alone
+    (a switch's metric) is not refused after one trial."""
+
+    def __init__(self, names: Sequence[str], design: int, trials: Sequence[StoredTrial] = ()):
+        self.unseen = list(names)
+        self.design = max(1, design)
+        self.logged: set[str] = set()
+        self.measured = 0
+        for trial in trials:  # a resumed run's trials count
+            self.see(trial)
+
+    def see(self, trial: StoredTrial) -> None:
+        if trial.state not in MEASURED or not (trial.metrics or trial.objectives):
+            return
+        self.measured += 1
+        self.logged |= set(trial.metrics) | set(trial.objectives)
+        self.unseen = [n for n in self.unseen if n not in self.logged]
+
+    def __call__(self, trial: StoredTrial) -> None:
+        self.see(trial)
+        if self.unseen and self.measured >= self.design:
+            name = self.unseen[0]
+            raise OutputNotLogged(f"output {name!r} (outputs:) is not among the values the "
+                                  f"{self.measured} measured trials logged{_closest(name, self.logged)}: "
+                                  "every trial is infeasible without it; fix its name in the YAML "
+                                  "(a resume may change outputs no trial logged)")
+
+
+def _closest(name: str, logged: set[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(logged), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def objective_not_logged(error: str | None) -> bool:

@@ -399,6 +399,27 @@ def test_misnamed_objective_stops_after_one_trial_and_resumes_once_fixed(tmp_pat
         assert [t.config for t in s.trials("done")] == [t.config for t in f.trials("done")][:3]
 
 
+def test_a_misnamed_output_stops_the_run_after_its_design_and_resumes_once_fixed(tmp_path: Path) -> None:
+    store = tmp_path / "run.db"  # it ended in a traceback at the first model proposal
+    config = _yaml(tmp_path, n_init=2, outputs=[{"name": "g0_laod", "max": 1.5}])
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "4", "--store", str(store)])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert ("run stopped: output 'g0_laod' (outputs:) is not among the values the 2 measured trials "
+            "logged (did you mean 'g0_load'?): every trial is infeasible without it") in result.output
+    with Store(store) as s:
+        assert [t.status for t in s.trials()] == ["done", "done"]
+    config = _yaml(tmp_path, n_init=2, outputs=[{"name": "g0_load", "max": 1.5}])
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "4", "--store", str(store),
+                                       "--resume"])
+    assert result.exit_code == 0, result.output
+    with Store(store) as s:
+        assert len(s.trials("done")) == 4
+    config = _yaml(tmp_path, n_init=2, outputs=[{"name": "g0_load", "max": 9.5}])  # now it was logged
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "5", "--store", str(store),
+                                       "--resume"])
+    assert result.exit_code == 1 and "outputs: differs from the run recorded" in result.output
+
+
 def test_objectives_stay_fixed_once_a_trial_is_measured(tmp_path: Path) -> None:
     config = _yaml(tmp_path, n_init=2)
     store = tmp_path / "run.db"
