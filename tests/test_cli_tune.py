@@ -559,3 +559,13 @@ def test_a_budget_the_initial_design_fills_is_said(tmp_path: Path) -> None:
             "no structured model proposes one (lower n_init or raise the budget)") in result.output
     again = CliRunner().invoke(main, [*args, str(tmp_path / "s.db"), "--budget", "8"])
     assert again.exit_code == 0 and "warning: n_init" not in again.output
+
+
+def test_status_and_export_of_a_run_whose_output_no_trial_logged(tmp_path: Path) -> None:
+    store = tmp_path / "run.db"  # both were a KeyError traceback
+    config = _yaml(tmp_path, n_init=2, outputs=[{"name": "g0_laod", "max": 1.5}])
+    CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(store)])
+    status = CliRunner().invoke(main, ["status", str(store)])
+    assert status.exit_code == 0 and "Pareto front: 0 of 2 trials (feasible: 0)" in status.output
+    export = CliRunner().invoke(main, ["export", str(store), "-o", "-"])
+    assert export.exit_code == 0 and export.output.splitlines()[1].startswith("t0000,False,")

@@ -75,17 +75,19 @@ def parse_output_constraints(specs: Iterable[Mapping[str, Any] | OutputConstrain
 
 
 def output_values(table: pd.DataFrame, name: str) -> np.ndarray:
-    """The observed values of output ``name``, a metric or an objective column."""
+    """The observed values of output ``name``, a metric or an objective column; NaN (not
+    measured) where the table has no such column: no trial reported it, so none is feasible.
+    (It was a KeyError, and ``boanon status`` and ``export`` of such a run a traceback.)"""
     for role in ("objective", "metric"):
         col = column(role, name)
         if col in table.columns:
             return pd.to_numeric(table[col], errors="coerce").to_numpy(dtype=float)
-    raise KeyError(f"constrained output {name!r} is neither a metric nor an objective of the table")
+    return np.full(len(table), np.nan)
 
 
 def observed_feasible(table: pd.DataFrame, constraints: Sequence[OutputConstraint]) -> np.ndarray:
     """Per trial: all constraints hold. A constrained output that was not measured (NaN, e.g. a
-    failed run) makes the trial infeasible; an output the table does not have is an error."""
+    failed run, or a column the table does not have) makes the trial infeasible."""
     ok = np.ones(len(table), dtype=bool)
     for c in constraints if len(table) else ():
         ok &= c.holds(output_values(table, c.name))
