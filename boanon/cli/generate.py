@@ -50,9 +50,9 @@ def generate_command(ctx: click.Context, runner: str, trials: int, seed: int, ou
         else:
             spec, constraints = target_space(type(instance))
         space = Space.from_dict(spec, constraints, source=space_file or runner)
+        write_recipe(Path(out), runner, options, spec, constraints, trials, seed)
     except (ValueError, TypeError) as exc:  # a ConfigError, or a runner option misspelt
         raise click.ClickException(str(exc)) from None
-    write_recipe(Path(out), runner, options, spec, constraints, trials, seed)
     exit_on_sigterm()  # `timeout` or kill: the running system is killed, its files removed
     try:
         generate_dataset(instance, space, trials, seed, Path(out), log=click.echo)
