@@ -39,7 +39,7 @@ from typing import Any
 from boanon.errors import ConfigError, MissingFile, unknown_key
 from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
-from boanon.space import Space
+from boanon.space import Categorical, Space
 from boanon.strategies import DEFAULT_STRATEGY, strategy_names
 from boanon.yamlfile import load_yaml
 
@@ -103,7 +103,24 @@ class TuneConfig:
             return None
         from boanon.annotations import Knowledge
 
-        return Knowledge.from_yaml(self.annotations)
+        knowledge = Knowledge.from_yaml(self.annotations)
+        self._reads_no_categorical(knowledge)
+        return knowledge
+
+    def _reads_no_categorical(self, knowledge: Any) -> None:
+        """Refuse a node model whose expression reads a categorical parameter of the space: it
+        reads numbers, and the run's first structured fit ended in a traceback (after the
+        initial design) instead of the run not starting."""
+        from boanon.nodespec import NodeSpec
+
+        for node, spec in knowledge.node_models.items():
+            parents = NodeSpec.parse(node, spec, knowledge.source).parents
+            cats = sorted(p for p in parents if isinstance(self.space.params.get(p), Categorical))
+            if cats:
+                raise ConfigError(knowledge.source, f"node_models.{node}",
+                                  f"reads categorical parameter(s) {cats} as numbers; an expression "
+                                  "reads numbers (a bool is 0 or 1): leave the node to the models, "
+                                  "or tune a number instead")
 
 
 def load_config(path: str | Path) -> TuneConfig:

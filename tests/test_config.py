@@ -127,3 +127,16 @@ def test_numbers_in_exponent_notation_are_numbers(tmp_path: Path) -> None:
     space = load_config(path).space
     assert (space.params["x"].low, space.params["x"].default) == (1e-5, 1e-3)
     assert (space.params["n"].high, space.params["n"].default) == (1_000_000, 2000)
+
+
+def test_annotations_reading_a_categorical_parameter_are_refused_before_the_run(tmp_path: Path) -> None:
+    ann = tmp_path / "ann.yaml"  # the first structured fit, after the initial design, was a traceback
+    ann.write_text('node_models:\n  y:\n    formula: "a * mode + b * x"\n    free: {a: {}, b: {}}\n')
+    space = {**BASE["space"], "mode": {"type": "categorical", "choices": ["a", "b"]}}
+    config = parse_config({**BASE, "space": space, "annotations": str(ann)}, "t.yaml")
+    with pytest.raises(ConfigError) as info:
+        config.load_knowledge()
+    assert info.value.source == str(ann) and info.value.field == "node_models.y"
+    assert "reads categorical parameter(s) ['mode'] as numbers" in str(info.value)
+    ann.write_text('node_models:\n  y:\n    formula: "a * n + b * x"\n    free: {a: {}, b: {}}\n')
+    assert set(config.load_knowledge().node_models) == {"y"}  # numbers are fine
