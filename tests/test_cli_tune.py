@@ -569,3 +569,16 @@ def test_status_and_export_of_a_run_whose_output_no_trial_logged(tmp_path: Path)
     assert status.exit_code == 0 and "Pareto front: 0 of 2 trials (feasible: 0)" in status.output
     export = CliRunner().invoke(main, ["export", str(store), "-o", "-"])
     assert export.exit_code == 0 and export.output.splitlines()[1].startswith("t0000,False,")
+
+
+def test_a_structure_the_annotations_keep_from_being_learned_is_warned_of_once(tmp_path: Path) -> None:
+    ann = tmp_path / "ann.yaml"  # the run went on with the plain GP, said only in the stored reasons
+    ann.write_text("require:\n  - x0 -> g0_m22\n")
+    config = _yaml(tmp_path, n_init=3, annotations=str(ann))
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "8",
+                                       "--store", str(tmp_path / "r.db")])
+    assert result.exit_code == 0, result.output
+    warnings = [ln for ln in result.stderr.splitlines() if ln.startswith("warning: structure learning")]
+    assert warnings == [f"warning: structure learning failed (ConfigError: {ann}: require: edge x0 -> "
+                        "g0_m22: unknown node 'g0_m22' (did you mean 'g0_m2'?)); the plain GP proposes "
+                        "until it succeeds: fix the cause, then resume"]

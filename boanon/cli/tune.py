@@ -128,6 +128,7 @@ def _echo_start(run: TuningRun) -> None:
 def _loop(run: TuningRun) -> PlannedRun | None:
     """:meth:`TuningRun.loop`, one line per trial; how to continue a run that stopped."""
     tuner, store_file = run.tuner, run.store_file
+    said: set[str] = set()
     with Progress(run.budget, tuner.n_trials(), n_init=tuner.n_init) as progress:
         def report(trial: StoredTrial) -> None:
             done = tuner.store.trials("done")
@@ -135,6 +136,9 @@ def _loop(run: TuningRun) -> PlannedRun | None:
             line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
                               "" if progress.on_terminal else figures)
             progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
+            warning = structure_warning(tuner.learn_note, said)
+            if warning:
+                progress.warn(warning)
 
         try:
             return run.loop(report)
@@ -259,6 +263,18 @@ def resume_command(store_file: Path) -> str:
         value = ctx.params[param.name]
         args += [param.opts[0]] if param.is_flag else [param.opts[0], str(value)]
     return shlex.join([*args, "--resume"])
+
+
+def structure_warning(note: str, said: set[str]) -> str | None:
+    """The warning for a failed structure learning (``Tuner.learn_note``), once per cause (not
+    per retry): the run goes on with the plain GP, which only each trial's stored reason said
+    (a misspelt node in the annotations left a whole structured run without its graph)."""
+    _, failed, cause = note.partition(" failed: ")
+    if not note.startswith("learning from") or not failed or cause in said:
+        return None
+    said.add(cause)
+    return (f"warning: structure learning failed ({cause}); the plain GP proposes until it "
+            "succeeds: fix the cause, then resume")
 
 
 def echo_unlogged_outputs(related: Sequence[RelatedTask], outputs: Sequence[str]) -> None:
