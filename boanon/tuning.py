@@ -245,11 +245,30 @@ def _create(store_file: Path) -> Path:
 
 
 class AlreadyStored(ValueError):
-    """A fresh run asked for a store that holds one."""
+    """A fresh run asked for a store that holds one, or for a file that is no store at all (the
+    tuning YAML, a table: "a run is already stored here" sent its user to --resume)."""
 
     def __init__(self, store_file: Path):
+        if _other_file(store_file):
+            super().__init__(f"{store_file}: exists and is no run's store (not an SQLite database); "
+                             "choose another --store")
+            return
         super().__init__(f"{store_file}: a run is already stored here; pass --resume to continue it "
                          "or choose another --store")
+
+
+def _other_file(path: Path) -> bool:
+    """Whether ``path`` is a non-empty regular file that does not start as SQLite's files do."""
+    from boanon.multitask.warmstart import SQLITE_MAGIC
+
+    if not path.is_file():  # checked first: a FIFO is never opened (it would wait for a writer)
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError:
+        return False
+    return bool(head) and head != SQLITE_MAGIC
 
 
 class BudgetBelowTrials(ValueError):

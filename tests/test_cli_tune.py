@@ -582,3 +582,11 @@ def test_a_structure_the_annotations_keep_from_being_learned_is_warned_of_once(t
     assert warnings == [f"warning: structure learning failed (ConfigError: {ann}: require: edge x0 -> "
                         "g0_m22: unknown node 'g0_m22' (did you mean 'g0_m2'?)); the plain GP proposes "
                         "until it succeeds: fix the cause, then resume"]
+
+
+def test_a_fresh_run_into_a_file_that_is_no_store_says_so(tmp_path: Path) -> None:
+    config = _yaml(tmp_path)  # "a run is already stored here; pass --resume" sent the user astray
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "1", "--store", str(config)])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {config}: exists and is no run's store (not an SQLite database); "
+                             "choose another --store\n")
