@@ -305,3 +305,12 @@ def test_cli_ingest_to_a_dash_writes_the_table_to_standard_output(tmp_path, monk
     assert res.stdout == "trial,param:x,metric:m,objective:y\nt0,1,2.0,3.0\n"
     assert "trials:     1" in res.stderr
     assert not (tmp_path / "-").exists()
+
+
+def test_spaces_around_a_csv_header_or_cell_are_no_part_of_it(tmp_path):
+    path = tmp_path / "t.csv"  # "trial, param:x" was a column ' param:x' without a role
+    path.write_text("trial, param:x, param:mode, objective:y\n t0, 1, fast, 3\nt1 ,2,fast ,4\n")
+    table = ingest(path).table
+    assert list(table.columns) == ["trial", "param:mode", "param:x", "objective:y"]
+    assert table["trial"].tolist() == ["t0", "t1"] and table["param:mode"].tolist() == ["fast", "fast"]
+    assert table["param:x"].tolist() == [1, 2] and table["objective:y"].tolist() == [3.0, 4.0]

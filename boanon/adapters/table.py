@@ -168,16 +168,17 @@ def read_table_file(path: Path) -> list[TrialRecord]:
         columns = _first_lines(rows)
     else:
         reader = csv.DictReader(io.StringIO(read_text(path)))
-        raw = list(enumerate(reader, start=2))
         if reader.fieldnames is None:
             raise LogParseError(path, "empty file: no header line", 1)
+        reader.fieldnames = [name.strip() for name in reader.fieldnames]  # "trial, param:x" by hand
         _header_once(path, reader.fieldnames)
+        raw = list(enumerate(reader, start=2))
         for lineno, row in raw:
             if None in row:
                 raise LogParseError(path, "more fields than the header", lineno)
             if None in row.values():  # csv fills the fields a short line lacks with None
                 raise LogParseError(path, "fewer fields than the header: truncated line?", lineno)
-        rows = [(lineno, {k: v if k == TRIAL else _number_or_text(v) for k, v in r.items()})
+        rows = [(lineno, {k: v.strip() if k == TRIAL else _number_or_text(v) for k, v in r.items()})
                 for lineno, r in raw]  # a trial id is a name: "007" stays "007"
         columns = dict.fromkeys(reader.fieldnames, 1)  # the header names every column
     if not rows:
@@ -232,6 +233,9 @@ def _first_lines(rows: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
 
 
 def _number_or_text(value: str | None) -> Any:
+    """A CSV cell as a number, a boolean, text, or None when empty; the spaces around it are no
+    part of it (``fast `` is ``fast``: a hand-written table split one level in two)."""
+    value = None if value is None else value.strip()
     if value is None or value == "":
         return None
     for cast in (int, float):
