@@ -178,3 +178,12 @@ def test_a_misspelt_objective_names_the_closest_result(tmp_path):
                                        "-o", str(tmp_path / "g.json")])
     assert result.exit_code == 1
     assert result.output == f"Error: --objective: edpx: not a result of {dataset} (did you mean 'edp'?)\n"
+
+
+def test_a_table_too_small_to_learn_from_is_named(tmp_path):
+    table = tmp_path / "t.csv"  # the error said what was wrong, not with which file
+    table.write_text("trial,param:x,objective:y\nt0,1,2\nt1,2,3\n")
+    result = CliRunner().invoke(main, ["learn", str(table), "-o", str(tmp_path / "g.json")])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {table}: only 2 trials with all objectives measured; structure "
+                             "learning needs at least 5\n")

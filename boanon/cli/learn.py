@@ -76,8 +76,10 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
                            max_metrics=max_metrics, bootstrap=bootstrap, seed=seed, alpha=alpha,
                            prune=not all_metrics, relations=not no_relations,
                            interventions=interventions)
-    except (LogParseError, ConfigError, ValueError) as exc:
+    except (LogParseError, ConfigError) as exc:  # each names its file
         raise click.ClickException(str(exc)) from exc
+    except ValueError as exc:  # the table's, as learning read it ("only 2 trials ..."): name it
+        raise click.ClickException(_named(str(exc), source)) from exc
     _some_objective_left(result.graph, names_of(table, "objective"), source)
     result.graph.save(output)
     click.echo(summary(result, verbose=verbose))
@@ -87,6 +89,11 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
             click.echo(f"wrote {render(view(result.graph, ancestors=False), render_path)}")
         except (RuntimeError, ValueError) as exc:
             raise click.ClickException(str(exc)) from exc
+
+
+def _named(message: str, source: str) -> str:
+    """``message`` led by ``source`` unless it names it already (a malformed table's error does)."""
+    return message if message.startswith(f"{source}:") else f"{source}: {message}"
 
 
 def _some_objective_left(graph: CausalGraph, objectives: list[str], source: str) -> None:
