@@ -88,9 +88,15 @@ class TuneConfig:
         if self.graph is None:
             return None
         try:
-            return CausalGraph.load(self.graph)
+            graph = CausalGraph.load(self.graph)
         except ValueError as exc:
             raise ConfigError(self.source, "graph", str(exc)) from None
+        missing = [o.name for o in self.objectives if o.name not in graph.roles]
+        if missing:  # another system's graph: the structured model was a plain GP, unsaid
+            raise ConfigError(self.source, "graph", f"{self.graph} has no node {missing[0]!r}, an "
+                              f"objective of the run (its objectives: "
+                              f"{', '.join(graph.nodes('objective')) or 'none'}): a graph of another system?")
+        return graph
 
     def propose_options(self) -> dict[str, Any]:
         """The proposal settings of several objectives (reference point, scalarisation) that are set."""

@@ -140,3 +140,19 @@ def test_annotations_reading_a_categorical_parameter_are_refused_before_the_run(
     assert "reads categorical parameter(s) ['mode'] as numbers" in str(info.value)
     ann.write_text('node_models:\n  y:\n    formula: "a * n + b * x"\n    free: {a: {}, b: {}}\n')
     assert set(config.load_knowledge().node_models) == {"y"}  # numbers are fine
+
+
+def test_a_graph_without_the_runs_objective_is_refused(tmp_path: Path) -> None:
+    from boanon.graph import CausalGraph, Edge
+
+    other = tmp_path / "other.json"  # another system's graph: the structured model was a plain GP
+    CausalGraph(roles={"cache": "param", "ops": "objective"}, edges=[Edge("cache", "ops")]).save(other)
+    config = parse_config({**BASE, "graph": str(other)}, "t.yaml")
+    with pytest.raises(ConfigError) as info:
+        config.load_graph()
+    assert info.value.field == "graph"
+    assert str(info.value) == (f"t.yaml: graph: {other} has no node 'y', an objective of the run (its "
+                               "objectives: ops): a graph of another system?")
+    own = tmp_path / "own.json"
+    CausalGraph(roles={"x": "param", "y": "objective"}, edges=[Edge("x", "y")]).save(own)
+    assert parse_config({**BASE, "graph": str(own)}, "t.yaml").load_graph().roles["y"] == "objective"
