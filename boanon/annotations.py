@@ -268,12 +268,19 @@ class Knowledge:
             raise ConfigError(self.source, "forbid", f"edge {s} -> {t} is both required and forbidden")
         for s, t in self.required_edges():
             if roles[t] == "param" or roles[s] == "objective" or s == t:
-                raise ConfigError(self.source, "require",
+                raise ConfigError(self.source, self._field_of(s, t),
                                   f"edge {s} -> {t} breaks the role tiers ({roles[s]} -> {roles[t]})")
         g = nx.DiGraph(self.required_edges())
         if not nx.is_directed_acyclic_graph(g):
             cycle = " -> ".join(a for a, _ in nx.find_cycle(g))
             raise ConfigError(self.source, "require", f"required edges form a cycle: {cycle}")
+
+    def _field_of(self, source: str, target: str) -> str:
+        """The field that asks for edge ``source -> target``: ``require``, or the node model that
+        reads ``source`` (an error named ``require`` sent a reader of a node model elsewhere)."""
+        if (source, target) in self.required or target not in self.node_models:
+            return "require"
+        return f"node_models.{target}"
 
     def _check_tier_names(self, roles: Mapping[str, str]) -> None:
         """A tier entry written as a plain name (no pattern) must name a node: a misspelt one

@@ -126,6 +126,8 @@ def test_knowledge_holds_after_learning():
     ("node_models: {cost: {function: 'm2 * mystery'}}", "node_models.cost", "'mystery' is neither"),
     ("require: [x -> m1]\nforbid: [x -> m1]", "forbid", "both required and forbidden"),
     ("require: [m1 -> x]", "require", "breaks the role tiers"),
+    ("node_models: {x: {function: 'y * 2'}}", "node_models.x", "edge y -> x breaks the role tiers"),  # named
+    ("node_models: {m1: {function: 'cost * 2'}}", "node_models.m1", "edge cost -> m1 breaks"),  # `require`
     ("require: [m1 -> m2, m2 -> m1]", "require", "cycle"),
     ("tiers: [[m10], [m1, m2x]]", "tiers[1]", "unknown node 'm2x' (did you mean 'm2'?)"),  # was ignored
 ])
