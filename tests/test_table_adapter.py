@@ -314,3 +314,11 @@ def test_spaces_around_a_csv_header_or_cell_are_no_part_of_it(tmp_path):
     assert list(table.columns) == ["trial", "param:mode", "param:x", "objective:y"]
     assert table["trial"].tolist() == ["t0", "t1"] and table["param:mode"].tolist() == ["fast", "fast"]
     assert table["param:x"].tolist() == [1, 2] and table["objective:y"].tolist() == [3.0, 4.0]
+
+
+def test_a_header_cell_without_a_name_is_named_by_its_position(tmp_path):
+    path = tmp_path / "t.csv"  # a spreadsheet's trailing commas: it said "column '' has no role"
+    path.write_text("trial,param:x,objective:y,,\nt0,1,3,,\n")
+    with pytest.raises(LogParseError, match=r"t\.csv:1: column 4 has no name in the header "
+                                            r"\(a trailing comma\?\)$"):
+        ingest(path)

@@ -198,9 +198,12 @@ def read_table_file(path: Path) -> list[TrialRecord]:
 
 
 def _header_once(path: Path, fieldnames: Collection[str]) -> None:
-    """Refuse a column named twice in a CSV header: each row kept the last of its values, unsaid."""
+    """Refuse a column named twice in a CSV header (each row kept the last of its values, unsaid)
+    and one without a name (a spreadsheet's trailing comma: "column '' has no role")."""
     seen: set[str] = set()
-    for col in fieldnames:
+    for i, col in enumerate(fieldnames, start=1):
+        if not col:
+            raise LogParseError(path, f"column {i} has no name in the header (a trailing comma?)", 1)
         if col in seen:
             raise LogParseError(path, f"column {col!r} appears twice in the header: which is meant?", 1)
         seen.add(col)
