@@ -15,6 +15,7 @@ import difflib
 import re
 from collections.abc import Sequence
 
+from boanon.errors import did_you_mean
 from boanon.store import MEASURED, StoredTrial, TrialState
 
 _VARYING = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
@@ -84,14 +85,10 @@ class OutputWatch:
         if self.unseen and self.measured >= self.design:
             name = self.unseen[0]
             raise OutputNotLogged(f"output {name!r} (outputs:) is not among the values the "
-                                  f"{self.measured} measured trials logged{_closest(name, self.logged)}: "
+                                  f"{self.measured} measured trials logged"
+                                  f"{did_you_mean(name, sorted(self.logged))}: "
                                   "every trial is infeasible without it; fix its name in the YAML "
                                   "(a resume may change outputs no trial logged)")
-
-
-def _closest(name: str, logged: set[str]) -> str:
-    close = difflib.get_close_matches(name, sorted(logged), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def objective_not_logged(error: str | None) -> bool:
