@@ -34,7 +34,7 @@ from typing import Any
 
 import networkx as nx
 
-from boanon.errors import ConfigError, did_you_mean
+from boanon.errors import ConfigError, did_you_mean, unknown_key
 from boanon.graph import CausalGraph, Edge
 from boanon.nodespec import NodeSpec
 from boanon.yamlfile import load_yaml
@@ -164,8 +164,8 @@ class Knowledge:
             raise ConfigError(source, "<top>", f"expected a mapping, got {type(data).__name__}")
         unknown = set(data) - _YAML_KEYS
         if unknown:
-            raise ConfigError(source, sorted(unknown)[0],
-                              f"unknown key; expected one of {sorted(_YAML_KEYS)}")
+            first = str(sorted(unknown, key=str)[0])
+            raise ConfigError(source, first, unknown_key(first, _YAML_KEYS))
         k = cls(source=source)
         for i, item in enumerate(_as_list(source, "require", data.get("require"))):
             k.require(*_parse_edge(source, f"require[{i}]", item))
@@ -253,6 +253,7 @@ class Knowledge:
                     if n not in roles:
                         raise ConfigError(self.source, field_name, f"edge {s} -> {t}: unknown node {n!r}"
                                           f"{did_you_mean(n, roles)}")
+        self._check_tier_names(roles)
         for node, spec in self.node_models.items():
             if node not in roles:
                 raise ConfigError(self.source, f"node_models.{node}", f"unknown node {node!r}"
@@ -267,12 +268,28 @@ class Knowledge:
             raise ConfigError(self.source, "forbid", f"edge {s} -> {t} is both required and forbidden")
         for s, t in self.required_edges():
             if roles[t] == "param" or roles[s] == "objective" or s == t:
-                raise ConfigError(self.source, "require",
+                raise ConfigError(self.source, self._field_of(s, t),
                                   f"edge {s} -> {t} breaks the role tiers ({roles[s]} -> {roles[t]})")
         g = nx.DiGraph(self.required_edges())
         if not nx.is_directed_acyclic_graph(g):
             cycle = " -> ".join(a for a, _ in nx.find_cycle(g))
             raise ConfigError(self.source, "require", f"required edges form a cycle: {cycle}")
+
+    def _field_of(self, source: str, target: str) -> str:
+        """The field that asks for edge ``source -> target``: ``require``, or the node model that
+        reads ``source`` (an error named ``require`` sent a reader of a node model elsewhere)."""
+        if (source, target) in self.required or target not in self.node_models:
+            return "require"
+        return f"node_models.{target}"
+
+    def _check_tier_names(self, roles: Mapping[str, str]) -> None:
+        """A tier entry written as a plain name (no pattern) must name a node: a misspelt one
+        (``worker_busy_maxs``) left its tier empty, unsaid. A pattern may match nothing."""
+        for i, tier in enumerate(self.tiers):
+            for entry in tier:
+                if re.escape(entry) == entry and entry not in roles:
+                    raise ConfigError(self.source, f"tiers[{i}]", f"unknown node {entry!r}"
+                                      f"{did_you_mean(entry, roles)}")
 
     def apply(self, graph: CausalGraph, strict: bool = True) -> CausalGraph:
         """A copy of ``graph`` in which the required edges exist and the forbidden ones do not.

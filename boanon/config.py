@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from boanon.errors import ConfigError, MissingFile
+from boanon.errors import ConfigError, MissingFile, unknown_key
 from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
-from boanon.space import Space
+from boanon.space import Categorical, Space
 from boanon.strategies import DEFAULT_STRATEGY, strategy_names
 from boanon.yamlfile import load_yaml
 
@@ -88,9 +88,15 @@ class TuneConfig:
         if self.graph is None:
             return None
         try:
-            return CausalGraph.load(self.graph)
+            graph = CausalGraph.load(self.graph)
         except ValueError as exc:
             raise ConfigError(self.source, "graph", str(exc)) from None
+        missing = [o.name for o in self.objectives if o.name not in graph.roles]
+        if missing:  # another system's graph: the structured model was a plain GP, unsaid
+            raise ConfigError(self.source, "graph", f"{self.graph} has no node {missing[0]!r}, an "
+                              f"objective of the run (its objectives: "
+                              f"{', '.join(graph.nodes('objective')) or 'none'}): a graph of another system?")
+        return graph
 
     def propose_options(self) -> dict[str, Any]:
         """The proposal settings of several objectives (reference point, scalarisation) that are set."""
@@ -103,7 +109,24 @@ class TuneConfig:
             return None
         from boanon.annotations import Knowledge
 
-        return Knowledge.from_yaml(self.annotations)
+        knowledge = Knowledge.from_yaml(self.annotations)
+        self._reads_no_categorical(knowledge)
+        return knowledge
+
+    def _reads_no_categorical(self, knowledge: Any) -> None:
+        """Refuse a node model whose expression reads a categorical parameter of the space: it
+        reads numbers, and the run's first structured fit ended in a traceback (after the
+        initial design) instead of the run not starting."""
+        from boanon.nodespec import NodeSpec
+
+        for node, spec in knowledge.node_models.items():
+            parents = NodeSpec.parse(node, spec, knowledge.source).parents
+            cats = sorted(p for p in parents if isinstance(self.space.params.get(p), Categorical))
+            if cats:
+                raise ConfigError(knowledge.source, f"node_models.{node}",
+                                  f"reads categorical parameter(s) {cats} as numbers; an expression "
+                                  "reads numbers (a bool is 0 or 1): leave the node to the models, "
+                                  "or tune a number instead")
 
 
 def load_config(path: str | Path) -> TuneConfig:
@@ -119,7 +142,8 @@ def parse_config(data: Mapping[str, Any], source: str = "config") -> TuneConfig:
     """Validate an already-parsed tuning mapping (see the module docstring)."""
     unknown = set(data) - KEYS
     if unknown:
-        raise ConfigError(source, sorted(unknown)[0], f"unknown key; expected one of {sorted(KEYS)}")
+        first = str(sorted(unknown, key=str)[0])
+        raise ConfigError(source, first, unknown_key(first, KEYS))
     for key in ("space", "objectives", "runner"):
         if key not in data:
             raise ConfigError(source, key, "missing (required)")

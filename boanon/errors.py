@@ -25,6 +25,20 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def unknown_key(key: str, known: Iterable[str]) -> str:
+    """``unknown key (did you mean 'x'?); expected one of [...]``: the error text for a key a
+    mapping may not hold, with the fix for a typo first (``budgte``, ``forbidd``, ``residul``)."""
+    known = sorted(known)
+    return f"unknown key{did_you_mean(key, known)}; expected one of {known}"
+
+
+def unknown_keys(extra: Iterable[object], known: Iterable[str]) -> str:
+    """``unknown key(s) ['defualt'] (did you mean 'default'?)``: keys a mapping may not hold,
+    sorted as text (a YAML key may be a number: ``1`` beside ``foo`` was a TypeError)."""
+    names = sorted(map(str, extra))
+    return f"unknown key(s) {names}{did_you_mean(names[0], known)}"
+
+
 def from_cwd(path: str | Path) -> str:
     """`` (relative to the current directory <cwd>)`` for a relative ``path``, else nothing: a
     path that is there from where a file lies may be missing from where the command runs."""

@@ -15,7 +15,8 @@ import difflib
 import re
 from collections.abc import Sequence
 
-from boanon.store import StoredTrial, TrialState
+from boanon.errors import did_you_mean
+from boanon.store import MEASURED, StoredTrial, TrialState
 
 _VARYING = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
 """What differs between reports of one cause: trial names, pids, times, values."""
@@ -40,37 +41,54 @@ class ObjectiveNotLogged(TooManyFailures):
 _NOT_LOGGED = "it is not among the values the trial logged"
 
 
-class OutputNotLogged(TooManyFailures):
-    """One trial is enough: the first trial measured does not log a value an output constraint
-    bounds (``p99_latncy``). A trial that does not report a bounded value is infeasible, so every
-    trial of the run would be, and the models have nothing to learn the constraint from."""
-
-
-def not_logged_error(name: str, logged: Sequence[str], shown: int = 12, what: str = "objective") -> str:
+def not_logged_error(name: str, logged: Sequence[str], shown: int = 12) -> str:
     """A trial's error when objective ``name`` is none of the names it ``logged`` while no trial
     of the run has been measured: ``objective 'costs' missing: it is not among the values the
     trial logged (cost, m0, ...); did you mean 'cost'?``. :class:`FailureStreak` stops the run
-    at the first one. ``what`` names another kind of name (``output constraint``)."""
+    at the first one."""
     names = sorted(logged)
     listed = ", ".join(names[:shown]) + (f", ... ({len(names) - shown} more)" if len(names) > shown else "")
     close = difflib.get_close_matches(name, names, n=1)
-    return (f"{what} {name!r} missing: {_NOT_LOGGED} ({listed})"
+    return (f"objective {name!r} missing: {_NOT_LOGGED} ({listed})"
             + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
-def check_outputs_logged(trial: StoredTrial, outputs: Sequence[str], measured: int) -> None:
-    """Raise :class:`OutputNotLogged` when ``trial``, the run's first measured trial (``measured``
-    trials so far, this one included), does not log one of the bounded ``outputs``."""
-    if measured != 1 or trial.state not in (TrialState.DONE, TrialState.STOPPED):
-        return
-    logged = [*trial.objectives, *trial.metrics]
-    for name in outputs:
-        if name not in logged:
-            raise OutputNotLogged(
-                f"{trial.name}: {not_logged_error(name, logged, what='output constraint')}; a trial that "
-                "does not report a bounded value is infeasible, so every trial would be. A wrong name: "
-                "fix it in the YAML's outputs and start again with another --store (a resumed run keeps "
-                "its outputs); a value the system should log: have it log it")
+class OutputNotLogged(TooManyFailures):
+    """The initial design's trials were measured and none logged a constrained output
+    (``g0_laod`` for ``g0_load``): every trial was infeasible, and the first model proposal
+    ended the run in a traceback (a model of an output without values). The run stops, saying
+    what the trials log; a resume may fix the name (:meth:`boanon.store.Store.init_study`)."""
+
+
+class OutputWatch:
+    """Stops a run (:class:`OutputNotLogged`) once ``design`` measured trials logged values and
+    none of them the constrained output ``names``: an output a later trial may log alone
+    (a switch's metric) is not refused after one trial."""
+
+    def __init__(self, names: Sequence[str], design: int, trials: Sequence[StoredTrial] = ()):
+        self.unseen = list(names)
+        self.design = max(1, design)
+        self.logged: set[str] = set()
+        self.measured = 0
+        for trial in trials:  # a resumed run's trials count
+            self.see(trial)
+
+    def see(self, trial: StoredTrial) -> None:
+        if trial.state not in MEASURED or not (trial.metrics or trial.objectives):
+            return
+        self.measured += 1
+        self.logged |= set(trial.metrics) | set(trial.objectives)
+        self.unseen = [n for n in self.unseen if n not in self.logged]
+
+    def __call__(self, trial: StoredTrial) -> None:
+        self.see(trial)
+        if self.unseen and self.measured >= self.design:
+            name = self.unseen[0]
+            raise OutputNotLogged(f"output {name!r} (outputs:) is not among the values the "
+                                  f"{self.measured} measured trials logged"
+                                  f"{did_you_mean(name, sorted(self.logged))}: "
+                                  "every trial is infeasible without it; fix its name in the YAML "
+                                  "(a resume may change outputs no trial logged)")
 
 
 def objective_not_logged(error: str | None) -> bool:

@@ -265,12 +265,20 @@ def _legend(v: View, labelled: bool) -> str:
     return '<table border="0" cellborder="0" cellspacing="2" cellpadding="1">' + "".join(rows) + "</table>"
 
 
+def format_problem(path: str | Path) -> str | None:
+    """Why :func:`render` cannot write ``path`` (its suffix names no format it draws), else None:
+    a command checks it before its work, not after (``learn --render g.pdf`` learned first)."""
+    fmt = Path(path).suffix.lstrip(".").lower()
+    return None if fmt in (*FORMATS, "dot", "gv") else f"cannot render .{fmt}; use .svg, .png or .dot"
+
+
 def render(graph: CausalGraph | View, path: str | Path) -> Path:
     """Write ``path`` (``.svg``, ``.png`` or ``.dot``) and return it; needs Graphviz for images."""
     path = Path(path)
     fmt = path.suffix.lstrip(".").lower()
-    if fmt not in (*FORMATS, "dot", "gv"):
-        raise ValueError(f"{path}: cannot render .{fmt}; use .svg, .png or .dot")
+    problem = format_problem(path)
+    if problem:
+        raise ValueError(f"{path}: {problem}")
     dot = to_dot(graph)
     if fmt in ("dot", "gv"):
         path.write_text(dot)

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, unknown_key
 from boanon.expressions import Expression
 from boanon.registry import Registry
 
@@ -153,8 +153,8 @@ class NodeSpec:
         allowed = {kind, "kind", *node_kind.annotation}
         extra = set(spec) - allowed
         if extra:
-            raise ConfigError(source, f"{where}.{sorted(extra)[0]}",
-                              f"unknown key; expected {sorted(allowed)}")
+            first = str(sorted(extra, key=str)[0])
+            raise ConfigError(source, f"{where}.{first}", unknown_key(first, allowed))
         if spec.get("kind", kind) != kind:
             raise ConfigError(source, f"{where}.kind", f"{spec['kind']!r} contradicts the {kind!r} given")
         try:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, unknown_keys
 from boanon.units import check as check_unit
 
 Direction = Literal["minimize", "maximize"]
@@ -68,9 +68,9 @@ class Objective:
             spec = {"name": spec}
         if not isinstance(spec, Mapping) or "name" not in spec:
             raise ConfigError(source, field_name, "needs a mapping with a 'name' (and a 'direction')")
-        extra = set(spec) - {"name", "direction", "unit"}
-        if extra:
-            raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
+        known = {"name", "direction", "unit"}
+        if set(spec) - known:
+            raise ConfigError(source, field_name, unknown_keys(set(spec) - known, known))
         try:
             return cls(str(spec["name"]), spec.get("direction", "minimize"), spec.get("unit"))
         except ValueError as exc:

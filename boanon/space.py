@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, unknown_keys
 from boanon.expressions import Expression
 from boanon.table import Value
 from boanon.units import check as check_unit
@@ -339,7 +339,7 @@ class Space:
             kind = str(p["type"]).lower()
             extra = set(p) - _KEYS
             if extra:
-                raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
+                raise ConfigError(source, field_name, unknown_keys(extra, _KEYS))
             foreign = set(p) - _KEYS_OF_TYPE.get(kind, _KEYS) - {"unit"}  # unit: its own message below
             if foreign:  # `low` on a bool, `log` on a categorical: said, not silently ignored
                 raise ConfigError(source, field_name, f"key(s) {sorted(foreign)} do not apply to a parameter "

@@ -416,7 +416,9 @@ class Store:
         A mismatch is a :class:`ConfigError` naming the fields that differ, so a run is never
         resumed with another search space, objective, seed or strategy by mistake. The one
         exception: the objectives may change while no trial has been measured (a misnamed
-        objective stops a run after its first trial; the run resumes with the name fixed).
+        objective stops a run after its first trial; the run resumes with the name fixed), and
+        the outputs while one of them was logged by no measured trial (every trial was
+        infeasible under them: a misnamed output stops a run after its initial design).
         """
         study = Study.from_dict(json.loads(dump_json(study.to_dict())))  # as it reads back
         text = dump_json(study.to_dict())
@@ -426,16 +428,28 @@ class Store:
             if row is None:
                 conn.execute("INSERT INTO studies (created, spec) VALUES (?, ?)", (_now(), text))
                 return
-            differ = self._study(row).differs(study)
+            recorded = self._study(row)
+            differ = recorded.differs(study)
             measured = conn.execute("SELECT COUNT(*) FROM trials WHERE status IN (?, ?)",
                                     [s.value for s in MEASURED]).fetchone()[0]
-            if differ == ["objectives"] and not measured:
+            if (differ == ["objectives"] and not measured) or \
+                    (differ == ["outputs"] and self._an_output_unlogged(conn, recorded.outputs)):
                 conn.execute("UPDATE studies SET spec = ? WHERE id = ?", (text, row["id"]))
             elif differ:
                 raise ConfigError(self.path, ", ".join(differ),
                                   "differs from the run recorded in this store; resume with the "
                                   "same configuration or use another store")
         self._write(init)
+
+    def _an_output_unlogged(self, conn: sqlite3.Connection, outputs: list[dict[str, Any]]) -> bool:
+        """Whether one of the run's ``outputs`` was logged by no measured trial."""
+        logged: set[str] = set()
+        rows = conn.execute("SELECT id, metrics, objectives FROM trials WHERE status IN (?, ?)",
+                            [s.value for s in MEASURED])
+        for row in rows:
+            for col in ("metrics", "objectives"):
+                logged |= set(_json(row[col], self.path, f"trials row {row['id']}", col))
+        return any(o.get("name") not in logged for o in outputs)
 
     # --- graphs ---------------------------------------------------------------------------------
     def add_graph(self, graph: CausalGraph) -> int:

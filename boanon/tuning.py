@@ -24,7 +24,7 @@ from typing import Any
 from boanon.config import TuneConfig, load_config
 from boanon.early_stopping import EarlyStopper, parse_stopper
 from boanon.errors import ConfigError, StoreError
-from boanon.failures import FailureStreak, TooManyFailures, check_outputs_logged
+from boanon.failures import FailureStreak, OutputWatch, TooManyFailures
 from boanon.multitask import load_related
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import PlanFile, PlannedRun, load_plan, run_plan
@@ -102,15 +102,15 @@ class TuningRun:
         every finished trial kept; the store's activity note says which."""
         tuner, request = self.tuner, self.request
         streak = FailureStreak(request.max_failures)
+        outputs = [c.name for c in self.config.outputs]
+        watch = OutputWatch(outputs, tuner.n_init, tuner.store.trials()) if outputs else None
 
         def told(trial: StoredTrial) -> None:
             if callback is not None:
                 callback(trial)
             streak(trial)
-            if request.max_failures:
-                counts = tuner.store.counts()
-                check_outputs_logged(trial, [c.name for c in tuner.output_constraints],
-                                     counts["done"] + counts["stopped"])
+            if watch is not None:
+                watch(trial)
 
         tuner.store.set_activity(RUNNING_TRIALS)  # from the first trial: the design proposes nothing
         try:

@@ -110,6 +110,11 @@ def test_knowledge_holds_after_learning():
     ("require: [x -> nowhere]", "require", "unknown node 'nowhere'"),
     ("forbid: [m1]", "forbid[0]", "expected 'a -> b'"),
     ("colour: red", "colour", "unknown key"),
+    ("forbidd: [m1 -> cost]", "forbidd", "unknown key (did you mean 'forbid'?); expected one of"),
+    ("1: a\nfoo: b", "1", "unknown key; expected one of"),  # it was a TypeError (1 < 'foo')
+    ("node_models: {cost: {function: m2, 1: a, foo: b}}", "node_models.cost.1", "unknown key"),
+    ("node_models: {cost: {formula: 'a * m2', residul: gp}}", "node_models.cost.residul",
+     "unknown key (did you mean 'residual'?)"),
     ("forbid_patterns: [{source: '(', target: cost}]", "forbid_patterns.source", "invalid regular"),
     ("node_models: {cost: {formula: 'a * m2', function: 'm2'}}", "node_models.cost", "exactly one"),
     ("node_models: {cost: {formula: 'a *'}}", "node_models.cost.formula", "cannot parse"),
@@ -121,7 +126,10 @@ def test_knowledge_holds_after_learning():
     ("node_models: {cost: {function: 'm2 * mystery'}}", "node_models.cost", "'mystery' is neither"),
     ("require: [x -> m1]\nforbid: [x -> m1]", "forbid", "both required and forbidden"),
     ("require: [m1 -> x]", "require", "breaks the role tiers"),
+    ("node_models: {x: {function: 'y * 2'}}", "node_models.x", "edge y -> x breaks the role tiers"),  # named
+    ("node_models: {m1: {function: 'cost * 2'}}", "node_models.m1", "edge cost -> m1 breaks"),  # `require`
     ("require: [m1 -> m2, m2 -> m1]", "require", "cycle"),
+    ("tiers: [[m10], [m1, m2x]]", "tiers[1]", "unknown node 'm2x' (did you mean 'm2'?)"),  # was ignored
 ])
 def test_bad_annotations_name_the_file_and_field(tmp_path, text, field, message):
     path = tmp_path / "bad.yaml"
@@ -150,3 +158,7 @@ def test_rocksdb_annotations_keep_the_runs_times_from_the_cpu_objective(source: 
     knowledge = Knowledge.from_yaml(Path(__file__).parent.parent / "examples" / "rocksdb-annotations.yaml")
     roles = {source: "metric", "cpu_micros_per_op": "objective"}
     assert knowledge.allows(source, "cpu_micros_per_op", roles) is allowed
+
+
+def test_a_tier_pattern_may_match_no_node():
+    Knowledge.from_dict({"tiers": [["m1.*"], ["disk_.*"]]}).validate(ROLES)  # a pattern, not a name

@@ -37,7 +37,14 @@ def test_command_runner_takes_the_adapter() -> None:
 
 
 @pytest.mark.parametrize("change, field, message", [
-    ({"budgett": 3}, "budgett", "unknown key"),
+    ({"budgett": 3}, "budgett", "unknown key (did you mean 'budget'?); expected one of ['adapter', "),
+    ({1: "a", "foo": "b"}, "1", "unknown key; expected one of"),  # it was a TypeError (1 < 'foo')
+    ({"space": {"x": {"type": "float", "low": 0, "high": 1, 1: "a", "foo": "b"}}}, "space.x",
+     "unknown key(s) ['1', 'foo']"),  # and these three too
+    ({"objectives": [{"name": "y", 1: "a", "foo": "b"}]}, "objectives[0]", "unknown key(s) ['1', 'foo']"),
+    ({"outputs": [{"name": "y", "max": 1, 1: "a", "foo": "b"}]}, "outputs[0]", "unknown key(s) ['1', 'foo']"),
+    ({"space": {"x": {"type": "float", "low": 0, "high": 1, "defualt": 0.5}}}, "space.x",
+     "unknown key(s) ['defualt'] (did you mean 'default'?)"),
     ({"runner": None}, "runner", "expected a mapping"),
     ({"runner": {"name": "rocksdb", "callable": "a:b"}}, "runner", "exactly one of"),
     ({"runner": {"name": "nope"}}, "runner.name", "unknown runner 'nope'"),
@@ -145,3 +152,32 @@ def test_numbers_in_exponent_notation_are_numbers(tmp_path: Path) -> None:
     space = load_config(path).space
     assert (space.params["x"].low, space.params["x"].default) == (1e-5, 1e-3)
     assert (space.params["n"].high, space.params["n"].default) == (1_000_000, 2000)
+
+
+def test_annotations_reading_a_categorical_parameter_are_refused_before_the_run(tmp_path: Path) -> None:
+    ann = tmp_path / "ann.yaml"  # the first structured fit, after the initial design, was a traceback
+    ann.write_text('node_models:\n  y:\n    formula: "a * mode + b * x"\n    free: {a: {}, b: {}}\n')
+    space = {**BASE["space"], "mode": {"type": "categorical", "choices": ["a", "b"]}}
+    config = parse_config({**BASE, "space": space, "annotations": str(ann)}, "t.yaml")
+    with pytest.raises(ConfigError) as info:
+        config.load_knowledge()
+    assert info.value.source == str(ann) and info.value.field == "node_models.y"
+    assert "reads categorical parameter(s) ['mode'] as numbers" in str(info.value)
+    ann.write_text('node_models:\n  y:\n    formula: "a * n + b * x"\n    free: {a: {}, b: {}}\n')
+    assert set(config.load_knowledge().node_models) == {"y"}  # numbers are fine
+
+
+def test_a_graph_without_the_runs_objective_is_refused(tmp_path: Path) -> None:
+    from boanon.graph import CausalGraph, Edge
+
+    other = tmp_path / "other.json"  # another system's graph: the structured model was a plain GP
+    CausalGraph(roles={"cache": "param", "ops": "objective"}, edges=[Edge("cache", "ops")]).save(other)
+    config = parse_config({**BASE, "graph": str(other)}, "t.yaml")
+    with pytest.raises(ConfigError) as info:
+        config.load_graph()
+    assert info.value.field == "graph"
+    assert str(info.value) == (f"t.yaml: graph: {other} has no node 'y', an objective of the run (its "
+                               "objectives: ops): a graph of another system?")
+    own = tmp_path / "own.json"
+    CausalGraph(roles={"x": "param", "y": "objective"}, edges=[Edge("x", "y")]).save(own)
+    assert parse_config({**BASE, "graph": str(own)}, "t.yaml").load_graph().roles["y"] == "objective"

@@ -111,6 +111,15 @@ def test_measure_without_a_known_yaml_is_a_clear_error(run_db, tmp_path):
     assert result.exit_code != 0 and "does not say which tuning YAML ran it: pass --config" in result.output
 
 
+def test_measure_when_the_recorded_yaml_is_gone_says_to_pass_config(tmp_path, synthetic_run):
+    store = synthetic_run(tmp_path, budget=6)  # it said "file: cannot read: No such file or directory"
+    (tmp_path / "synthetic.yaml").unlink()
+    result = CliRunner().invoke(main, ["explain", str(store), "--measure", "--trial", "t0005"])
+    assert result.exit_code == 1, result.output
+    assert result.output == (f"Error: {store}: the tuning YAML the run recorded, "
+                             f"{tmp_path / 'synthetic.yaml'}, is not there any more: pass --config\n")
+
+
 def test_measuring_on_a_copied_store_leaves_the_original_runs_trial_folder_alone(tmp_path, synthetic_run,
                                                                                monkeypatch):
     # the copy records the original's trial folder: measuring into it took the names the original's

@@ -16,7 +16,7 @@ from boanon.adapters.rocksdb.options import newest_options_file, parse_options
 from boanon.best import ExportFormat, format_for, plain_value, register_export_format, render_config
 from boanon.cli import main
 from boanon.space import Bool, Categorical, Float, Int
-from boanon.store import Store
+from boanon.store import Store, StoredTrial
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_db_bench = pytest.mark.skipif(shutil.which("db_bench") is None, reason="db_bench not installed")
@@ -131,6 +131,18 @@ def test_a_format_a_target_registers_is_rendered_and_chosen_by_file_name():
         render_config({}, "nope")
 
 
+@pytest.mark.parametrize("args", [["-o", "{dir}/best.ini"], ["--format", "options"]])
+def test_a_run_of_another_target_is_no_options_file(tmp_path, synthetic_run, args):
+    store = synthetic_run(tmp_path, budget=2)  # it was an empty OPTIONS file, each value a comment
+    args = [a.format(dir=tmp_path) for a in args]
+    result = CliRunner().invoke(main, ["export", str(store), "--best", *args])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {store}: none of the run's parameters (x0, x1, x2, x3, ...) is a "
+                             "RocksDB option: it is no OPTIONS file; write YAML (a name ending in .yaml, "
+                             "or --format yaml)\n")
+    assert not (tmp_path / "best.ini").exists()
+
+
 def test_the_best_by_one_objective_warns_where_it_is_worse_than_the_default(tmp_path):
     """Best by cost can lose to the default on cost2: deploying it, a person is told."""
     from boanon.runners.function import CallableRunner
@@ -196,3 +208,16 @@ def test_a_store_without_a_run_is_named_once_by_every_command_that_reads_one(tmp
     result = CliRunner().invoke(main, [a.format(store=store, dir=tmp_path) for a in args])
     assert result.exit_code == 1
     assert result.output == f"Error: {store}: no run recorded yet\n"
+
+
+def test_the_warning_says_when_the_default_breaks_an_output_constraint():
+    from boanon.cli.export import worse_than_default
+    from boanon.multiobjective import OutputConstraint
+    from boanon.objectives import Objective
+
+    default = StoredTrial(0, "t0000", "done", {}, "", objectives={"cost": 3.0}, metrics={"load": 2.0})
+    best = StoredTrial(1, "t0001", "done", {}, "", objectives={"cost": 4.0}, metrics={"load": 1.0})
+    said = "t0001 is worse than the default configuration (t0000) on cost: 4 against 3 (minimize)"
+    assert worse_than_default(best, default, [Objective("cost")]) == [said]
+    assert worse_than_default(best, default, [Objective("cost")], [OutputConstraint("load", max=1.5)]) == [
+        said + "; the default breaks an output constraint"]  # it read as if the default were an option

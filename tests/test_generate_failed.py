@@ -39,3 +39,39 @@ def test_generate_dataset_refuses_a_count_of_trials_below_one(tmp_path, trials):
     with pytest.raises(ValueError, match=rf"^trials must be >= 1, got {trials}$"):
         generate_dataset(None, SPACE, trials=trials, seed=0, out=out, log=lambda _: None)
     assert not out.exists()
+
+
+def test_generate_refuses_a_misspelt_runner_option_in_one_line(tmp_path):
+    out = tmp_path / "ds"  # it was a traceback
+    result = CliRunner().invoke(main, ["generate", "sgd", "--trials", "2", "--out", str(out),
+                                       "--netwrok", "alexnet"])
+    assert result.exit_code == 1, result.output
+    assert result.output == ("Error: runner 'sgd' has no option 'netwrok' (did you mean 'network'?); "
+                             "its options: network, iterations, warmup, noise_seed, noise, "
+                             "straggler_prob, compress, pace, progress\n")
+    assert not out.exists()
+
+
+def test_a_resume_with_another_recipe_is_refused_and_the_dataset_kept(tmp_path):
+    out = tmp_path / "ds"  # it added alexnet trials to a googlenet dataset and rewrote its recipe
+    first = CliRunner().invoke(main, ["generate", "sgd", "--trials", "2", "--out", str(out)])
+    assert first.exit_code == 0, first.output
+    recipe = (out / "dataset.yaml").read_text()
+    for extra, field in ((["--network", "alexnet"], "runner"), (["--seed", "7"], "seed")):
+        result = CliRunner().invoke(main, ["generate", "sgd", "--trials", "3", "--out", str(out), *extra])
+        assert result.exit_code == 1
+        assert result.output.startswith(f"Error: {out / 'dataset.yaml'}: {field}: differs from what this "
+                                         "command would run")
+    assert (out / "dataset.yaml").read_text() == recipe
+    assert sorted(p.name for p in out.iterdir()) == ["dataset.yaml", "trial-000", "trial-001"]
+    more = CliRunner().invoke(main, ["generate", "sgd", "--trials", "3", "--out", str(out)])
+    assert more.exit_code == 0 and "trial-002: ok" in more.output  # the same recipe resumes
+
+
+def test_generate_into_a_folder_of_other_files_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")  # trial folders were added among them
+    result = CliRunner().invoke(main, ["generate", "sgd", "--trials", "1", "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {tmp_path}: --out: holds files but no dataset.yaml: not a dataset "
+                             "boanon generate made; name a new or empty directory\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]

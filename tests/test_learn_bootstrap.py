@@ -37,3 +37,16 @@ def test_bootstrap_survives_a_rare_categorical_level(learner):
     result = learn(_rare_level_table(), learner=learner, bootstrap=8, seed=1)
     assert result.graph.edges
     assert all(0.0 <= e.stability <= 1.0 for e in result.graph.edges)
+
+
+def test_a_relations_edges_are_in_every_resample():
+    rng = np.random.default_rng(0)  # the exact sum's edges read stability 0.00, the most certain ones
+    x, y = rng.uniform(0, 1, 30), rng.uniform(0, 1, 30)
+    a, b = 2 * x + rng.normal(0, 0.1, 30), 3 * y ** 2 + rng.normal(0, 0.1, 30)
+    table = pd.DataFrame({"trial": [f"t{i}" for i in range(30)], "param:x": x, "param:y": y,
+                          "metric:a": a, "metric:b": b, "objective:total": a + b})
+    result = learn(table, bootstrap=4, seed=1)
+    assert result.graph.node_models["total"]["function"] in ("a + b", "b + a")
+    assert {e.source: e.stability for e in result.graph.edges if e.target == "total"} == {"a": 1.0, "b": 1.0}
+    plain = learn(table, bootstrap=4, seed=1, relations=False)  # edges the tests find are still counted
+    assert all(e.stability is not None and 0 <= e.stability <= 1 for e in plain.graph.edges)

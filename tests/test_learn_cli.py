@@ -149,3 +149,41 @@ def test_relations_are_printed_and_the_learner_options_reach_the_graph(tmp_path)
     graph = CausalGraph.load(out)
     assert graph.metadata["relations"] == [] and graph.metadata["interventions"] is True
     assert "relations found" not in off.output
+
+
+def test_a_render_format_it_cannot_draw_is_refused_before_learning(table_csv, tmp_path):
+    out, picture = tmp_path / "graph.json", tmp_path / "graph.pdf"  # it learned first, then failed
+    result = CliRunner().invoke(main, ["learn", str(table_csv), "-o", str(out), "--render", str(picture)])
+    assert result.exit_code == 2, result.output
+    assert result.output.endswith(f"Invalid value for '--render': {picture}: cannot render .pdf; use .svg, "
+                                  ".png or .dot\n")
+    assert not out.exists()
+
+
+def test_a_table_whose_only_objective_is_constant_is_an_error_not_an_empty_graph(tmp_path):
+    table = tmp_path / "t.csv"  # it wrote a graph of 0 objectives and ended well
+    table.write_text("trial,param:x,metric:m,objective:y\n" +
+                     "".join(f"t{i},{i},{(i * 7) % 5},5\n" for i in range(12)))
+    out = tmp_path / "graph.json"
+    result = CliRunner().invoke(main, ["learn", str(table), "-o", str(out)])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {table}: every objective was left out of the graph (y: constant): "
+                             "there is nothing to learn it towards\n")
+    assert not out.exists()
+
+
+def test_a_misspelt_objective_names_the_closest_result(tmp_path):
+    dataset = Path(__file__).resolve().parent.parent / "datasets" / "zigzag-resnet18"
+    result = CliRunner().invoke(main, ["learn", str(dataset), "--objective", "edpx",
+                                       "-o", str(tmp_path / "g.json")])
+    assert result.exit_code == 1
+    assert result.output == f"Error: --objective: edpx: not a result of {dataset} (did you mean 'edp'?)\n"
+
+
+def test_a_table_too_small_to_learn_from_is_named(tmp_path):
+    table = tmp_path / "t.csv"  # the error said what was wrong, not with which file
+    table.write_text("trial,param:x,objective:y\nt0,1,2\nt1,2,3\n")
+    result = CliRunner().invoke(main, ["learn", str(table), "-o", str(tmp_path / "g.json")])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {table}: only 2 trials with all objectives measured; structure "
+                             "learning needs at least 5\n")

@@ -134,3 +134,14 @@ def test_export_into_a_percent_escaped_directory_writes_where_sqlalchemy_does(ru
     result = _export(run_db, f"sqlite:///{tmp_path}/my%20runs/optuna.db")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "my runs" / "optuna.db").is_file()
+@pytest.mark.parametrize("which", ["its own", "another"])
+def test_an_export_into_a_runs_store_is_refused_and_the_store_kept(run_db, tmp_path, which):
+    target = run_db if which == "its own" else tmp_path / "other.db"  # Optuna added its tables,
+    if which == "another":                                            # then failed with a traceback
+        target.write_bytes(run_db.read_bytes())
+    before = target.read_bytes()
+    result = _export(run_db, f"sqlite:///{target}")
+    assert result.exit_code == 2, result.output
+    assert result.output.endswith(f"{target} is a BoAnon run store, not an Optuna storage: name "
+                                  "another file\n")
+    assert target.read_bytes() == before

@@ -61,6 +61,13 @@ def test_infeasible_trials_are_off_the_front():
     assert "1 of 3 trials" in text and "feasible: 1" in text
 
 
+def test_an_output_no_trial_reported_leaves_every_trial_infeasible():
+    table = pd.DataFrame({"trial": ["a", "b"], "objective:e": [1.0, 2.0], "objective:l": [2.0, 1.0]})
+    objs, bound = [Objective("e"), Objective("l")], [OutputConstraint("area", max=5.0)]
+    assert pareto_flags(table, objs, bound).tolist() == [False, False]  # it was a KeyError, and
+    assert "0 of 2 trials" in format_front(table, objs, bound)            # `boanon status` a traceback
+
+
 def test_reference_point_inferred_beyond_the_nadir_or_given_in_own_units():
     pts = np.array([[0.0, 4.0], [2.0, 1.0], [9.0, 9.0]])
     ref = infer_reference_point(pts, margin=0.1)

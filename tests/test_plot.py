@@ -235,3 +235,25 @@ def test_an_effects_panel_gives_a_unit_to_numbers_only(tmp_path: Path, monkeypat
     plots.plot_effects(effects, sizes, Objective("latency"), tmp_path / "effects.png")
     titles = [ax.get_title() for ax in figures[0].axes if ax.get_visible()]
     assert titles == ["write_buffer_bytes (B)", "dynamic_level_bytes"]
+
+
+def test_a_group_that_is_no_regular_expression_is_a_usage_error(run_db, tmp_path):
+    out = tmp_path / "g.svg"  # it was a traceback (re.error) from the drawing
+    result = CliRunner().invoke(main, ["plot", str(run_db), "--kind", "graph", "--group", "(",
+                                       "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert result.output.endswith("Error: Invalid value for '--group': '(' is no regular expression: "
+                                  "missing ), unterminated subpattern at position 0\n")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args, error", [
+    (["--kind", "effects", "--objective", "nosuch"], "unknown objective 'nosuch'; the run's: ['cost']"),
+    (["--kind", "graph"], "the run has no graph (strategy gp or random, or none learned yet)"),
+])
+def test_a_figure_the_run_cannot_give_is_an_error_naming_the_store(tmp_path, synthetic_run, args, error):
+    store = synthetic_run(tmp_path, budget=2, strategy="random")  # it named the output, as if to blame
+    out = tmp_path / "f.png"
+    result = CliRunner().invoke(main, ["plot", str(store), *args, "-o", str(out)])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {store}: {error}\n"

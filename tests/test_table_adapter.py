@@ -225,3 +225,100 @@ def test_a_table_file_may_be_gzipped(tmp_path, name, rows):
     path = tmp_path / name
     path.write_bytes(gzip.compress(rows.encode()))
     assert ingest(path).table.to_dict("records") == [{"trial": "a", "param:x": 1, "objective:y": 2.0}]
+
+
+@pytest.mark.parametrize("name, text, roles, error", [
+    ("t.csv", "trial,param:x,param:x,objective:y\nt0,1,2,3\n", None,
+     "t.csv:1: column 'param:x' appears twice in the header"),
+    ("t.csv", "trial,x,param:x,objective:y\nt0,1,2,3\n", "params: [x]\n",
+     "t.csv:1: columns 'x' and 'param:x' both hold 'x'"),
+    ("t.csv", "trial,param:x,metric:x,objective:y\nt0,1,2,3\n", None,
+     "t.csv:1: columns 'param:x' and 'metric:x' both hold 'x'"),
+    ("t.jsonl", '{"param:x": 1, "param:x": 2, "objective:y": 3}\n', None,
+     "t.jsonl:1: key 'param:x' appears twice in one object"),
+])
+def test_a_value_held_twice_in_a_table_is_an_error_not_the_last_one_kept(tmp_path, name, text, roles,
+                                                                         error):
+    path = tmp_path / name  # each row kept the last of the two values, unsaid (and learn lost x)
+    path.write_text(text)
+    if roles:
+        (tmp_path / f"{name}.roles.yaml").write_text(roles)
+    with pytest.raises(LogParseError) as err:
+        ingest(path)
+    assert str(err.value).startswith(f"{path.parent / error}"), str(err.value)
+
+
+def test_a_metric_and_objective_of_one_name_are_still_one_quantity(tmp_path):
+    path = tmp_path / "t.csv"  # a store's export may hold both: a result told two ways
+    path.write_text("trial,param:x,metric:y,objective:y\nt0,1,2,\nt1,2,,3\n")
+    assert ingest(path).table["param:x"].tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("result", [
+    '{"params": {"x": 1, "x": 2}, "objectives": {"y": 2}}',
+    '{"params": {"x": 1}, "metrics": {"x": 5}, "objectives": {"y": 2}}',
+])
+def test_a_trial_holding_a_value_twice_is_an_error_naming_it(tmp_path, result):
+    (tmp_path / "t0").mkdir()
+    (tmp_path / "t0" / "result.json").write_text(result)
+    with pytest.raises(LogParseError, match=r"t0(/result\.json)?: .*'x'"):
+        ingest(tmp_path)
+
+
+@pytest.mark.parametrize("name, text", [
+    ("t.csv", "trial,param:x,objective:y\r\nt0,1,3\r\nt1,2,4\r\n"),  # Excel's "CSV UTF-8"
+    ("t.jsonl", '{"trial": "t0", "param:x": 1, "objective:y": 3}\n'
+                '{"trial": "t1", "param:x": 2, "objective:y": 4}\n'),
+])
+def test_a_table_starting_with_a_byte_order_mark_reads_as_without_it(tmp_path, name, text):
+    path = tmp_path / name  # it was a column '\ufefftrial' without a role, or invalid JSON
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    table = ingest(path).table
+    assert list(table.columns) == ["trial", "param:x", "objective:y"]
+    assert table["trial"].tolist() == ["t0", "t1"] and table["objective:y"].tolist() == [3.0, 4.0]
+
+
+def test_a_result_json_starting_with_a_byte_order_mark_reads_as_without_it(tmp_path):
+    d = make_trial(tmp_path, "t0", {"x": 1}, {}, {"y": 2.0})
+    (d / "result.json").write_bytes(b"\xef\xbb\xbf" + (d / "result.json").read_bytes())
+    assert ingest(tmp_path).table["objective:y"].tolist() == [2.0]
+
+
+@pytest.mark.parametrize("name, text, line", [
+    ("t.csv", "trial,param:x,objective:y\nt0,1,3\nt1,inf,4\n", 3),
+    ("t.csv", "trial,param:x,objective:y\nt0,1,3\nt1,1e400,4\n", 3),
+    ("t.jsonl", '{"param:x": 1, "objective:y": 3}\n{"param:x": 1e400, "objective:y": 4}\n', 2),
+    ("t.jsonl", '{"param:x": 1, "objective:y": 3}\n{"param:x": 18446744073709551616, "objective:y": 4}\n', 2),
+])
+def test_a_parameter_beyond_a_finite_number_in_a_table_names_the_line(tmp_path, name, text, line):
+    path = tmp_path / name  # it was read as inf, and learn found no edge of the parameter
+    path.write_text(text)
+    with pytest.raises(LogParseError, match=rf"^{re.escape(str(path))}:{line}: parameter 'x' is "):
+        ingest(path)
+
+
+def test_cli_ingest_to_a_dash_writes_the_table_to_standard_output(tmp_path, monkeypatch):
+    make_trial(tmp_path / "logs", "t0", {"x": 1}, {"m": 2.0}, {"y": 3.0})
+    monkeypatch.chdir(tmp_path)  # it wrote a file named '-' here, as no other command does
+    res = CliRunner().invoke(main, ["ingest", "logs", "-o", "-"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == "trial,param:x,metric:m,objective:y\nt0,1,2.0,3.0\n"
+    assert "trials:     1" in res.stderr
+    assert not (tmp_path / "-").exists()
+
+
+def test_spaces_around_a_csv_header_or_cell_are_no_part_of_it(tmp_path):
+    path = tmp_path / "t.csv"  # "trial, param:x" was a column ' param:x' without a role
+    path.write_text("trial, param:x, param:mode, objective:y\n t0, 1, fast, 3\nt1 ,2,fast ,4\n")
+    table = ingest(path).table
+    assert list(table.columns) == ["trial", "param:mode", "param:x", "objective:y"]
+    assert table["trial"].tolist() == ["t0", "t1"] and table["param:mode"].tolist() == ["fast", "fast"]
+    assert table["param:x"].tolist() == [1, 2] and table["objective:y"].tolist() == [3.0, 4.0]
+
+
+def test_a_header_cell_without_a_name_is_named_by_its_position(tmp_path):
+    path = tmp_path / "t.csv"  # a spreadsheet's trailing commas: it said "column '' has no role"
+    path.write_text("trial,param:x,objective:y,,\nt0,1,3,,\n")
+    with pytest.raises(LogParseError, match=r"t\.csv:1: column 4 has no name in the header "
+                                            r"\(a trailing comma\?\)$"):
+        ingest(path)

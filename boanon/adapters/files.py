@@ -81,13 +81,14 @@ def _open_bytes(path: Path) -> Iterator[IO[bytes]]:
 
 def read_text(path: Path) -> str:
     """The whole file as text; ``.gz`` files are decompressed; undecodable bytes and a file
-    larger than :data:`MAX_TEXT_BYTES` are errors (the size is checked before it is read)."""
+    larger than :data:`MAX_TEXT_BYTES` are errors (the size is checked before it is read). A
+    byte-order mark at the start (Excel's "CSV UTF-8", Windows editors) is no text: it is left out."""
     with _open_bytes(path) as fh:
         data = fh.read(MAX_TEXT_BYTES + 1)
     if len(data) > MAX_TEXT_BYTES:
         raise LogParseError(path, f"larger than {MAX_TEXT_BYTES // 2**20} MiB: refused")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise LogParseError(path, f"cannot read: {exc}") from exc
 
@@ -102,7 +103,7 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
                 raise LogParseError(path, f"line longer than {MAX_LINE_BYTES // 2**20} MiB "
                                     "(not a text log?)", lineno + 1)
             try:
-                text = raw.decode("utf-8")
+                text = raw.decode("utf-8-sig" if lineno == 0 else "utf-8")  # a byte-order mark is no text
             except UnicodeDecodeError as exc:
                 raise LogParseError(path, f"cannot read: {exc}", lineno + 1) from exc
             for line in text.splitlines():  # as str.splitlines numbers them (a lone \r ends one too)
@@ -110,15 +111,33 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
                 yield lineno, line
 
 
+class DuplicateKey(ValueError):
+    """A key written twice in one JSON object: ``json`` keeps the last value unsaid, as PyYAML
+    did (boanon/yamlfile.py refuses it there too)."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json``'s ``object_pairs_hook`` that refuses a key written twice (:class:`DuplicateKey`)."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise DuplicateKey(f"key {key!r} appears twice in one object: which value is meant?")
+        obj[key] = value
+    return obj
+
+
 def json_lines(path: Path) -> Iterator[tuple[int, dict]]:
-    """``(line_number, object)`` for each non-blank line of a JSON-lines file; each must be an object."""
+    """``(line_number, object)`` for each non-blank line of a JSON-lines file; each must be an
+    object, with each key once."""
     for lineno, line in numbered_lines(path):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, object_pairs_hook=unique_keys)
         except json.JSONDecodeError as exc:
             raise LogParseError(path, f"invalid JSON: {exc.msg}", lineno) from None
+        except DuplicateKey as exc:
+            raise LogParseError(path, str(exc), lineno) from None
         if not isinstance(obj, dict):
             raise LogParseError(path, "each line must be a JSON object", lineno)
         yield lineno, obj
@@ -145,14 +164,17 @@ def tail(path: Path, n_bytes: int = 4096) -> str:
 
 
 def read_json(path: Path) -> Any:
-    """Parse a (possibly gzipped) JSON file; an empty or undecodable file names the file and line."""
+    """Parse a (possibly gzipped) JSON file; an empty or undecodable file names the file and line,
+    a key written twice in one object the file."""
     text = read_text(path)
     if not text.strip():
         raise LogParseError(path, "empty file")
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise LogParseError(path, f"invalid JSON: {exc.msg}", exc.lineno) from exc
+    except DuplicateKey as exc:
+        raise LogParseError(path, str(exc)) from None
 
 
 def read_json_object(path: Path, expected: str) -> dict[str, Any]:

@@ -158,7 +158,17 @@ def parse_trial_dir(adapter: Adapter, trial_dir: Path) -> TrialRecord:
     if problem:  # whatever the adapter (a plug-in too): nothing unfit reaches the table
         raise LogParseError(trial_dir, f"{problem} (as read by the {adapter.name!r} adapter)")
     record.params.update(read_config(trial_dir))
+    _params_are_no_results(record, trial_dir, adapter)
     return record
+
+
+def _params_are_no_results(record: TrialRecord, trial_dir: Path, adapter: Adapter) -> None:
+    """Refuse a name that is both a parameter and a metric or objective: the graph has one node
+    of a name, and learning lost the parameter."""
+    clash = sorted(set(record.params) & (set(record.metrics) | set(record.objectives)))
+    if clash:
+        raise LogParseError(trial_dir, f"{clash[0]!r} is both a parameter and a result (as read by "
+                            f"the {adapter.name!r} adapter): a quantity has one role")
 
 
 def _parsed(adapter: Adapter, trial_dir: Path) -> TrialRecord:

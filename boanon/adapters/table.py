@@ -24,7 +24,15 @@ from typing import Any
 from boanon.adapters.base import Adapter, register_adapter
 from boanon.adapters.files import find_file, json_lines, read_json_object, read_text
 from boanon.errors import LogParseError, did_you_mean
-from boanon.table import PARETO, ROLES, TRIAL, TrialRecord, measurement_problem, split_column
+from boanon.table import (
+    PARETO,
+    ROLES,
+    TRIAL,
+    TrialRecord,
+    measurement_problem,
+    split_column,
+    value_problem,
+)
 from boanon.yamlfile import load_yaml
 
 RESULT_FILE = "result.json"
@@ -70,6 +78,9 @@ def _store(record: TrialRecord, role: str, name: str, value: Any, path: Path, li
             return
         if not isinstance(value, (int, float, str, bool)):
             raise LogParseError(path, f"parameter {name!r} has unsupported value {value!r}", line)
+        problem = value_problem(value)  # `inf` or 1e400 in a table: learn lost the parameter's edges
+        if problem:
+            raise LogParseError(path, f"parameter {name!r} {problem}", line)
         record.params[name] = value
         return
     problem = measurement_problem(value)
@@ -165,20 +176,23 @@ def read_table_file(path: Path) -> list[TrialRecord]:
         columns = _first_lines(rows)
     else:
         reader = csv.DictReader(io.StringIO(read_text(path)))
-        raw = list(enumerate(reader, start=2))
         if reader.fieldnames is None:
             raise LogParseError(path, "empty file: no header line", 1)
+        reader.fieldnames = [name.strip() for name in reader.fieldnames]  # "trial, param:x" by hand
+        _header_once(path, reader.fieldnames)
+        raw = list(enumerate(reader, start=2))
         for lineno, row in raw:
             if None in row:
                 raise LogParseError(path, "more fields than the header", lineno)
             if None in row.values():  # csv fills the fields a short line lacks with None
                 raise LogParseError(path, "fewer fields than the header: truncated line?", lineno)
-        rows = [(lineno, {k: v if k == TRIAL else _number_or_text(v) for k, v in r.items()})
+        rows = [(lineno, {k: v.strip() if k == TRIAL else _number_or_text(v) for k, v in r.items()})
                 for lineno, r in raw]  # a trial id is a name: "007" stays "007"
         columns = dict.fromkeys(reader.fieldnames, 1)  # the header names every column
     if not rows:
         raise LogParseError(path, "no trials (no data rows)")
     roles = _roles(path, columns)
+    _one_column_each(path, roles, columns)
     records = []
     for i, (lineno, row) in enumerate(rows):
         name = row.get(TRIAL)
@@ -189,6 +203,34 @@ def read_table_file(path: Path) -> list[TrialRecord]:
                 _store(record, role, name, value, path, lineno)
         records.append(record)
     return records
+
+
+def _header_once(path: Path, fieldnames: Collection[str]) -> None:
+    """Refuse a column named twice in a CSV header (each row kept the last of its values, unsaid)
+    and one without a name (a spreadsheet's trailing comma: "column '' has no role")."""
+    seen: set[str] = set()
+    for i, col in enumerate(fieldnames, start=1):
+        if not col:
+            raise LogParseError(path, f"column {i} has no name in the header (a trailing comma?)", 1)
+        if col in seen:
+            raise LogParseError(path, f"column {col!r} appears twice in the header: which is meant?", 1)
+        seen.add(col)
+
+
+def _one_column_each(path: Path, roles: Mapping[str, tuple[str, str]], columns: Mapping[str, int]) -> None:
+    """Refuse two columns for one quantity (``x`` declared a parameter beside a ``param:x``
+    column: the row kept the later value) and a parameter that is also a result (``param:x``
+    with ``metric:x``: a graph has one node ``x``, and ``learn`` lost the parameter). A metric
+    and an objective of one name are one quantity told two ways, which a run's reader merges."""
+    seen: dict[tuple[str, str], str] = {}
+    params = {name: col for col, (role, name) in roles.items() if role == "param"}
+    for col, (role, name) in roles.items():
+        other = seen.setdefault((role, name), col)
+        if other == col and role != "param":
+            other = params.get(name, col)
+        if other != col:
+            raise LogParseError(path, f"columns {other!r} and {col!r} both hold {name!r}: a "
+                                "quantity has one column and one role", columns.get(col))
 
 
 def _first_lines(rows: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
@@ -202,6 +244,9 @@ def _first_lines(rows: list[tuple[int, dict[str, Any]]]) -> dict[str, int]:
 
 
 def _number_or_text(value: str | None) -> Any:
+    """A CSV cell as a number, a boolean, text, or None when empty; the spaces around it are no
+    part of it (``fast `` is ``fast``: a hand-written table split one level in two)."""
+    value = None if value is None else value.strip()
     if value is None or value == "":
         return None
     for cast in (int, float):

@@ -180,6 +180,9 @@ def _measure(run: RunView, path: pd.DataFrame, config_file: str | None, trials_d
     yaml_file = str(Path(config_file).absolute()) if config_file else store.note(CONFIG_NOTE)
     if yaml_file is None:
         raise ValueError("the store does not say which tuning YAML ran it: pass --config")
+    if not config_file and not Path(yaml_file).is_file():
+        raise ValueError(f"the tuning YAML the run recorded, {yaml_file}, is not there any more: "
+                         "pass --config")
     if store.counts()["running"]:
         raise ValueError("trials are running: measure when the run has stopped")
     folder = store_trials_dir(store, trials_dir).resolve()

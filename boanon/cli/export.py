@@ -4,18 +4,22 @@ best configuration as a file (YAML, a RocksDB OPTIONS file, db_bench flags)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 
 import click
 import numpy as np
 
 from boanon.best import format_for, plain_config, render_config
-from boanon.cli.outputs import OutputFile, StorageURL
+from boanon.cli.outputs import OutputFile, StorageURL, refuse_overwriting
+from boanon.storage_urls import sqlite_file
 from boanon.cli.stores import reading_store
-from boanon.multiobjective import PARETO, pareto_flags
+from boanon.errors import ConfigError
+from boanon.multiobjective import PARETO, OutputConstraint, pareto_flags
 from boanon.objectives import Objective
 from boanon.report import read_run
 from boanon.results import is_feasible, study_goals
-from boanon.store import StoredTrial
+from boanon.store import Store, StoredTrial
 from boanon.table import TRIAL, write_table
 
 
@@ -45,6 +49,7 @@ def export_command(store_file: str, output: str, pareto: bool | None, best: bool
                    study_name: str | None) -> None:
     """Write the finished trials of a run as CSV, one row per trial (failed trials left out), or
     with --best / --trial one configuration as a file."""
+    refuse_overwriting(output, "-o", store_file)
     if optuna_url is not None:
         _export_optuna(store_file, optuna_url, study_name)
     elif best or trial_id is not None:
@@ -81,7 +86,7 @@ def _export_config(store_file: str, output: str, trial_id: str | None, objective
                                  fmt or ("yaml" if output == "-" else format_for(output)), header)
         except (ValueError, KeyError) as exc:
             raise click.ClickException(f"{store_file}: {exc}") from None
-    for warning in worse_than_default(trial, default, run.objectives, broken):
+    for warning in worse_than_default(trial, default, run.objectives, run.constraints):
         click.echo(f"warning: {warning}", err=True)
     if output == "-":
         click.echo(text, nl=False)
@@ -95,25 +100,41 @@ INFEASIBLE = "infeasible: it breaks the output constraints"
 
 
 def worse_than_default(trial: StoredTrial, default: StoredTrial | None, objectives: list[Objective],
-                       default_infeasible: bool = False) -> list[str]:
+                       constraints: Sequence[OutputConstraint] = ()) -> list[str]:
     """What a person about to deploy ``trial`` should know: each objective on which it is
     worse than the default configuration (best by one objective can lose on another), and
-    whether the default, the thing it is compared with, breaks the output constraints."""
+    whether the default itself breaks an output constraint (then it is no alternative)."""
     if default is None or default is trial:
         return []
-    note = "; the default breaks the output constraints" if default_infeasible else ""
+    infeasible = "" if is_feasible(default, constraints) else "; the default breaks an output constraint"
     out = []
     for o in objectives:
         mine, theirs = trial.objectives.get(o.name), default.objectives.get(o.name)
         if mine is not None and theirs is not None and o.better(theirs, mine):
             out.append(f"{trial.name} is worse than the default configuration ({default.name}) on "
-                       f"{o.name}: {mine:.6g} against {theirs:.6g} ({o.direction}{note})")
+                       f"{o.name}: {mine:.6g} against {theirs:.6g} ({o.direction}){infeasible}")
     return out
 
 
-def _export_optuna(store_file: str, url: str, study_name: str | None) -> None:
+def _refuse_a_store(url: str) -> None:
+    """Refuse an Optuna storage that is a BoAnon run's store (this run's or another's): Optuna
+    added its tables to it, then failed on the table names both use, with a traceback."""
+    file = sqlite_file(url)
+    if file is None or not Path(file).is_file():
+        return
     try:
-        import optuna  # noqa: F401
+        with Store(file, read_only=True):
+            pass
+    except ConfigError:
+        return  # not a run's store: Optuna's to judge
+    raise click.BadParameter(f"{file} is a BoAnon run store, not an Optuna storage: name another "
+                             "file", param_hint="'--optuna'")
+
+
+def _export_optuna(store_file: str, url: str, study_name: str | None) -> None:
+    _refuse_a_store(url)
+    try:
+        import optuna
 
         from boanon.optuna_export import export_to_optuna
     except ImportError:
@@ -123,6 +144,8 @@ def _export_optuna(store_file: str, url: str, study_name: str | None) -> None:
             name, n = export_to_optuna(read_run(store), url, study_name)
         except (ValueError, KeyError) as exc:
             raise click.ClickException(f"{store_file}: {exc}") from None
+        except optuna.exceptions.OptunaError as exc:  # the storage's to blame (another program's tables)
+            raise click.ClickException(f"{url}: {exc}") from None
     click.echo(f"wrote {n} trials to Optuna study {name!r} in {url}; look at it with: "
                f"optuna-dashboard {url}", err=True)
 

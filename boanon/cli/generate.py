@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 import yaml
 
-from boanon.errors import ConfigError
 from boanon.runners.base import available_runners, exit_on_sigterm, make_runner
 from boanon.space import Space, read_space_file
 from boanon.targets.generate import generate_dataset, target_space, write_recipe
@@ -51,9 +50,9 @@ def generate_command(ctx: click.Context, runner: str, trials: int, seed: int, ou
         else:
             spec, constraints = target_space(type(instance))
         space = Space.from_dict(spec, constraints, source=space_file or runner)
-    except (ConfigError, TypeError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    write_recipe(Path(out), runner, options, spec, constraints, trials, seed)
+        write_recipe(Path(out), runner, options, spec, constraints, trials, seed)
+    except (ValueError, TypeError) as exc:  # a ConfigError, or a runner option misspelt
+        raise click.ClickException(str(exc)) from None
     exit_on_sigterm()  # `timeout` or kill: the running system is killed, its files removed
     try:
         generate_dataset(instance, space, trials, seed, Path(out), log=click.echo)

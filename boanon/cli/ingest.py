@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from boanon.adapters import available_adapters, ingest
-from boanon.cli.outputs import OutputFile
+from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.errors import LogParseError
 from boanon.table import write_table
 
@@ -16,11 +17,12 @@ from boanon.table import write_table
 @click.argument("logdir", type=click.Path(exists=True))
 @click.option("--adapter", type=click.Choice(available_adapters()), default=None,
               help="Adapter to parse with (default: auto-detect).")
-@click.option("-o", "--output", type=OutputFile(), default=None,
-              help="Write the table to this CSV file.")
+@click.option("-o", "--output", type=OutputFile(allow_dash=True), default=None,
+              help="Write the table to this CSV file ('-': standard output, the summary to standard error).")
 @click.option("--skip-bad", is_flag=True, help="Skip trials that fail to parse and list them.")
 def ingest_command(logdir: str, adapter: str | None, output: str | None, skip_bad: bool) -> None:
     """Parse a directory of trials (or one CSV/JSONL file) into one table."""
+    refuse_overwriting(output, "-o", logdir)
     try:
         result = ingest(logdir, adapter=adapter, skip_bad=skip_bad)
     except LogParseError as exc:
@@ -31,7 +33,10 @@ def ingest_command(logdir: str, adapter: str | None, output: str | None, skip_ba
         raise click.ClickException(f"{exc}{hint}") from exc
     except ValueError as exc:  # the table as a whole is malformed (a trial id twice)
         raise click.ClickException(str(exc)) from exc
-    click.echo(result.summary())
-    if output:
+    to_stdout = output == "-"  # as `export -o -`: it wrote a file named '-'
+    click.echo(result.summary(), err=to_stdout)
+    if to_stdout:
+        write_table(result.table, sys.stdout)
+    elif output:
         write_table(result.table, output)
         click.echo(f"wrote {output}")

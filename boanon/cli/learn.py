@@ -9,10 +9,10 @@ import click
 
 from boanon.adapters import available_adapters, ingest
 from boanon.annotations import Knowledge
-from boanon.cli.outputs import OutputFile
-from boanon.errors import ConfigError, LogParseError
+from boanon.cli.outputs import OutputFile, refuse_overwriting
+from boanon.errors import ConfigError, LogParseError, did_you_mean
 from boanon.graph import CausalGraph
-from boanon.graph_render import render, view
+from boanon.graph_render import format_problem, render, view
 from boanon.learners import DEFAULT_ALPHA, DEFAULT_LEARNER, DEFAULT_MAX_PARENTS, LEARNERS, LearnResult, learn
 from boanon.learners.relations import Relation
 from boanon.table import names_of, with_objectives
@@ -56,13 +56,18 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
                   all_metrics: bool, objectives: tuple[str, ...], no_relations: bool, interventions: bool,
                   seed: int, adapter: str | None, skip_bad: bool, verbose: bool) -> None:
     """Learn a causal graph over parameters, metrics and objectives from LOGDIR or TABLE.csv."""
+    for path, option in ((output, "-o"), (render_path, "--render")):
+        refuse_overwriting(path, option, source, annotations)
+    if render_path and (problem := format_problem(render_path)):
+        raise click.BadParameter(f"{render_path}: {problem}", param_hint="'--render'")
     try:
         table = ingest(source, adapter=adapter, skip_bad=skip_bad).table
         if objectives:
             results = set(names_of(table, "objective")) | set(names_of(table, "metric"))
             unknown = [o for o in objectives if o not in results]
             if unknown:
-                raise ConfigError("--objective", unknown[0], f"not a result of {source}")
+                raise ConfigError("--objective", unknown[0], f"not a result of {source}"
+                                  f"{did_you_mean(unknown[0], results)}")
             table = with_objectives(table, objectives)
         knowledge = Knowledge.from_yaml(annotations) if annotations else None
         with warnings.catch_warnings():
@@ -71,8 +76,11 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
                            max_metrics=max_metrics, bootstrap=bootstrap, seed=seed, alpha=alpha,
                            prune=not all_metrics, relations=not no_relations,
                            interventions=interventions)
-    except (LogParseError, ConfigError, ValueError) as exc:
+    except (LogParseError, ConfigError) as exc:  # each names its file
         raise click.ClickException(str(exc)) from exc
+    except ValueError as exc:  # the table's, as learning read it ("only 2 trials ..."): name it
+        raise click.ClickException(_named(str(exc), source)) from exc
+    _some_objective_left(result.graph, names_of(table, "objective"), source)
     result.graph.save(output)
     click.echo(summary(result, verbose=verbose))
     click.echo(f"wrote {output}")
@@ -81,6 +89,22 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
             click.echo(f"wrote {render(view(result.graph, ancestors=False), render_path)}")
         except (RuntimeError, ValueError) as exc:
             raise click.ClickException(str(exc)) from exc
+
+
+def _named(message: str, source: str) -> str:
+    """``message`` led by ``source`` unless it names it already (a malformed table's error does)."""
+    return message if message.startswith(f"{source}:") else f"{source}: {message}"
+
+
+def _some_objective_left(graph: CausalGraph, objectives: list[str], source: str) -> None:
+    """Refuse a graph every one of the table's ``objectives`` was left out of (each constant over
+    the trials): it was written, and the command ended well, with nothing to tune towards."""
+    if graph.nodes("objective"):
+        return
+    dropped = graph.metadata.get("dropped", {})
+    reasons = ", ".join(f"{name}: {dropped.get(name, 'left out')}" for name in objectives)
+    raise click.ClickException(f"{source}: every objective was left out of the graph ({reasons}): "
+                               "there is nothing to learn it towards")
 
 
 def objective_edges(graph: CausalGraph) -> list[str]:

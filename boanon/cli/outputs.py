@@ -26,6 +26,29 @@ def directory_problem(file: str | Path) -> str | None:
     return None if os.access(parent, os.W_OK) else f"directory {parent} is not writable"
 
 
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether ``a`` and ``b`` name one existing file, whatever the spelling (``./run.db``, an
+    absolute path, a symbolic or hard link)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # either is missing (a new output), or no path at all
+        return False
+
+
+def refuse_overwriting(output: str | None, option: str, *inputs: str | None) -> None:
+    """Refuse an ``output`` that is one of the command's ``inputs``: ``export run.db -o run.db``
+    (or ``-o`` a link to it) wrote the table over the run's store, which was lost, and
+    ``learn t.csv -o t.csv`` the graph over its table. Checked before any work, as a usage
+    error naming ``option``."""
+    if output is None or output == "-":
+        return
+    for source in inputs:
+        if source is not None and same_file(output, source):
+            alias = "" if output == source else f" ({source})"
+            raise click.BadParameter(f"{output} is the file this command reads{alias}: writing it "
+                                     "would destroy it; name another file", param_hint=f"'{option}'")
+
+
 class OutputFile(click.Path):
     """A file a command writes (``-``, standard output, where ``allow_dash``), in a directory
     that exists and is writable."""

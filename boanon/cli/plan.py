@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from boanon.cli.outputs import OutputFile
+from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.config import load_config
 from boanon.errors import ConfigError
 from boanon.planning.durations import TrialTimes, from_store, from_table, profile
@@ -57,6 +57,7 @@ def plan_command(config_file: str, seconds: float, instances_file: str, store_fi
                  ask_overhead: float | None, replications: int, seed: int, alternatives: int,
                  output: str | None) -> None:
     """Plan a tuning job: the cheapest plan that ends by --deadline with --probability."""
+    refuse_overwriting(output, "-o", config_file, instances_file, store_file, dataset)
     try:
         config = load_config(config_file)
         budget = budget or config.budget

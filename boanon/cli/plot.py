@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import click
 
-from boanon.cli.outputs import OutputFile
+from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.cli.stores import reading_store
+from boanon.graph_render import format_problem
+from boanon.objectives import Objective
 from boanon.report import (
     RunView,
     effect_sizes,
@@ -19,6 +23,17 @@ from boanon.report import (
 )
 
 KINDS = ("convergence", "graph", "pareto", "effects")
+
+
+def _regex(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """``value`` if it is a regular expression: one that is not ('(') was a traceback from deep in
+    the drawing, after the run was read."""
+    if value:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise click.BadParameter(f"{value!r} is no regular expression: {exc}") from None
+    return value
 
 
 @click.command("plot")
@@ -38,18 +53,19 @@ KINDS = ("convergence", "graph", "pareto", "effects")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=30, show_default=True,
               help="graph: at most this many nodes, the objectives' neighbourhood along their strongest "
                    "paths, so the picture fits a page (0: every node).")
-@click.option("--group", default=None, metavar="REGEX",
+@click.option("--group", default=None, metavar="REGEX", callback=_regex,
               help="graph: boxes by the first group of REGEX in a node's name (default: a leading "
                    "entity such as m3_ or node12.); '' for no boxes.")
 def plot_command(store_file: str, kind: str, output: str, objective: str | None, all_nodes: bool,
                  max_parents: int, all_edges: bool, max_nodes: int, group: str | None) -> None:
     """Draw a figure of the run stored in RUN.db (read only)."""
+    refuse_overwriting(output, "-o", store_file)
+    if kind == "graph" and (problem := format_problem(output)):
+        raise click.BadParameter(f"{output}: {problem}", param_hint="'-o'")
     with reading_store(store_file) as store:
         try:
             run = read_run(store)
-            if kind == "pareto" and len(run.objectives) < 2:  # the run's to blame, not the output
-                raise ValueError(f"a Pareto plot needs two objectives or more; the run has one "
-                                 f"({run.objectives[0].name}): --kind convergence draws it")
+            chosen = _figure_of(run, kind, objective)
         except ValueError as exc:
             raise click.ClickException(f"{store_file}: {exc}") from None
         try:
@@ -60,12 +76,28 @@ def plot_command(store_file: str, kind: str, output: str, objective: str | None,
 
                 plot_pareto(store.to_table(("done",)), run.objectives, output, run.constraints)
             elif kind == "effects":
-                _effects(run, output, objective)
+                _effects(run, output, chosen)
             else:
                 _graph(run, output, all_nodes, None if all_edges else max_parents, group, max_nodes or None)
         except (ValueError, KeyError, RuntimeError) as exc:
             raise click.ClickException(f"{output}: {exc}") from None
     click.echo(f"wrote {output}")
+
+
+def _figure_of(run: RunView, kind: str, objective: str | None) -> Objective:
+    """The objective the figure of ``kind`` is of; a ValueError where the run cannot give the
+    figure: the run's to blame, not the output (the error named the output file)."""
+    chosen = next((o for o in run.objectives if o.name == (objective or run.objectives[0].name)), None)
+    if chosen is None:
+        raise ValueError(f"unknown objective {objective!r}; the run's: {[o.name for o in run.objectives]}")
+    if kind == "pareto" and len(run.objectives) < 2:
+        raise ValueError(f"a Pareto plot needs two objectives or more; the run has one "
+                         f"({run.objectives[0].name}): --kind convergence draws it")
+    if kind == "graph" and run.graph is None:
+        raise ValueError("the run has no graph (strategy gp or random, or none learned yet)")
+    if kind == "effects" and run.best(chosen) is None:
+        raise ValueError("no finished feasible trial yet: nothing to model")
+    return chosen
 
 
 def _convergence(run: RunView, output: str) -> None:
@@ -77,15 +109,11 @@ def _convergence(run: RunView, output: str) -> None:
                      hypervolume=hypervolume_history(run) if len(run.objectives) > 1 else None)
 
 
-def _effects(run: RunView, output: str, objective: str | None) -> None:
+def _effects(run: RunView, output: str, chosen: Objective) -> None:
     from boanon.plots import plot_effects
 
-    chosen = next((o for o in run.objectives if o.name == (objective or run.objectives[0].name)), None)
-    if chosen is None:
-        raise ValueError(f"unknown objective {objective!r}; the run's: {[o.name for o in run.objectives]}")
     best = run.best(chosen)
-    if best is None:
-        raise ValueError("no finished feasible trial yet: nothing to model")
+    assert best is not None  # _figure_of refused the run without one
     surrogate = fit_surrogate(run)
     table = effects(surrogate, best.config)
     plot_effects(table, effect_sizes(table, run.graph), chosen, output, at=best.config,
@@ -98,8 +126,7 @@ def _graph(run: RunView, output: str, all_nodes: bool, max_parents: int | None, 
            max_nodes: int | None) -> None:
     from boanon.graph_render import ENTITY, render, view
 
-    if run.graph is None:
-        raise ValueError("the run has no graph (strategy gp or random, or none learned yet)")
+    assert run.graph is not None  # _figure_of refused the run without one
     render(view(run.graph, [o.name for o in run.objectives], ancestors=not all_nodes,
                 max_parents=max_parents, group=ENTITY if group is None else group or None,
                 max_nodes=max_nodes), Path(output))

@@ -83,6 +83,13 @@ class Progress:
         else:
             print(line, file=self.out, flush=True)
 
+    def warn(self, text: str) -> None:
+        """Write ``text`` on standard error (above the bar on a terminal)."""
+        if self.on_terminal:
+            tqdm.write(text, file=self.err)
+        else:
+            print(text, file=self.err, flush=True)
+
     def close(self) -> None:
         self.bar.close()
 

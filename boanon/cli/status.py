@@ -11,7 +11,7 @@ import click
 
 from boanon import units
 from boanon.best import config_line
-from boanon.cli.outputs import OutputFile
+from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.cli.stores import reading_store
 from boanon.learners.relations import Relation
 from boanon.models.dag import node_label, node_parents
@@ -38,6 +38,7 @@ MAX_PARENTS_SHOWN = 4
                    "else the convergence (boanon plot draws more).")
 def status_command(store_file: str, n_failures: int, plot_file: str | None) -> None:
     """Summarise a tuning run: trials by status, surrogates used, best trial, failures."""
+    refuse_overwriting(plot_file, "--plot", store_file)
     with reading_store(store_file) as store:
         click.echo(summary(store, n_failures))
         objectives, _ = study_goals(store)

@@ -15,9 +15,9 @@ from click.core import ParameterSource
 from boanon.best import config_line
 from boanon.cli.outputs import OutputFile
 from boanon.cli.progress import Progress
-from boanon.errors import StoreError
+from boanon.errors import StoreError, did_you_mean
 from boanon.executors import WorkerLost
-from boanon.failures import TooManyFailures, failure_cause
+from boanon.failures import TooManyFailures
 from boanon.multiobjective import OutputConstraint, format_front
 from boanon.multitask import RelatedTask
 from boanon.objectives import Objective
@@ -25,6 +25,7 @@ from boanon.planning.run import PlannedRun
 from boanon.results import INIT, best_trial, is_feasible
 from boanon.store import MEASURED, RESUME_NOTE, StoredTrial
 from boanon.strategies import strategy_names
+from boanon.table import names_of
 from boanon.tuning import TuneRequest, TuningRun, open_run, sigterm_interrupts
 
 
@@ -112,6 +113,7 @@ def _echo_start(run: TuningRun) -> None:
                    + (f" ({len(related.dropped)} left out, below)" if related.dropped else "")
                    + (", its graph as the starting structure" if related is starting else ""))
         echo_alignment(related)
+    echo_unlogged_outputs(tuner.related, tuner.related_outputs)
     click.echo(f"store {run.store_file}, trials in {run.trials}/, strategy {tuner.strategy}, "
                f"{tuner.n_trials()} of {run.budget} trials done"
                + (" (resumed)" if run.request.resume else ""))
@@ -131,7 +133,7 @@ def _echo_start(run: TuningRun) -> None:
 def _loop(run: TuningRun) -> PlannedRun | None:
     """:meth:`TuningRun.loop`, one line per trial; how to continue a run that stopped."""
     tuner, store_file = run.tuner, run.store_file
-    said: set[str] = set()  # the learning failures already told
+    said: set[str] = set()
     with Progress(run.budget, tuner.n_trials(), n_init=tuner.n_init) as progress:
         done = tuner.store.trials("done")  # the trials shown: before this session, then line by line
 
@@ -144,7 +146,9 @@ def _loop(run: TuningRun) -> PlannedRun | None:
             line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
                               "" if progress.on_terminal else figures)
             progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
-            _tell_learning_failure(tuner.learn_note, said)
+            warning = structure_warning(tuner.learn_note, said)
+            if warning:
+                progress.warn(warning)
 
         try:
             return run.loop(report)
@@ -168,17 +172,6 @@ def _loop(run: TuningRun) -> PlannedRun | None:
             raise click.ClickException(f"run stopped: {exc}\nevery finished trial is kept; once the "
                                        f"cause is fixed, continue with\n  {resume_command(store_file)}") \
                 from None
-
-
-def _tell_learning_failure(note: str, said: set[str]) -> None:
-    """Say on the terminal, once per cause, that the graph could not be learned (an annotation
-    naming a node no trial logs, say): the proposals keep the last graph or fall back on the plain
-    GP meanwhile, which only each trial's stored reason said."""
-    if not note.startswith("learning from ") or failure_cause(note) in said:
-        return
-    said.add(failure_cause(note))
-    click.echo(f"warning: the graph was not learned ({note}); until it is, the last graph learned (none: "
-               "the plain GP) proposes", err=True)
 
 
 def _echo_end(run: TuningRun, outcome: PlannedRun | None) -> None:
@@ -281,6 +274,32 @@ def resume_command(store_file: Path) -> str:
         value = ctx.params[param.name]
         args += [param.opts[0]] if param.is_flag else [param.opts[0], str(value)]
     return shlex.join([*args, "--resume"])
+
+
+def structure_warning(note: str, said: set[str]) -> str | None:
+    """The warning for a failed structure learning (``Tuner.learn_note``), once per cause (not
+    per retry): the run goes on with the plain GP, which only each trial's stored reason said
+    (a misspelt node in the annotations left a whole structured run without its graph)."""
+    _, failed, cause = note.partition(" failed: ")
+    if not note.startswith("learning from") or not failed or cause in said:
+        return None
+    said.add(cause)
+    return (f"warning: structure learning failed ({cause}); the plain GP proposes until it "
+            "succeeds: fix the cause, then resume")
+
+
+def echo_unlogged_outputs(related: Sequence[RelatedTask], outputs: Sequence[str]) -> None:
+    """Warn (on stderr) of each related output no related task logged: a misspelt name was
+    modelled from nothing, unsaid, while the warm start taught the model nothing through it."""
+    if not related:
+        return  # only the run's own trials can log them
+    logged = {name for task in related for role in ("metric", "objective")
+              for name in names_of(task.table, role)}
+    for name in outputs:
+        if name not in logged:
+            click.echo(f"warning: related_outputs: {name!r} is logged by no related task"
+                       f"{did_you_mean(name, logged)}; it teaches the model nothing until this run's "
+                       "trials log it", err=True)
 
 
 def echo_alignment(related: RelatedTask) -> None:

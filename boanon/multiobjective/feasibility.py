@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, unknown_keys
 from boanon.table import column
 
 
@@ -58,9 +58,9 @@ class OutputConstraint:
         """``{name: area, max: 2.0e6}`` from a config file."""
         if not isinstance(spec, Mapping) or "name" not in spec:
             raise ConfigError(source, field_name, "needs a mapping with a 'name' and a 'max' and/or 'min'")
-        extra = set(spec) - {"name", "max", "min"}
-        if extra:
-            raise ConfigError(source, field_name, f"unknown key(s) {sorted(extra)}")
+        known = {"name", "max", "min"}
+        if set(spec) - known:
+            raise ConfigError(source, field_name, unknown_keys(set(spec) - known, known))
         bounds = {k: _bound(spec, k, source, field_name) for k in ("max", "min")}
         try:
             return cls(str(spec["name"]), **bounds)
@@ -102,9 +102,9 @@ def parse_output_constraints(specs: Iterable[Mapping[str, Any] | OutputConstrain
 
 
 def output_values(table: pd.DataFrame, name: str) -> np.ndarray:
-    """The observed values of output ``name``, a metric or an objective column; NaN where it was
-    not reported, in every row when no trial reported it (a misnamed bound: every trial is
-    infeasible, which ``status`` and ``export`` then say instead of failing)."""
+    """The observed values of output ``name``, a metric or an objective column; NaN (not
+    measured) where the table has no such column: no trial reported it, so none is feasible.
+    (It was a KeyError, and ``boanon status`` and ``export`` of such a run a traceback.)"""
     for role in ("objective", "metric"):
         col = column(role, name)
         if col in table.columns:
@@ -114,7 +114,7 @@ def output_values(table: pd.DataFrame, name: str) -> np.ndarray:
 
 def observed_feasible(table: pd.DataFrame, constraints: Sequence[OutputConstraint]) -> np.ndarray:
     """Per trial: all constraints hold. A constrained output that was not measured (NaN, e.g. a
-    failed run, or a name no trial logs) makes the trial infeasible."""
+    failed run, or a column the table does not have) makes the trial infeasible."""
     ok = np.ones(len(table), dtype=bool)
     for c in constraints if len(table) else ():
         ok &= c.holds(output_values(table, c.name))

@@ -26,6 +26,7 @@ from boanon.errors import ConfigError, LogParseError
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_config
 from boanon.space import Space
+from boanon.yamlfile import load_yaml
 
 FAILED_FILE = "failed.jsonl"
 RECIPE_FILE = "dataset.yaml"
@@ -89,11 +90,39 @@ def _failed_trials(out: Path) -> set[str]:
 
 def write_recipe(out: Path, runner_name: str, options: Mapping[str, Any], space: Mapping[str, Any],
                  constraints: Sequence[str], trials: int, seed: int) -> None:
-    """Record how the dataset was made, in the tuning YAML's vocabulary."""
-    out.mkdir(parents=True, exist_ok=True)
+    """Record how the dataset was made, in the tuning YAML's vocabulary. A folder holding
+    another recipe, or files and no recipe, is refused (:func:`check_resumable`)."""
     recipe = {"space": dict(space), "constraints": list(constraints),
               "runner": {"name": runner_name, "options": dict(options)}, "trials": trials, "seed": seed}
+    check_resumable(out, recipe)
+    out.mkdir(parents=True, exist_ok=True)
     (out / RECIPE_FILE).write_text(yaml.safe_dump(recipe, sort_keys=False))
+
+
+def check_resumable(out: Path, recipe: Mapping[str, Any]) -> None:
+    """Refuse to add trials to ``out`` unless it is new, empty, or a dataset of this recipe (the
+    trial count aside: a resume may want more): another runner option, space or seed added
+    trials of another system to the dataset, and overwrote the recipe that said how the first
+    ones were made; a folder of other files got trial folders among them."""
+    path = out / RECIPE_FILE
+    if not path.is_file():
+        if out.is_dir() and any(out.iterdir()):
+            raise ConfigError(out, "--out", f"holds files but no {RECIPE_FILE}: not a dataset "
+                              "boanon generate made; name a new or empty directory")
+        return
+    old = load_yaml(path)
+    if not isinstance(old, dict):
+        raise ConfigError(path, "file", "expected the mapping boanon generate writes")
+    differ = [k for k in recipe if k != "trials" and _text(old.get(k)) != _text(recipe[k])]
+    if differ:
+        raise ConfigError(path, ", ".join(differ), "differs from what this command would run: the "
+                          "dataset here was made another way, and a resume runs its recipe; pass "
+                          "the same options, or name another --out")
+
+
+def _text(value: Any) -> str:
+    """``value`` as YAML text: a recipe read back compares with one about to be written."""
+    return yaml.safe_dump(value, sort_keys=True)
 
 
 def target_space(runner_cls: type[Runner]) -> tuple[dict[str, Any], list[str]]:

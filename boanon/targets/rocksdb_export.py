@@ -38,7 +38,13 @@ def options_sections(config: Mapping[str, Value]) -> tuple[dict[str, dict[str, s
 
 def options_file(config: Mapping[str, Value], header: str = "") -> str:
     """The text of an ``OPTIONS`` file setting ``config``; parameters that are no OPTIONS field
-    are listed in comments (``#`` lines, which RocksDB's parser skips)."""
+    are listed in comments (``#`` lines, which RocksDB's parser skips). A configuration with no
+    RocksDB option at all (another target's run, exported to ``best.ini``) is a ValueError: it
+    was an empty OPTIONS file, every value in a comment."""
+    if config and not any(name in BY_FLAG for name in config):
+        shown = ", ".join(list(config)[:4]) + (", ..." if len(config) > 4 else "")
+        raise ValueError(f"none of the run's parameters ({shown}) is a RocksDB option: it is no "
+                         "OPTIONS file; write YAML (a name ending in .yaml, or --format yaml)")
     sections, elsewhere = options_sections(config)
     lines = [f"# {line}" for line in header.splitlines()]
     for name, value in elsewhere.items():
