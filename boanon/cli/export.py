@@ -12,13 +12,13 @@ import numpy as np
 
 from boanon.best import format_for, plain_config, render_config
 from boanon.cli.outputs import OutputFile, StorageURL, refuse_overwriting
-from boanon.storage_urls import sqlite_file
 from boanon.cli.stores import reading_store
 from boanon.errors import ConfigError
 from boanon.multiobjective import PARETO, OutputConstraint, pareto_flags
 from boanon.objectives import Objective
 from boanon.report import read_run
 from boanon.results import is_feasible, study_goals
+from boanon.storage_urls import sqlite_file
 from boanon.store import Store, StoredTrial
 from boanon.table import TRIAL, write_table
 
