@@ -38,17 +38,16 @@ from typing import Any
 
 import networkx as nx
 import pandas as pd
-import yaml
 
+from benchmarks.learn_time import space_table
 from benchmarks.problems import make_problem
 from benchmarks.summary import markdown_table
-from boanon.adapters import ingest
 from boanon.annotations import Knowledge
 from boanon.graph import CausalGraph
 from boanon.learners import learn
 from boanon.nodespec import NodeSpec
 from boanon.synthetic import SyntheticSystem
-from boanon.table import read_table, records_to_table, with_objectives, write_table
+from boanon.table import read_table, records_to_table, write_table
 from boanon.tuner import Tuner
 
 RESULTS = Path(__file__).parent / "results"
@@ -120,14 +119,6 @@ def synthetic_rows(seeds: int, tables: Path) -> list[dict[str, Any]]:
                 f"{r['trials']}{'i' if r['interventions'] else ''}: {r['recall']:.2f}/{r['precision']:.2f}"
                 for r in rows[-2 * len(SIZES):]), flush=True)
     return rows
-
-
-def space_table(path: Path, objective: str) -> pd.DataFrame:
-    """The dataset's trials as a run towards ``objective`` over its ``dataset.yaml`` space sees them
-    (the RocksDB logs name every option RocksDB has; a run's table holds only the space's)."""
-    table = with_objectives(ingest(path).table, [objective], [])
-    space = set(yaml.safe_load((path / "dataset.yaml").read_text())["space"])
-    return table.drop(columns=[c for c in table.columns if c.startswith("param:") and c[6:] not in space])
 
 
 def expert_param_edges(knowledge: Knowledge, table: pd.DataFrame) -> list[tuple[str, str]]:
