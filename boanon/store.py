@@ -89,10 +89,12 @@ PROPOSING, RUNNING_TRIALS = "proposing", "running trials"
 AT_WORK = (PROPOSING, RUNNING_TRIALS)
 """The activities of a tuning loop at work: one whose process is gone was killed."""
 CONFIG_NOTE, TRIALS_NOTE, DIRECTORY_NOTE = "config_file", "trials_dir", "run_directory"
-RESUME_NOTE = "resume_command"  # how the run is continued: its command line's options kept
 """Notes ``boanon tune`` keeps: where the run's YAML and trial directories are, and the directory it
 was started in, which the YAML's relative paths are relative to (``boanon explain --measure``, and
 ``boanon status``'s way to resume a killed run)."""
+RESUME_NOTE = "resume_command"
+"""The note of how the run is continued (``boanon status`` of a killed run): its command line's
+options kept."""
 _LEGACY_STATE = (f"CASE WHEN status = 'failed' AND error IN ({', '.join(repr(e) for e in RERUN)})"
                  f" THEN '{TrialState.INTERRUPTED.value}' ELSE status END")
 """A row's state in SQL, also in a store written before schema 3 opened read-only (not migrated)."""
