@@ -7,6 +7,7 @@ counted it running after a clean stop."""
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,9 +43,18 @@ class SignalledStore(Store):
         return super().finish_trial(trial_id, *args, **kwargs)
 
 
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """SIGINT raising KeyboardInterrupt, as in a terminal: a process started in the background
+    (``make test &``, some CI runners) inherits SIGINT ignored, and the signal then does nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("when", ["start", "finish"])
 def test_a_ctrl_c_between_a_store_write_and_the_loops_note_leaves_no_trial_running(
-        tmp_path: Path, when: str) -> None:
+        tmp_path: Path, when: str, ctrl_c_raises: None) -> None:
     system = SyntheticSystem(seed=0)
     store = SignalledStore(tmp_path / "run.db", when)
     tuner = Tuner(system.space, [{"name": "cost", "direction": "minimize"}], strategy="random",
