@@ -27,10 +27,11 @@ STATUS_STYLE = {"done": ("o", "tab:blue"), "stopped": ("v", "tab:orange"), "fail
 
 def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], path: str | Path,
                      default: dict[str, float] | None = None, title: str = "",
-                     hypervolume: pd.DataFrame | None = None) -> Path:
+                     hypervolume: pd.DataFrame | None = None, default_feasible: bool = True) -> Path:
     """Each trial's objective value and the best so far against the trial number, one panel per
     objective; the default configuration's value (``default[name]``) is a dashed line, failed
-    trials are red crosses at the bottom of the panel. ``hypervolume`` (of
+    trials are red crosses at the bottom of the panel. A default that breaks an output constraint
+    (``default_feasible`` False) says so: it is no alternative to deploy. ``hypervolume`` (of
     :func:`boanon.report.hypervolume_history`) adds a panel of the front's hypervolume."""
     panels = len(objectives) + (hypervolume is not None)
     fig, axes = plt.subplots(panels, 1, figsize=(7, 3.2 * panels), squeeze=False, sharex=True)
@@ -65,7 +66,7 @@ def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], pat
                 label="best so far")
         if default and np.isfinite(default.get(o.name, np.nan)):
             ax.axhline(default[o.name], ls="--", c="tab:green", lw=1.2,
-                       label=f"default ({default[o.name]:.4g})")
+                       label=f"default ({default[o.name]:.4g}{'' if default_feasible else ', infeasible'})")
         ax.set_ylabel(f"{units.objective_label(o)}, {'lower' if o.direction == 'minimize' else 'higher'} "
                       "is better")
         ax.grid(alpha=0.3)

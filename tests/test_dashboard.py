@@ -596,3 +596,29 @@ def test_objective_tabs_drive_every_panel(tmp_path: Path, browser) -> None:
         assert "cost2" in browser.find_element(By.ID, "progress-caption").text
     finally:
         server.stop()
+
+
+def test_finished_trials_that_all_break_a_constraint_are_not_called_none(tmp_path: Path, browser) -> None:
+    """Every finished trial infeasible: the best configuration panel said "no finished trial
+    yet" beside a header counting them done; it says none meets the output constraints."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.dashboard.app import Dashboard, RunView
+    from boanon.multiobjective import OutputConstraint
+    from boanon.runners.function import CallableRunner
+    from boanon.synthetic import SyntheticSystem
+    from boanon.tuner import Tuner
+
+    system = SyntheticSystem(n_params=4, n_groups=2, seed=2)
+    tuner = Tuner(system.space, ["cost"], strategy="random", n_init=3, seed=0, store=tmp_path / "inf.db",
+                  output_constraints=[OutputConstraint("cost", max=-1e9)])
+    tuner.optimize(CallableRunner(system.evaluate), 3, trials_dir=tmp_path / "inf.trials")
+    server = Dashboard(RunView(tmp_path / "inf.db", poll_s=0.5, min_model_interval_s=0.0), port=0)
+    url = server.start()
+    try:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 3, what="the trials table never showed the 3 trials")
+        caption = browser.find_element(By.ID, "best-caption").text
+        assert caption == "none of the 3 finished trials meets the output constraints yet", caption
+    finally:
+        server.stop()

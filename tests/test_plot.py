@@ -257,3 +257,20 @@ def test_a_figure_the_run_cannot_give_is_an_error_naming_the_store(tmp_path, syn
     result = CliRunner().invoke(main, ["plot", str(store), *args, "-o", str(out)])
     assert result.exit_code == 1
     assert result.output == f"Error: {store}: {error}\n"
+
+
+def test_a_default_that_breaks_an_output_constraint_is_drawn_as_infeasible(tmp_path, monkeypatch):
+    """The synthetic two-objective run's default breaks g0_load <= 1.5: the dashboard claims no
+    gain over it, but the figure's legend called it plain "default (9.429)", a baseline to beat."""
+    from boanon import plots
+
+    store = tmp_path / "mo.db"
+    monkeypatch.chdir(ROOT)
+    _invoke("tune", str(ROOT / "examples" / "synthetic-multiobjective.yaml"), "--budget", "2",
+            "--store", str(store))
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or Path(path))
+    _invoke("plot", str(store), "-o", str(tmp_path / "mo.png"))
+    labels = [t.get_text() for ax in figures[0].axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    defaults = [label for label in labels if label.startswith("default")]
+    assert len(defaults) == 2 and all(label.endswith(", infeasible)") for label in defaults), labels

@@ -132,3 +132,13 @@ def test_bad_options_name_the_field(options, field):
 def test_unknown_parameter_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="m10_share"):
         run_into(tmp_path, {"m10_share": 0.3}, "t")
+
+
+def test_a_stop_during_the_warm_up_waits_for_a_measured_iteration(tmp_path):
+    """The median rule stopped SGD trials at step 2 of 5 warm-up ones: their log held no
+    measured iteration, so each was stored as failed (LogParseError), not stopped."""
+    stopped = make_runner("sgd", **OPTIONS, progress=lambda i, s: False).run(default_config(), tmp_path)
+    record = get_adapter("sgd").parse_trial(tmp_path)
+    lines = [json.loads(line) for line in (tmp_path / "workers.jsonl").read_text().splitlines()]
+    assert stopped and lines[-1]["iteration"] == OPTIONS["warmup"]
+    assert record.objectives["iteration_time"] == pytest.approx(lines[-1]["iteration_s"])

@@ -58,3 +58,23 @@ def test_status_gives_the_origins_of_every_trial_however_it_ended(tmp_path: Path
     assert "2: 0 done, 0 stopped early, 2 failed" in text and "failures (2, last 2 shown):" in text
     assert "origins:    2 from the initial design\n" in text
     tuner.store.close()
+
+
+def test_status_gives_the_hypervolume_the_plot_and_the_dashboard_give(tmp_path: Path) -> None:
+    """On one two-objective run status said 2.46 (a point inferred from the front) where the page
+    and the figure said 37.4 (the point fixed from the run's start): it now gives theirs."""
+    import re
+
+    from boanon.report import hypervolume_history, read_run
+    from boanon.store import Store
+    from boanon.synthetic import SyntheticSystem
+
+    system = SyntheticSystem(n_params=4, n_groups=2, n_objectives=2, seed=2)
+    tuner = Tuner(system.space, ["cost", "cost2"], strategy="random", n_init=6, seed=0,
+                  store=tmp_path / "mo.db")
+    tuner.optimize(CallableRunner(system.evaluate), 6, trials_dir=tmp_path / "mo.trials")
+    with Store(tmp_path / "mo.db") as store:
+        views = hypervolume_history(read_run(store))
+        said = re.search(r"hypervolume: (\S+) \(reference point (.*?):", summary(store))
+    assert said and float(said.group(1)) == float(f"{views['hypervolume'].iloc[-1]:.6g}") > 0
+    assert said.group(2) == ", ".join(f"{k}={v:.4g}" for k, v in views.attrs["reference_point"].items())

@@ -21,6 +21,7 @@ from boanon.report import (
     hypervolume_history,
     read_run,
 )
+from boanon.results import is_feasible
 
 KINDS = ("convergence", "graph", "pareto", "effects")
 
@@ -106,7 +107,8 @@ def _convergence(run: RunView, output: str) -> None:
     default = run.default()
     plot_convergence(history(run), run.objectives, output,
                      default=None if default is None else default.objectives,
-                     hypervolume=hypervolume_history(run) if len(run.objectives) > 1 else None)
+                     hypervolume=hypervolume_history(run) if len(run.objectives) > 1 else None,
+                     default_feasible=default is None or is_feasible(default, run.constraints))
 
 
 def _effects(run: RunView, output: str, chosen: Objective) -> None:

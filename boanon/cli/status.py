@@ -8,6 +8,7 @@ from collections import Counter
 from datetime import datetime
 
 import click
+import pandas as pd
 
 from boanon import units
 from boanon.best import config_line
@@ -16,10 +17,12 @@ from boanon.cli.stores import reading_store
 from boanon.learners.relations import Relation
 from boanon.models.dag import node_label, node_parents
 from boanon.multiobjective import (
+    OutputConstraint,
     format_front,
     table_hypervolume,
 )
-from boanon.report import model_trial, study_space
+from boanon.objectives import Objective
+from boanon.report import history_reference_point, model_trial, study_space
 from boanon.results import best_trial, origin, study_goals
 from boanon.space import Space
 from boanon.store import CONFIG_NOTE, DIRECTORY_NOTE, RESUME_NOTE, Store, StoredTrial
@@ -75,6 +78,19 @@ def model_lines(trials: list[StoredTrial], store: Store, space: Space) -> list[s
         lines.append(wrapped("not read by the chosen models (not sampled): " + ", ".join(structure["unused"]),
                              "  "))
     return lines
+
+
+def hypervolume_line(table: pd.DataFrame, trials: list[StoredTrial], objectives: list[Objective],
+                     constraints: list[OutputConstraint]) -> str:
+    """The front's hypervolume against the reference point ``boanon plot`` and the dashboard use
+    (fixed from the run's start), so the three give one number: a point inferred from the front
+    gave another (2.46 where the page said 37.4)."""
+    ref, how = history_reference_point(trials, objectives, constraints)
+    if ref is None:
+        return f"hypervolume: 0 ({how})"
+    point = ", ".join(f"{o.name}={v:.4g}" for o, v in zip(objectives, ref, strict=True))
+    return (f"hypervolume: {table_hypervolume(table, objectives, constraints, ref):.6g} "
+            f"(reference point {point}: {how})")
 
 
 def wrapped(text: str, indent: str) -> str:
@@ -145,8 +161,7 @@ def summary(store: Store, n_failures: int = 10) -> str:
         table = store.to_table(("done",))  # as the best trials above: runs cut short are left out
         lines.append(format_front(table, objectives, constraints))
         if len(objectives) > 1:
-            lines.append(f"hypervolume: {table_hypervolume(table, objectives, constraints):.6g} "
-                         "(reference point inferred from the front)")
+            lines.append(hypervolume_line(table, trials, objectives, constraints))
     lines += model_lines(trials, store, space)
     failed = [t for t in trials if t.status == "failed"]
     if failed:

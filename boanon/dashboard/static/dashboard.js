@@ -145,7 +145,11 @@ function pickObjective(k) {  // every panel follows the objective tab
 function drawBest(run) {
   const s = run.summary, o = s.objectives[state.objective] || s.objectives[0];
   const b = o && s.best[o.name];
-  if (!b) { $("#best-caption").textContent = "no finished trial yet"; $("#best-config").replaceChildren(); return; }
+  if (!b) {  // finished trials that all break an output constraint are no best, but they did finish
+    $("#best-caption").textContent = s.counts.done ? `none of the ${s.counts.done} finished trials meets the output constraints yet`
+      : "no finished trial yet";
+    $("#best-config").replaceChildren(); return;
+  }
   const dflt = (run.trials.find((t) => t.name === (run.convergence[state.objective] || {}).default_trial) || {}).config || {};
   $("#best-head").textContent = `Best configuration by ${o.name}`;
   $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmtU(o.name, b.value)}, ${b.origin}. Bold: differs from the default.`;

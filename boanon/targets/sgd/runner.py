@@ -129,7 +129,8 @@ class SgdRunner(Runner):
                 log.writelines(json.dumps(_rounded(r)) + "\n" for r in rows)
                 log.flush()
                 iteration = rows[0]["iteration"]
-                if self.progress and self.progress(iteration, rows[0]["iteration_s"]) is False:
+                stop = self.progress and self.progress(iteration, rows[0]["iteration_s"]) is False
+                if stop and not rows[0]["warmup"]:  # a log of warm-up alone measures nothing
                     return iteration + 1 < self.iterations  # a stop at the last one ends nothing
         return False
 
