@@ -35,8 +35,15 @@ from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
 from boanon.interrupts import held_interrupts
 from boanon.multiobjective import OutputConstraint
-from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
-from boanon.objectives import Objective, parse_objectives
+from boanon.multitask import (
+    RelatedTask,
+    TaskColumn,
+    WarmStart,
+    align_to_space,
+    distinct_labels,
+    related_tasks,
+)
+from boanon.objectives import Objective, ObjectiveSpecs, parse_objectives
 from boanon.results import ENQUEUED, INIT, best_trial
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
@@ -112,8 +119,9 @@ class Tuner:
     an in-memory run. ``learn_options`` go to :func:`boanon.learners.learn`, ``propose_options``
     to :func:`boanon.acquisition.propose`. ``output_constraints`` bound metrics or objectives
     (trials breaking them are infeasible); ``warm_start`` holds one related task's trials or
-    several (:func:`boanon.multitask.load_related`): each is modelled as a task of its own, and
-    the first graph among them is the starting structure. ``related_outputs`` name logged
+    several, each a :class:`RelatedTask` or a path that :func:`boanon.multitask.load_related`
+    reads: each is modelled as a task of its own, and the first graph among them is the
+    starting structure. ``related_outputs`` name logged
     quantities to model jointly with the objectives (the ``multitask`` strategy; a related task
     may have measured only these). ``budget`` (the evaluations the run will have, when known)
     sizes the default initial design (:func:`default_n_init`; a resumed run keeps the design its
@@ -121,14 +129,14 @@ class Tuner:
     (:func:`boanon.acquisition.propose`).
     """
 
-    def __init__(self, space: Space, objectives: Sequence[Objective | Mapping[str, Any] | str],
+    def __init__(self, space: Space, objectives: ObjectiveSpecs,
                  graph: CausalGraph | None = None, knowledge: Any = None, strategy: str | None = None,
                  seed: int = 0, n_init: int | None = None, relearn_every: int = 5,
                  store: Store | str | Path | None = None,
                  learn_options: Mapping[str, Any] | None = None,
                  propose_options: Mapping[str, Any] | None = None,
                  output_constraints: Sequence[OutputConstraint] = (),
-                 warm_start: RelatedTask | Sequence[RelatedTask] | None = None,
+                 warm_start: WarmStart = None,
                  related_outputs: Sequence[str] = (), budget: int | None = None,
                  proposer: Proposer | None = None):
         if relearn_every < 1:
@@ -162,10 +170,9 @@ class Tuner:
         self.learn_attempted_at: int = -1 if self.graph is None or self.fixed_graph else \
             int(self.graph.metadata.get("learned_from_trials", -1))
 
-    def _aligned(self, warm_start: RelatedTask | Sequence[RelatedTask] | None) -> tuple[RelatedTask, ...]:
+    def _aligned(self, warm_start: WarmStart) -> tuple[RelatedTask, ...]:
         """The related tasks, each aligned to this run's space, objectives and outputs."""
-        related = [] if warm_start is None else [warm_start] if isinstance(warm_start, RelatedTask) \
-            else list(warm_start)
+        related = related_tasks(warm_start)
         distinct_labels(related)
         names = [o.name for o in self.objectives]
         return tuple(align_to_space(t, self.space, names, self._constrained(), self.related_outputs)
