@@ -30,7 +30,7 @@ import pandas as pd
 
 from boanon.acquisition.propose import Proposal, propose
 from boanon.acquisition.proposers import Proposer, make_proposer
-from boanon.errors import LogParseError, StoreError
+from boanon.errors import ConfigError, LogParseError, StoreError
 from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
 from boanon.interrupts import held_interrupts
@@ -485,7 +485,7 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
         store.fail_trial(trial.id, _reason(result))
         return store.trial(trial.id)
     if not isinstance(result, TrialRecord):
-        result = TrialRecord(trial.name, dict(trial.config), {k: float(v) for k, v in result.items()})
+        result = TrialRecord(trial.name, dict(trial.config), _told_values(trial, result))
     metrics, values = dict(result.metrics), dict(result.objectives)
     for o in objectives:  # the run's objectives decide (run_role): a logged metric can be tuned as is
         if o.name not in values and o.name in metrics:
@@ -497,11 +497,33 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
     if unlogged and (values or metrics) and not any(store.counts()[s] for s in MEASURED):
         store.fail_trial(trial.id, not_logged_error(unlogged[0], [*values, *metrics]))
     elif missing:
-        store.fail_trial(trial.id, f"objective {missing[0]!r} missing from the trial's output "
-                         f"(it gave objectives {sorted(values)})")
+        store.fail_trial(trial.id, _missing_objective(missing[0], values))
     else:
         store.finish_trial(trial.id, TrialRecord(trial.name, params, metrics, values), stopped=stopped)
     return store.trial(trial.id)
+
+
+def _told_values(trial: StoredTrial, result: Any) -> dict[str, float]:
+    """A told ``{name: value}`` dict as numbers (None: no value). A value that is not one is
+    refused naming it, before anything is stored: the trial stays running, to be told again."""
+    where = f"tell({trial.name})"
+    if not isinstance(result, Mapping):
+        raise ConfigError(where, "result", "expected a TrialRecord, a {name: value} dict or a failure, "
+                          f"got {type(result).__name__}")
+    values: dict[str, float] = {}
+    for name, value in result.items():
+        try:
+            values[str(name)] = float("nan" if value is None else value)
+        except (TypeError, ValueError):
+            raise ConfigError(where, str(name), f"expected a number, got {value!r}") from None
+    return values
+
+
+def _missing_objective(name: str, values: Mapping[str, float]) -> str:
+    """Why a trial without a finite value of objective ``name`` failed: not given, or not finite."""
+    if name in values:
+        return f"objective {name!r} is {values[name]}, not a finite number"
+    return f"objective {name!r} missing from the trial's output (it gave objectives {sorted(values)})"
 
 
 def _reason(failure: BaseException | str) -> str:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from boanon.errors import ConfigError
 from boanon.objectives import Objective, parse_objectives
 from boanon.synthetic import SyntheticSystem
 from boanon.tuner import Tuner
@@ -33,3 +36,22 @@ def test_warm_start_takes_a_path_as_the_optuna_sampler_does(tmp_path: Path) -> N
     for warm_start in (store, str(store), [str(store)]):
         tuner = Tuner(SYSTEM.space, ["cost"], strategy="random", warm_start=warm_start)
         assert [len(t.table) for t in tuner.related] == [3]
+
+
+def test_a_told_value_that_is_not_a_number_is_refused_naming_it_and_the_trial_stays_running() -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    trial = tuner.ask()
+    with pytest.raises(ConfigError, match=r"tell\(t0000\): queue: expected a number, got 'high'"):
+        tuner.tell(trial.id, {"cost": 1.0, "queue": "high"})
+    with pytest.raises(ConfigError, match=r"tell\(t0000\): result: expected a TrialRecord.*got list"):
+        tuner.tell(trial.id, [1.0])  # type: ignore[arg-type]
+    assert tuner.store.trial(trial.id).status == "running"
+    assert tuner.tell(trial.id, {"cost": 1.0, "queue": None}).status == "done"
+
+
+def test_a_non_finite_objective_fails_the_trial_saying_so_not_that_it_is_missing() -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    for value in (float("nan"), float("inf")):
+        stored = tuner.tell(tuner.ask().id, {"cost": value})
+        assert stored.status == "failed"
+        assert stored.error == f"objective 'cost' is {value}, not a finite number"
