@@ -30,7 +30,7 @@ import pandas as pd
 
 from boanon.acquisition.propose import Proposal, propose
 from boanon.acquisition.proposers import Proposer, make_proposer
-from boanon.errors import ConfigError, LogParseError, StoreError
+from boanon.errors import ConfigError, LogParseError, StoreError, unknown_key
 from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
 from boanon.interrupts import held_interrupts
@@ -296,8 +296,14 @@ class Tuner:
 
     # --- ask ----------------------------------------------------------------------------------
     def enqueue(self, config: Mapping[str, Any], reason: str = "enqueued by the user") -> None:
-        """Run ``config`` next (before any proposal), e.g. a configuration an expert suggests."""
-        self._queue.append(_Plan(Proposal(dict(config), ENQUEUED, reason)))
+        """Run ``config`` next (before any proposal), e.g. a configuration an expert suggests.
+        It is checked here, naming the parameter at fault, rather than at the :meth:`ask` that
+        would have dropped it; a name the space does not have is refused, not ignored (a typo)."""
+        unknown = sorted(set(config) - set(self.space.names), key=str)
+        if unknown:
+            raise ConfigError("enqueue", str(unknown[0]), unknown_key(str(unknown[0]), self.space.names))
+        checked = self.space.validate(config, source="enqueue")
+        self._queue.append(_Plan(Proposal(checked, ENQUEUED, reason)))
 
     def ask(self, position: int | None = None) -> Trial:
         """The next configuration to run, recorded in the store as ``running``. ``position``, the

@@ -55,3 +55,15 @@ def test_a_non_finite_objective_fails_the_trial_saying_so_not_that_it_is_missing
         stored = tuner.tell(tuner.ask().id, {"cost": value})
         assert stored.status == "failed"
         assert stored.error == f"objective 'cost' is {value}, not a finite number"
+
+
+def test_an_enqueued_configuration_is_checked_when_enqueued_and_a_misspelt_name_refused() -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    default = SYSTEM.space.default()
+    with pytest.raises(ConfigError, match=r"enqueue: x0: expected a number in \[0.0, 1.0\], got 5"):
+        tuner.enqueue({**default, "x0": 5})
+    with pytest.raises(ConfigError, match=r"enqueue: x01: unknown key \(did you mean 'x[01]'\?\)"):
+        tuner.enqueue({**default, "x01": 0.5})
+    tuner.enqueue({**default, "x1": 0.25})
+    trial = tuner.ask()
+    assert trial.config["x1"] == 0.25 and trial.surrogate == "user"
