@@ -68,6 +68,21 @@ def check_options(function: Any, options: Mapping[str, Any], label: str, skip: i
                              f"{', '.join(names) or 'none'}")
 
 
+def check_required(function: Any, options: Mapping[str, Any], label: str) -> None:
+    """Refuse options that leave out a parameter ``function`` requires, naming it: Python's own
+    error ("__init__() missing 1 required positional argument: 'function'") did not say that
+    the option given as ``functon`` was meant for it."""
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return
+    for p in params:
+        if p.kind in _NAMED and p.default is inspect.Parameter.empty and p.name not in options:
+            given = sorted(map(str, options))
+            hint = difflib.get_close_matches(p.name, given, n=1)
+            shown = f" (given as {hint[0]!r}?)" if hint else f"; given: {', '.join(given) or 'none'}"
+            raise ValueError(f"{label} needs the option {p.name!r}{shown}")
+
 class LogParseError(ValueError):
     """A log file could not be read: names the file and, where known, the line."""
 

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from boanon.errors import check_options
+from boanon.errors import check_options, check_required
 from boanon.registry import Registry
 from boanon.table import Value
 
@@ -70,4 +70,5 @@ def make_runner(name: str, **options: Any) -> Runner:
     """Instantiate the runner called ``name`` with its options (a misspelt one is refused naming it)."""
     runner = RUNNERS.get(name)
     check_options(runner, options, f"runner {name!r}")
+    check_required(runner, options, f"runner {name!r}")
     return runner(**options)
