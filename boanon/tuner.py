@@ -47,7 +47,7 @@ from boanon.objectives import Objective, ObjectiveSpecs, parse_objectives
 from boanon.results import ENQUEUED, INIT, best_trial
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
-from boanon.space import Space
+from boanon.space import Space, require_space
 from boanon.store import MEASURED, PROPOSING, RUNNING_TRIALS, Status, Store, StoredTrial, TrialState
 from boanon.store import trials_dir as store_trials_dir
 from boanon.strategies import DEFAULT_STRATEGY
@@ -142,7 +142,7 @@ class Tuner:
         if relearn_every < 1:
             raise ValueError("relearn_every must be >= 1")
         self.proposer = _proposer(strategy, proposer)
-        self.space = space
+        self.space = require_space(space, "Tuner")
         self.objectives = parse_objectives(objectives)
         self.knowledge = knowledge
         self.seed = int(seed)

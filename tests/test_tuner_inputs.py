@@ -67,3 +67,13 @@ def test_an_enqueued_configuration_is_checked_when_enqueued_and_a_misspelt_name_
     tuner.enqueue({**default, "x1": 0.25})
     trial = tuner.ask()
     assert trial.config["x1"] == 0.25 and trial.surrogate == "user"
+
+
+def test_a_space_given_as_a_mapping_is_refused_pointing_at_from_dict() -> None:
+    from boanon.acquisition import propose
+    from boanon.targets.rocksdb import default_space
+
+    with pytest.raises(ConfigError, match=r"Tuner: space: expected a Space, got dict: Space.from_dict"):
+        Tuner(default_space(), ["cost"])
+    with pytest.raises(ConfigError, match=r"propose: space: expected a Space, got dict"):
+        propose(default_space(), SYSTEM.sample_table(3), ["cost"])
