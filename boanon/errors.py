@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import inspect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 MAX_MESSAGE = 600
 """The longest an error message gets: a value quoted in it (a user's, a runner's) is cut."""
@@ -44,6 +46,42 @@ def from_cwd(path: str | Path) -> str:
     path that is there from where a file lies may be missing from where the command runs."""
     return "" if Path(path).is_absolute() else f" (relative to the current directory {Path.cwd()})"
 
+
+_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def check_options(function: Any, options: Mapping[str, Any], label: str, skip: int = 0) -> None:
+    """Refuse an option ``function`` has no parameter for (after its first ``skip`` ones), naming
+    it and the closest name, before any trial: Python's own error ("__init__() got an unexpected
+    keyword argument 'netwrok'") came from every trial's runner, its constructor or a learner
+    (after the work before it), without a suggestion. A function taking ``**kwargs`` takes anything."""
+    try:
+        params = list(inspect.signature(function).parameters.values())[skip:]
+    except (TypeError, ValueError):  # no signature to read (a builtin): its call will say
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return
+    names = [p.name for p in params if p.kind in _NAMED]
+    for key in options:
+        if key not in names:
+            raise ValueError(f"{label} has no option {key!r}{did_you_mean(key, names)}; its options: "
+                             f"{', '.join(names) or 'none'}")
+
+
+def check_required(function: Any, options: Mapping[str, Any], label: str) -> None:
+    """Refuse options that leave out a parameter ``function`` requires, naming it: Python's own
+    error ("__init__() missing 1 required positional argument: 'function'") did not say that
+    the option given as ``functon`` was meant for it."""
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return
+    for p in params:
+        if p.kind in _NAMED and p.default is inspect.Parameter.empty and p.name not in options:
+            given = sorted(map(str, options))
+            hint = difflib.get_close_matches(p.name, given, n=1)
+            shown = f" (given as {hint[0]!r}?)" if hint else f"; given: {', '.join(given) or 'none'}"
+            raise ValueError(f"{label} needs the option {p.name!r}{shown}")
 
 class LogParseError(ValueError):
     """A log file could not be read: names the file and, where known, the line."""

@@ -77,9 +77,17 @@ class Objective:
             raise ConfigError(source, field_name, str(exc)) from None
 
 
-def parse_objectives(specs: Iterable[Mapping[str, Any] | str | Objective],
-                     source: str = "objectives") -> list[Objective]:
-    """A list of objectives from config entries; names must be unique and there must be one."""
+ObjectiveSpec = Objective | Mapping[str, Any] | str
+ObjectiveSpecs = ObjectiveSpec | Iterable[ObjectiveSpec]
+"""One objective (an :class:`Objective`, its mapping or its name) or several."""
+
+
+def parse_objectives(specs: ObjectiveSpecs, source: str = "objectives") -> list[Objective]:
+    """A list of objectives from config entries; names must be unique and there must be one.
+    A lone objective is a list of one: a bare name is not a sequence of one-letter names, nor a
+    mapping one of objectives named by its keys."""
+    if isinstance(specs, (str, Mapping, Objective)):
+        specs = [specs]
     out = [s if isinstance(s, Objective) else Objective.from_dict(s, source, f"objectives[{i}]")
            for i, s in enumerate(specs)]
     if not out:

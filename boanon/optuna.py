@@ -47,8 +47,7 @@ from optuna.trial import FrozenTrial, TrialState, create_trial
 
 from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.multiobjective import OutputConstraint
-from boanon.multitask import RelatedTask, TaskColumn
-from boanon.multitask.warmstart import load_related
+from boanon.multitask import TaskColumn, WarmStart, related_tasks
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Param, Space
 from boanon.storage_urls import open_storage, sqlite_file
@@ -290,7 +289,7 @@ class BoAnonSampler(BaseSampler):
     def __init__(self, *, n_startup_trials: int | None = None, budget: int | None = None,
                  seed: int | None = None,
                  constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-                 warm_start: str | Path | RelatedTask | Sequence[str | Path | RelatedTask] = (),
+                 warm_start: WarmStart = (),
                  strategy: str | Proposer = DEFAULT_STRATEGY, graph: Any = None, knowledge: Any = None,
                  relearn_every: int = 5, learn_options: Mapping[str, Any] | None = None,
                  propose_options: Mapping[str, Any] | None = None,
@@ -299,8 +298,7 @@ class BoAnonSampler(BaseSampler):
         self.n_startup_trials = n_startup_trials
         self.budget = budget
         self.constraints_func = constraints_func
-        sources = [warm_start] if isinstance(warm_start, (str, Path, RelatedTask)) else list(warm_start)
-        self.related = [s if isinstance(s, RelatedTask) else load_related(s) for s in sources]
+        self.related = related_tasks(warm_start)
         self.tuner_options = {"proposer": make_proposer(strategy), "graph": graph, "knowledge": knowledge,
                               "relearn_every": relearn_every, "learn_options": learn_options,
                               "propose_options": propose_options}

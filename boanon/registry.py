@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
+from boanon.errors import did_you_mean
+
 T = TypeVar("T")
 C = TypeVar("C", bound=type)
 
@@ -55,15 +57,17 @@ class Registry(Generic[T]):
         return sorted(self.entries)
 
     def get(self, name: str) -> T:
-        """The entry called ``name``; an unknown name is a ValueError listing the known ones."""
+        """The entry called ``name``; an unknown name is a ValueError naming the closest known
+        one (a typo's fix) and listing them all."""
         self._import_builtins()
         if name not in self.entries:
             self._load(rescan=True)
         try:
             return self.entries[name]
         except KeyError:
-            known = ", ".join(sorted(self.entries))
-            raise ValueError(f"unknown {self.kind} {name!r}; available: {known}") from None
+            known = sorted(self.entries)
+            raise ValueError(f"unknown {self.kind} {name!r}{did_you_mean(str(name), known)}; "
+                             f"available: {', '.join(known)}") from None
 
     def _load(self, rescan: bool = False) -> None:
         """Import the built-in modules (once: Python caches modules) and the plug-ins not yet

@@ -496,6 +496,16 @@ class Space:
         return out
 
 
+def require_space(space: Any, where: str) -> Space:
+    """``space`` if it is a :class:`Space`; a mapping (a target's ``default_space()``, a YAML's
+    ``space:``) is refused pointing at :meth:`Space.from_dict`, not met later as an
+    AttributeError from deep inside the models."""
+    if isinstance(space, Space):
+        return space
+    hint = ": Space.from_dict(mapping) builds one" if isinstance(space, Mapping) else ""
+    raise ConfigError(where, "space", f"expected a Space, got {type(space).__name__}{hint}")
+
+
 def read_space_file(path: str | Path) -> tuple[dict[str, Any], list[str]]:
     """The ``space:`` mapping and ``constraints:`` list of a YAML file, unvalidated."""
     data = load_yaml(path) or {}

@@ -30,17 +30,24 @@ import pandas as pd
 
 from boanon.acquisition.propose import Proposal, propose
 from boanon.acquisition.proposers import Proposer, make_proposer
-from boanon.errors import LogParseError, StoreError
+from boanon.errors import ConfigError, LogParseError, StoreError, unknown_key
 from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
 from boanon.interrupts import held_interrupts
 from boanon.multiobjective import OutputConstraint
-from boanon.multitask import RelatedTask, TaskColumn, align_to_space, distinct_labels
-from boanon.objectives import Objective, parse_objectives
+from boanon.multitask import (
+    RelatedTask,
+    TaskColumn,
+    WarmStart,
+    align_to_space,
+    distinct_labels,
+    related_tasks,
+)
+from boanon.objectives import Objective, ObjectiveSpecs, parse_objectives
 from boanon.results import ENQUEUED, INIT, best_trial
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
-from boanon.space import Space
+from boanon.space import Space, require_space
 from boanon.store import MEASURED, PROPOSING, RUNNING_TRIALS, Status, Store, StoredTrial, TrialState
 from boanon.store import trials_dir as store_trials_dir
 from boanon.strategies import DEFAULT_STRATEGY
@@ -112,8 +119,9 @@ class Tuner:
     an in-memory run. ``learn_options`` go to :func:`boanon.learners.learn`, ``propose_options``
     to :func:`boanon.acquisition.propose`. ``output_constraints`` bound metrics or objectives
     (trials breaking them are infeasible); ``warm_start`` holds one related task's trials or
-    several (:func:`boanon.multitask.load_related`): each is modelled as a task of its own, and
-    the first graph among them is the starting structure. ``related_outputs`` name logged
+    several, each a :class:`RelatedTask` or a path that :func:`boanon.multitask.load_related`
+    reads: each is modelled as a task of its own, and the first graph among them is the
+    starting structure. ``related_outputs`` name logged
     quantities to model jointly with the objectives (the ``multitask`` strategy; a related task
     may have measured only these). ``budget`` (the evaluations the run will have, when known)
     sizes the default initial design (:func:`default_n_init`; a resumed run keeps the design its
@@ -121,20 +129,20 @@ class Tuner:
     (:func:`boanon.acquisition.propose`).
     """
 
-    def __init__(self, space: Space, objectives: Sequence[Objective | Mapping[str, Any] | str],
+    def __init__(self, space: Space, objectives: ObjectiveSpecs,
                  graph: CausalGraph | None = None, knowledge: Any = None, strategy: str | None = None,
                  seed: int = 0, n_init: int | None = None, relearn_every: int = 5,
                  store: Store | str | Path | None = None,
                  learn_options: Mapping[str, Any] | None = None,
                  propose_options: Mapping[str, Any] | None = None,
                  output_constraints: Sequence[OutputConstraint] = (),
-                 warm_start: RelatedTask | Sequence[RelatedTask] | None = None,
+                 warm_start: WarmStart = None,
                  related_outputs: Sequence[str] = (), budget: int | None = None,
                  proposer: Proposer | None = None):
         if relearn_every < 1:
             raise ValueError("relearn_every must be >= 1")
         self.proposer = _proposer(strategy, proposer)
-        self.space = space
+        self.space = require_space(space, "Tuner")
         self.objectives = parse_objectives(objectives)
         self.knowledge = knowledge
         self.seed = int(seed)
@@ -162,10 +170,9 @@ class Tuner:
         self.learn_attempted_at: int = -1 if self.graph is None or self.fixed_graph else \
             int(self.graph.metadata.get("learned_from_trials", -1))
 
-    def _aligned(self, warm_start: RelatedTask | Sequence[RelatedTask] | None) -> tuple[RelatedTask, ...]:
+    def _aligned(self, warm_start: WarmStart) -> tuple[RelatedTask, ...]:
         """The related tasks, each aligned to this run's space, objectives and outputs."""
-        related = [] if warm_start is None else [warm_start] if isinstance(warm_start, RelatedTask) \
-            else list(warm_start)
+        related = related_tasks(warm_start)
         distinct_labels(related)
         names = [o.name for o in self.objectives]
         return tuple(align_to_space(t, self.space, names, self._constrained(), self.related_outputs)
@@ -289,8 +296,14 @@ class Tuner:
 
     # --- ask ----------------------------------------------------------------------------------
     def enqueue(self, config: Mapping[str, Any], reason: str = "enqueued by the user") -> None:
-        """Run ``config`` next (before any proposal), e.g. a configuration an expert suggests."""
-        self._queue.append(_Plan(Proposal(dict(config), ENQUEUED, reason)))
+        """Run ``config`` next (before any proposal), e.g. a configuration an expert suggests.
+        It is checked here, naming the parameter at fault, rather than at the :meth:`ask` that
+        would have dropped it; a name the space does not have is refused, not ignored (a typo)."""
+        unknown = sorted(set(config) - set(self.space.names), key=str)
+        if unknown:
+            raise ConfigError("enqueue", str(unknown[0]), unknown_key(str(unknown[0]), self.space.names))
+        checked = self.space.validate(config, source="enqueue")
+        self._queue.append(_Plan(Proposal(checked, ENQUEUED, reason)))
 
     def ask(self, position: int | None = None) -> Trial:
         """The next configuration to run, recorded in the store as ``running``. ``position``, the
@@ -478,7 +491,7 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
         store.fail_trial(trial.id, _reason(result))
         return store.trial(trial.id)
     if not isinstance(result, TrialRecord):
-        result = TrialRecord(trial.name, dict(trial.config), {k: float(v) for k, v in result.items()})
+        result = TrialRecord(trial.name, dict(trial.config), _told_values(trial, result))
     metrics, values = dict(result.metrics), dict(result.objectives)
     for o in objectives:  # the run's objectives decide (run_role): a logged metric can be tuned as is
         if o.name not in values and o.name in metrics:
@@ -490,11 +503,33 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
     if unlogged and (values or metrics) and not any(store.counts()[s] for s in MEASURED):
         store.fail_trial(trial.id, not_logged_error(unlogged[0], [*values, *metrics]))
     elif missing:
-        store.fail_trial(trial.id, f"objective {missing[0]!r} missing from the trial's output "
-                         f"(it gave objectives {sorted(values)})")
+        store.fail_trial(trial.id, _missing_objective(missing[0], values))
     else:
         store.finish_trial(trial.id, TrialRecord(trial.name, params, metrics, values), stopped=stopped)
     return store.trial(trial.id)
+
+
+def _told_values(trial: StoredTrial, result: Any) -> dict[str, float]:
+    """A told ``{name: value}`` dict as numbers (None: no value). A value that is not one is
+    refused naming it, before anything is stored: the trial stays running, to be told again."""
+    where = f"tell({trial.name})"
+    if not isinstance(result, Mapping):
+        raise ConfigError(where, "result", "expected a TrialRecord, a {name: value} dict or a failure, "
+                          f"got {type(result).__name__}")
+    values: dict[str, float] = {}
+    for name, value in result.items():
+        try:
+            values[str(name)] = float("nan" if value is None else value)
+        except (TypeError, ValueError):
+            raise ConfigError(where, str(name), f"expected a number, got {value!r}") from None
+    return values
+
+
+def _missing_objective(name: str, values: Mapping[str, float]) -> str:
+    """Why a trial without a finite value of objective ``name`` failed: not given, or not finite."""
+    if name in values:
+        return f"objective {name!r} is {values[name]}, not a finite number"
+    return f"objective {name!r} missing from the trial's output (it gave objectives {sorted(values)})"
 
 
 def _reason(failure: BaseException | str) -> str:

@@ -520,13 +520,18 @@ def test_a_run_that_cannot_start_leaves_no_store_and_no_lock_held(tmp_path: Path
         assert run.tuner.n_trials() == 0
 
 
-def test_a_loop_that_fails_before_its_first_trial_leaves_no_store(tmp_path: Path) -> None:
-    """The store is made before the loop: a loop that failed before storing a trial (here an
-    enqueued configuration the space refuses) left it empty, refusing the next fresh start."""
+def _refuse_to_ask(*args: object, **kwargs: object) -> None:
+    raise ConfigError("proposal", "x5", "expected a number in [0.0, 1.0], got 2.0")
+
+
+def test_a_loop_that_fails_before_its_first_trial_leaves_no_store(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store is made before the loop: a loop that failed before storing a trial (here a
+    proposal the space refuses) left it empty, refusing the next fresh start."""
     store = tmp_path / "run.db"
     request = TuneRequest(_yaml(tmp_path), budget=2, store=store)
     with open_run(request) as run:
-        run.tuner.enqueue({**run.tuner.space.default(), "x5": 2.0})  # outside [0, 1]
+        monkeypatch.setattr(run.tuner, "ask", _refuse_to_ask)
         with pytest.raises(ConfigError, match=r"x5: expected a number in \[0.0, 1.0\], got 2.0"):
             run.loop()
         assert not store.exists()
@@ -534,7 +539,7 @@ def test_a_loop_that_fails_before_its_first_trial_leaves_no_store(tmp_path: Path
         run.loop()
         assert [t.name for t in run.tuner.store.trials()] == ["t0000", "t0001"]
     with open_run(TuneRequest(_yaml(tmp_path), budget=3, store=store, resume=True)) as run:
-        run.tuner.enqueue({**run.tuner.space.default(), "x5": 2.0})
+        monkeypatch.setattr(run.tuner, "ask", _refuse_to_ask)
         with pytest.raises(ConfigError):
             run.loop()
     with Store(store) as kept:  # a run with trials keeps every one

@@ -98,6 +98,20 @@ def test_unknown_learner_is_a_clear_error():
         learn(system.sample_table(10), learner="nope")
 
 
+def test_a_misspelt_learner_option_is_refused_naming_the_closest_before_any_work(monkeypatch):
+    """``learn(table, max_dept=2)`` was Python's "tiered_pc() got an unexpected keyword argument",
+    raised only after the relations were searched."""
+    import boanon.learners as learners
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("searched before checking the options")
+
+    monkeypatch.setattr(learners, "find_relations", no_search)
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=0, n_duplicates=0, seed=0)
+    with pytest.raises(ValueError, match=r"learner 'tiered-pc' has no option 'max_dept' \(did you mean"):
+        learn(system.sample_table(10), max_dept=2)
+
+
 def test_tier_only_ordering_orients_colliders_and_still_recovers_the_graph():
     system = SyntheticSystem(n_params=8, n_groups=2, chain_length=3, n_distractors=12, n_duplicates=2,
                              noise=0.3, nonlinear=True, seed=1)

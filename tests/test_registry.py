@@ -75,3 +75,18 @@ def test_learners_are_registered_like_runners_and_a_second_one_under_a_name_is_r
     with pytest.raises(ValueError, match="unknown learner 'nope'; available: .*tiered-pc"):
         get_learner("nope")
     assert LEARNERS.group == "boanon.learners"
+
+
+def test_an_unknown_name_names_the_closest_registered_one() -> None:
+    with pytest.raises(ValueError, match=r"unknown runner 'calable' \(did you mean 'callable'\?\);"):
+        make_runner("calable")
+    from boanon.acquisition.proposers import make_proposer
+    with pytest.raises(ValueError, match=r"unknown strategy 'structurd' \(did you mean 'structured'\?\)"):
+        make_proposer("structurd")
+
+
+def test_a_runner_missing_a_required_option_names_it_and_the_misspelling() -> None:
+    with pytest.raises(ValueError, match=r"'callable' needs the option 'function' \(given as 'functon'"):
+        make_runner("callable", functon=print)
+    with pytest.raises(ValueError, match=r"runner 'command' needs the option 'command'; given: none"):
+        make_runner("command")

@@ -34,7 +34,7 @@ from boanon.multiobjective import OutputConstraint, Scalarization
 from boanon.multitask import target_trials
 from boanon.objectives import Objective, parse_objectives
 from boanon.results import RANDOM
-from boanon.space import Space
+from boanon.space import Space, require_space
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.ties import stable_order
 
@@ -92,6 +92,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     registered acquisition (:data:`boanon.acquisition.base.ACQUISITIONS`); by default the
     problem's own (:func:`boanon.acquisition.build.choose_acquisition`).
     """
+    space = require_space(space, "propose")
     chooser = make_proposer(proposer)
     objectives = parse_objectives(objectives)
     rng = np.random.default_rng(rng)  # a generator passes through; a seed makes one

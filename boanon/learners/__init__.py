@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from boanon.annotations import Knowledge
+from boanon.errors import check_options
 from boanon.graph import CausalGraph
 from boanon.learners import causallearn_learners, pgmpy_learners, tiered_pc  # noqa: F401  (registration)
 from boanon.learners.base import LEARNERS, LearnerInfo, PartialGraph, get_learner, register_learner
@@ -85,6 +86,7 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     start = perf_counter()
     knowledge = knowledge or Knowledge()
     info = get_learner(learner)
+    check_options(info.fn, options, f"learner {learner!r}", skip=2)  # before the minutes of work
     roles = {split_column(c)[1]: split_column(c)[0] for r in ROLES for c in columns_of(table, r)}
     knowledge.validate(roles)
     found = find_relations(table, skip=knowledge.node_models, known=knowledge.required_edges(),

@@ -13,10 +13,18 @@ from boanon.multitask.tasks import (
     with_task,
     with_task_node,
 )
-from boanon.multitask.warmstart import RelatedTask, TaskColumn, align_to_space, distinct_labels, load_related
+from boanon.multitask.warmstart import (
+    RelatedTask,
+    TaskColumn,
+    WarmStart,
+    align_to_space,
+    distinct_labels,
+    load_related,
+    related_tasks,
+)
 
 __all__ = [
     "ICMGP", "TARGET", "TASK", "TASK_COLUMN", "MultiTaskGPSurrogate", "RelatedTask", "TaskColumn",
-    "align_to_space", "combine_tasks", "distinct_labels", "joint_candidate", "load_related", "target_trials",
-    "task_labels", "task_of", "with_task", "with_task_node",
+    "WarmStart", "align_to_space", "combine_tasks", "distinct_labels", "joint_candidate", "load_related",
+    "related_tasks", "target_trials", "task_labels", "task_of", "with_task", "with_task_node",
 ]

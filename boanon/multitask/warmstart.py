@@ -90,6 +90,18 @@ def load_related(source: str | Path, label: str | None = None) -> RelatedTask:
     return RelatedTask(label or path.stem, str(path), table, graph, unread)
 
 
+WarmStart = str | Path | RelatedTask | Sequence[str | Path | RelatedTask] | None
+"""What a warm start may be given as: one related task or several, as tasks or as paths."""
+
+
+def related_tasks(warm_start: WarmStart) -> list[RelatedTask]:
+    """The related tasks ``warm_start`` names: one or several, each a :class:`RelatedTask` or a
+    path for :func:`load_related`. A lone path is one task, not a sequence of characters."""
+    sources = [] if warm_start is None else [warm_start] \
+        if isinstance(warm_start, (str, Path, RelatedTask)) else list(warm_start)
+    return [s if isinstance(s, RelatedTask) else load_related(s) for s in sources]
+
+
 def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = (),
                    keep: Sequence[str] = (), related_outputs: Sequence[str] = ()) -> RelatedTask:
     """Keep the related trials the new search space can describe.

@@ -8,15 +8,13 @@ Runners are registered by name in a :class:`~boanon.registry.Registry`, like ada
 
 from __future__ import annotations
 
-import inspect
 import signal
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from boanon.errors import did_you_mean
+from boanon.errors import check_options, check_required
 from boanon.registry import Registry
 from boanon.table import Value
 
@@ -72,25 +70,5 @@ def make_runner(name: str, **options: Any) -> Runner:
     """Instantiate the runner called ``name`` with its options (a misspelt one is refused naming it)."""
     runner = RUNNERS.get(name)
     check_options(runner, options, f"runner {name!r}")
+    check_required(runner, options, f"runner {name!r}")
     return runner(**options)
-
-
-_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-
-
-def check_options(function: Any, options: Mapping[str, Any], label: str, skip: int = 0) -> None:
-    """Refuse an option ``function`` has no parameter for (after its first ``skip`` ones), naming
-    it and the closest name, before any trial: Python's own error ("__init__() got an unexpected
-    keyword argument 'netwrok'") came from every trial's runner, or from its constructor, without
-    a suggestion. A function taking ``**kwargs`` takes anything."""
-    try:
-        params = list(inspect.signature(function).parameters.values())[skip:]
-    except (TypeError, ValueError):  # no signature to read (a builtin): its call will say
-        return
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return
-    names = [p.name for p in params if p.kind in _NAMED]
-    for key in options:
-        if key not in names:
-            raise ValueError(f"{label} has no option {key!r}{did_you_mean(key, names)}; its options: "
-                             f"{', '.join(names) or 'none'}")

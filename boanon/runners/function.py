@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from boanon.adapters.table import RESULT_FILE
-from boanon.runners.base import Runner, TrialFailed, check_options, register_runner
+from boanon.errors import check_options
+from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value, measurement_problem
 
 TRACEBACK_FILE = "traceback.txt"

@@ -1,0 +1,79 @@
+"""What a library user hands the Tuner: one objective or a path where a list is expected, values
+that are not numbers, configurations of their own. Each is taken as meant or refused naming it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from boanon.errors import ConfigError
+from boanon.objectives import Objective, parse_objectives
+from boanon.synthetic import SyntheticSystem
+from boanon.tuner import Tuner
+
+SYSTEM = SyntheticSystem(n_params=4, n_groups=2, seed=0)
+
+
+def _ran(path: Path, n: int = 3) -> Path:
+    """A store of ``n`` finished random trials."""
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=n, store=path)
+    for _ in range(n):
+        trial = tuner.ask()
+        tuner.tell(trial.id, SYSTEM.evaluate(trial.config))
+    tuner.store.close()
+    return path
+
+
+def test_a_lone_objective_is_one_objective_not_one_per_letter() -> None:
+    assert parse_objectives("cost") == [Objective("cost")]
+    assert parse_objectives({"name": "ops", "direction": "max"}) == [Objective("ops", "maximize")]
+    assert Tuner(SYSTEM.space, "cost", strategy="random").objectives == [Objective("cost")]
+
+
+def test_warm_start_takes_a_path_as_the_optuna_sampler_does(tmp_path: Path) -> None:
+    store = _ran(tmp_path / "a.db")
+    for warm_start in (store, str(store), [str(store)]):
+        tuner = Tuner(SYSTEM.space, ["cost"], strategy="random", warm_start=warm_start)
+        assert [len(t.table) for t in tuner.related] == [3]
+
+
+def test_a_told_value_that_is_not_a_number_is_refused_naming_it_and_the_trial_stays_running() -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    trial = tuner.ask()
+    with pytest.raises(ConfigError, match=r"tell\(t0000\): queue: expected a number, got 'high'"):
+        tuner.tell(trial.id, {"cost": 1.0, "queue": "high"})
+    with pytest.raises(ConfigError, match=r"tell\(t0000\): result: expected a TrialRecord.*got list"):
+        tuner.tell(trial.id, [1.0])  # type: ignore[arg-type]
+    assert tuner.store.trial(trial.id).status == "running"
+    assert tuner.tell(trial.id, {"cost": 1.0, "queue": None}).status == "done"
+
+
+def test_a_non_finite_objective_fails_the_trial_saying_so_not_that_it_is_missing() -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    for value in (float("nan"), float("inf")):
+        stored = tuner.tell(tuner.ask().id, {"cost": value})
+        assert stored.status == "failed"
+        assert stored.error == f"objective 'cost' is {value}, not a finite number"
+
+
+def test_an_enqueued_configuration_is_checked_when_enqueued_and_a_misspelt_name_refused() -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    default = SYSTEM.space.default()
+    with pytest.raises(ConfigError, match=r"enqueue: x0: expected a number in \[0.0, 1.0\], got 5"):
+        tuner.enqueue({**default, "x0": 5})
+    with pytest.raises(ConfigError, match=r"enqueue: x01: unknown key \(did you mean 'x[01]'\?\)"):
+        tuner.enqueue({**default, "x01": 0.5})
+    tuner.enqueue({**default, "x1": 0.25})
+    trial = tuner.ask()
+    assert trial.config["x1"] == 0.25 and trial.surrogate == "user"
+
+
+def test_a_space_given_as_a_mapping_is_refused_pointing_at_from_dict() -> None:
+    from boanon.acquisition import propose
+    from boanon.targets.rocksdb import default_space
+
+    with pytest.raises(ConfigError, match=r"Tuner: space: expected a Space, got dict: Space.from_dict"):
+        Tuner(default_space(), ["cost"])
+    with pytest.raises(ConfigError, match=r"propose: space: expected a Space, got dict"):
+        propose(default_space(), SYSTEM.sample_table(3), ["cost"])
