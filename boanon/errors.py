@@ -83,6 +83,7 @@ def check_required(function: Any, options: Mapping[str, Any], label: str) -> Non
             shown = f" (given as {hint[0]!r}?)" if hint else f"; given: {', '.join(given) or 'none'}"
             raise ValueError(f"{label} needs the option {p.name!r}{shown}")
 
+
 class LogParseError(ValueError):
     """A log file could not be read: names the file and, where known, the line."""
 
