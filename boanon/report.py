@@ -71,12 +71,13 @@ class RunView:
                                [c.name for c in self.constraints])
 
     def trial(self, name_or_id: str | int) -> StoredTrial:
-        """A trial by name (``t0007``) or id. None such is a ValueError saying which trials there
-        are, not naming the store: every command that looks one up names it already (a KeyError's
-        message would print as its repr, quoted)."""
+        """A trial by name (``t0007``) or id (``7``, ``0007``). None such is a ValueError saying
+        which trials there are, not naming the store: every command that looks one up names it
+        already (a KeyError's message would print as its repr, quoted)."""
+        wanted = str(name_or_id).strip()
         for t in self.trials:
-            if str(name_or_id) in (t.name, str(t.id)):
-                return t
+            if wanted in (t.name, str(t.id)) or wanted.isdigit() and int(wanted) == t.id:
+                return t  # 0012, as the name t0012 writes the id, is trial 12
         known = f"{self.trials[0].name} to {self.trials[-1].name}" if self.trials else "none yet"
         raise ValueError(f"no trial {name_or_id!r} (the run's trials: {known})")
 

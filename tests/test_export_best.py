@@ -221,3 +221,12 @@ def test_the_warning_says_when_the_default_breaks_an_output_constraint():
     assert worse_than_default(best, default, [Objective("cost")]) == [said]
     assert worse_than_default(best, default, [Objective("cost")], [OutputConstraint("load", max=1.5)]) == [
         said + "; the default breaks an output constraint"]  # it read as if the default were an option
+
+
+def test_a_trial_named_by_its_id_with_leading_zeros_is_that_trial(tmp_path, synthetic_run):
+    # t0001's number written as its name writes it ("0001") was "no trial" though "1" and "t0001" were found
+    store = synthetic_run(tmp_path, budget=2)
+    outputs = [CliRunner().invoke(main, ["export", str(store), "--trial", name, "-o", "-"]) for name in
+               ("t0001", "1", "0001")]
+    assert all(r.exit_code == 0 for r in outputs), [r.output for r in outputs]
+    assert outputs[0].output == outputs[1].output == outputs[2].output
