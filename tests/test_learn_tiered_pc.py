@@ -129,3 +129,13 @@ def test_tiered_pc_is_deterministic_whatever_the_seed():
     table = system.sample_table(40, seed=5)
     graphs = [learn(table, seed=s, relations=False).graph for s in (0, 1)]
     assert graphs[0].to_dict()["edges"] == graphs[1].to_dict()["edges"]
+
+
+@pytest.mark.parametrize("option", [{"bootstrap": -1}, {"max_parents": 0}, {"max_metrics": 0},
+                                    {"max_parents": 2.5}, {"bootstrap": True}])
+def test_a_count_out_of_its_range_is_refused_naming_it(option):
+    # bootstrap=-1 gave every edge stability -0.0, max_parents=0 a graph whose fallback edges undid the cap
+    table = SyntheticSystem(n_params=4, n_groups=2, seed=0).sample_table(12, seed=0)
+    name = next(iter(option))
+    with pytest.raises(ValueError, match=f"{name} must be an integer"):
+        learn(table, **option)

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 from time import perf_counter
 from typing import Any
 
@@ -83,6 +84,7 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     """
     if predictive not in PREDICTIVE_MODES:
         raise ValueError(f"predictive must be one of {PREDICTIVE_MODES}, got {predictive!r}")
+    _check_counts(max_parents=max_parents, max_metrics=max_metrics, bootstrap=bootstrap)
     start = perf_counter()
     knowledge = knowledge or Knowledge()
     info = get_learner(learner)
@@ -136,6 +138,17 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
                       "params_linked": report["params_linked"], "relations": report["relations"],
                       "timings": report["timings"]}
     return LearnResult(graph, report)
+
+
+def _check_counts(*, max_parents: int | None, max_metrics: int | None, bootstrap: int) -> None:
+    """The command line's bounds on the counts, for the API too: ``bootstrap=-1`` gave every edge a
+    stability of -0.0, and a cap of 0 parents was undone by the fallback edges, both unsaid."""
+    for name, value, low in (("max_parents", max_parents, 1), ("max_metrics", max_metrics, 1),
+                             ("bootstrap", bootstrap, 0)):
+        if value is None and name != "bootstrap":
+            continue
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
 def _learn_graph(table: pd.DataFrame, knowledge: Knowledge, found: list[Relation], *, info: LearnerInfo,
