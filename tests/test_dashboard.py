@@ -603,7 +603,6 @@ def test_finished_trials_that_all_break_a_constraint_are_not_called_none(tmp_pat
     yet" beside a header counting them done; it says none meets the output constraints."""
     from selenium.webdriver.common.by import By
 
-    from boanon.dashboard.app import Dashboard, RunView
     from boanon.multiobjective import OutputConstraint
     from boanon.runners.function import CallableRunner
     from boanon.synthetic import SyntheticSystem
@@ -613,12 +612,9 @@ def test_finished_trials_that_all_break_a_constraint_are_not_called_none(tmp_pat
     tuner = Tuner(system.space, ["cost"], strategy="random", n_init=3, seed=0, store=tmp_path / "inf.db",
                   output_constraints=[OutputConstraint("cost", max=-1e9)])
     tuner.optimize(CallableRunner(system.evaluate), 3, trials_dir=tmp_path / "inf.trials")
-    server = Dashboard(RunView(tmp_path / "inf.db", poll_s=0.5, min_model_interval_s=0.0), port=0)
-    url = server.start()
-    try:
+    tuner.store.close()
+    with serving(tmp_path / "inf.db") as url:
         browser.get(url)
         wait_for(browser, lambda b: len(rows(b)) == 3, what="the trials table never showed the 3 trials")
         caption = browser.find_element(By.ID, "best-caption").text
         assert caption == "none of the 3 finished trials meets the output constraints yet", caption
-    finally:
-        server.stop()
