@@ -34,7 +34,7 @@ from typing import Any
 
 import networkx as nx
 
-from boanon.errors import ConfigError, did_you_mean, unknown_key
+from boanon.errors import ConfigError, did_you_mean, refuse_unknown_keys
 from boanon.graph import CausalGraph, Edge
 from boanon.nodespec import NodeSpec
 from boanon.yamlfile import load_yaml
@@ -162,10 +162,7 @@ class Knowledge:
         data = data or {}
         if not isinstance(data, Mapping):
             raise ConfigError(source, "<top>", f"expected a mapping, got {type(data).__name__}")
-        unknown = set(data) - _YAML_KEYS
-        if unknown:
-            first = str(sorted(unknown, key=str)[0])
-            raise ConfigError(source, first, unknown_key(first, _YAML_KEYS))
+        refuse_unknown_keys(data, _YAML_KEYS, source)
         k = cls(source=source)
         for i, item in enumerate(_as_list(source, "require", data.get("require"))):
             k.require(*_parse_edge(source, f"require[{i}]", item))

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from boanon.errors import ConfigError, MissingFile, unknown_key
+from boanon.errors import ConfigError, MissingFile, refuse_unknown_keys
 from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Categorical, Space
@@ -140,10 +140,7 @@ def load_config(path: str | Path) -> TuneConfig:
 
 def parse_config(data: Mapping[str, Any], source: str = "config") -> TuneConfig:
     """Validate an already-parsed tuning mapping (see the module docstring)."""
-    unknown = set(data) - KEYS
-    if unknown:
-        first = str(sorted(unknown, key=str)[0])
-        raise ConfigError(source, first, unknown_key(first, KEYS))
+    refuse_unknown_keys(data, KEYS, source)
     for key in ("space", "objectives", "runner"):
         if key not in data:
             raise ConfigError(source, key, "missing (required)")

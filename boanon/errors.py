@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,17 @@ def unknown_key(key: str, known: Iterable[str]) -> str:
     mapping may not hold, with the fix for a typo first (``budgte``, ``forbidd``, ``residul``)."""
     known = sorted(known)
     return f"unknown key{did_you_mean(key, known)}; expected one of {known}"
+
+
+def refuse_unknown_keys(keys: Iterable[object], known: Collection[str], source: str | Path,
+                        where: str = "") -> None:
+    """Raise :class:`ConfigError` for the first of ``keys`` (sorted as text: a YAML key may be a
+    number) that is not ``known``, naming it as the field (under ``where``) with
+    :func:`unknown_key`'s text."""
+    unknown = sorted((k for k in keys if k not in known), key=str)
+    if unknown:
+        first = str(unknown[0])
+        raise ConfigError(source, f"{where}.{first}" if where else first, unknown_key(first, known))
 
 
 def unknown_keys(extra: Iterable[object], known: Iterable[str]) -> str:

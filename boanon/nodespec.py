@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from boanon.errors import ConfigError, unknown_key
+from boanon.errors import ConfigError, refuse_unknown_keys
 from boanon.expressions import Expression
 from boanon.registry import Registry
 
@@ -151,10 +151,7 @@ class NodeSpec:
         node_kind = named[0]
         kind = node_kind.kind
         allowed = {kind, "kind", *node_kind.annotation}
-        extra = set(spec) - allowed
-        if extra:
-            first = str(sorted(extra, key=str)[0])
-            raise ConfigError(source, f"{where}.{first}", unknown_key(first, allowed))
+        refuse_unknown_keys(spec, allowed, source, where)
         if spec.get("kind", kind) != kind:
             raise ConfigError(source, f"{where}.kind", f"{spec['kind']!r} contradicts the {kind!r} given")
         try:

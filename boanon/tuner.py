@@ -30,7 +30,7 @@ import pandas as pd
 
 from boanon.acquisition.propose import Proposal, propose
 from boanon.acquisition.proposers import Proposer, make_proposer
-from boanon.errors import ConfigError, LogParseError, StoreError, unknown_key
+from boanon.errors import ConfigError, LogParseError, StoreError, refuse_unknown_keys
 from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
 from boanon.interrupts import held_interrupts
@@ -299,9 +299,7 @@ class Tuner:
         """Run ``config`` next (before any proposal), e.g. a configuration an expert suggests.
         It is checked here, naming the parameter at fault, rather than at the :meth:`ask` that
         would have dropped it; a name the space does not have is refused, not ignored (a typo)."""
-        unknown = sorted(set(config) - set(self.space.names), key=str)
-        if unknown:
-            raise ConfigError("enqueue", str(unknown[0]), unknown_key(str(unknown[0]), self.space.names))
+        refuse_unknown_keys(config, set(self.space.names), "enqueue")
         checked = self.space.validate(config, source="enqueue")
         self._queue.append(_Plan(Proposal(checked, ENQUEUED, reason)))
 
