@@ -14,9 +14,11 @@ import pytest
 from benchmarks import bo_peers
 from benchmarks.function_networks import (
     ACKLEY_OPTIMUM,
+    ACKMAT_OPTIMUM,
     DROPWAVE_OPTIMUM,
     EPIDEMIC_BETA,
     EPIDEMIC_GAMMA,
+    HELD_OUT,
     NETWORKS,
 )
 from benchmarks.pipeline import NODES, STAGES
@@ -78,6 +80,19 @@ def test_shifted_optima_and_calibration_truth_reach_the_known_optimum():
     alpine = NETWORKS["fn-alpine2"]()
     peak = alpine.record("t", {p: 0.7917055 for p in alpine.params}).objectives["alpine_6"]
     assert peak == pytest.approx(alpine.optimum, rel=1e-6)
+
+
+def test_held_out_networks_reach_their_stated_optimum_and_nothing_beats_it():
+    ackmat = NETWORKS["fn-ackmat"]()
+    at = dict(zip(ackmat.params, map(float, ACKMAT_OPTIMUM), strict=True))
+    assert ackmat.record("t", at).objectives["matyas"] == pytest.approx(0.0, abs=1e-12)
+    rng = np.random.default_rng(3)
+    for name in HELD_OUT:
+        network = NETWORKS[name]()
+        values = [network.record("t", c).objectives[network.objective]
+                  for c in network.space().sample(2000, rng, sobol=False)]
+        assert max(values) <= network.optimum + 1e-9  # maximised, the optimum is an upper bound
+        assert max(values) > network.optimum - 0.2 * (network.optimum - float(np.median(values)))
 
 
 def test_pipeline_space_has_every_type_and_logs_stage_and_node_times():
