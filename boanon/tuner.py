@@ -52,7 +52,7 @@ from boanon.store import MEASURED, PROPOSING, RUNNING_TRIALS, Status, Store, Sto
 from boanon.store import trials_dir as store_trials_dir
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.study import Study
-from boanon.table import TrialRecord, Value, with_objectives
+from boanon.table import TrialRecord, Value, number_problem, record_problem, with_objectives
 
 DESIGN_SHARE = 3
 """At most one evaluation in this many of a known budget goes to the initial design."""
@@ -496,37 +496,38 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
             values[o.name] = metrics.pop(o.name)
     params = {**result.params, **trial.config}
     space.validate({n: params[n] for n in space.names}, source=f"trial {trial.name}")
-    missing = [o.name for o in objectives if not np.isfinite(values.get(o.name, np.nan))]
-    unlogged = [name for name in missing if name not in values and name not in metrics]
-    if unlogged and (values or metrics) and not any(store.counts()[s] for s in MEASURED):
+    problem = record_problem(TrialRecord(trial.name, {}, metrics, values))  # as a log's would
+    missing = [o.name for o in objectives if o.name not in values]
+    unlogged = [name for name in missing if name not in metrics]
+    if problem:
+        store.fail_trial(trial.id, problem)
+    elif unlogged and (values or metrics) and not any(store.counts()[s] for s in MEASURED):
         store.fail_trial(trial.id, not_logged_error(unlogged[0], [*values, *metrics]))
     elif missing:
         store.fail_trial(trial.id, _missing_objective(missing[0], values))
     else:
-        store.finish_trial(trial.id, TrialRecord(trial.name, params, metrics, values), stopped=stopped)
+        numbers = [{k: float(v) for k, v in d.items()} for d in (metrics, values)]
+        store.finish_trial(trial.id, TrialRecord(trial.name, params, *numbers), stopped=stopped)
     return store.trial(trial.id)
 
 
-def _told_values(trial: StoredTrial, result: Any) -> dict[str, float]:
-    """A told ``{name: value}`` dict as numbers (None: no value). A value that is not one is
-    refused naming it, before anything is stored: the trial stays running, to be told again."""
+def _told_values(trial: StoredTrial, result: Any) -> dict[str, Any]:
+    """A told ``{name: value}`` dict, None (no value) left out as a null in a log is. A value
+    that is no number (:func:`~boanon.table.number_problem`: text, a boolean) is refused naming
+    it, before anything is stored: the trial stays running, to be told again. A NaN or infinite
+    number is a measurement gone wrong, which fails the trial in :func:`store_result`."""
     where = f"tell({trial.name})"
     if not isinstance(result, Mapping):
         raise ConfigError(where, "result", "expected a TrialRecord, a {name: value} dict or a failure, "
                           f"got {type(result).__name__}")
-    values: dict[str, float] = {}
     for name, value in result.items():
-        try:
-            values[str(name)] = float("nan" if value is None else value)
-        except (TypeError, ValueError):
-            raise ConfigError(where, str(name), f"expected a number, got {value!r}") from None
-    return values
+        if value is not None and number_problem(value):
+            raise ConfigError(where, str(name), f"expected a number, got {value!r}")
+    return {str(name): value for name, value in result.items() if value is not None}
 
 
 def _missing_objective(name: str, values: Mapping[str, float]) -> str:
-    """Why a trial without a finite value of objective ``name`` failed: not given, or not finite."""
-    if name in values:
-        return f"objective {name!r} is {values[name]}, not a finite number"
+    """Why a trial without a value of objective ``name`` failed."""
     return f"objective {name!r} missing from the trial's output (it gave objectives {sorted(values)})"
 
 
