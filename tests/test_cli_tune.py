@@ -460,7 +460,7 @@ def test_an_infinite_bound_is_refused_before_any_trial(tmp_path: Path) -> None:
     store = tmp_path / "run.db"
     result = CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(store)])
     assert result.exit_code == 1, result.output
-    assert f"{config}: space.x3: high (inf) must be a finite number" in result.output
+    assert f"{config}: space.x3.high: expected a finite number, got inf" in result.output
     assert not store.exists()
 
 

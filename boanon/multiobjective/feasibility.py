@@ -8,9 +8,7 @@ measured and within bounds; candidates are judged from a model's samples by
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from boanon.errors import ConfigError, unknown_keys
+from boanon.space import config_number
 from boanon.table import column
 
 
@@ -75,22 +74,12 @@ def _bound(spec: Mapping[str, Any], key: str, source: str, field_name: str) -> f
 
 
 def finite_number(value: Any, source: str, field_name: str) -> float:
-    """``value`` if it is a finite real number, as the space's bounds are read: ``true`` is no
-    1.0, NaN no bound, and a value that is not a number is named, not a bare "could not
-    convert" (text that reads as a number, from JSON built in Python, is one)."""
-    original = value
-    if isinstance(value, str):
-        with suppress(ValueError):
-            value = float(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(source, field_name, f"expected a number, got {original!r}")
+    """``value`` as :func:`~boanon.space.config_number` reads the space's bounds, or a
+    ConfigError naming ``source`` and ``field_name``."""
     try:
-        number = float(value)
-    except OverflowError:  # an integer beyond a float's range
-        number = math.inf
-    if not math.isfinite(number):
-        raise ConfigError(source, field_name, f"expected a finite number, got {original!r}")
-    return number
+        return config_number(value)
+    except ValueError as exc:
+        raise ConfigError(source, field_name, str(exc)) from None
 
 
 def parse_output_constraints(specs: Iterable[Mapping[str, Any] | OutputConstraint] | None,
