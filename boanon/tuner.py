@@ -98,6 +98,18 @@ class Trial:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class LearnFailure:
+    """A failed attempt to learn the structure: from how many trials, and the learner's error
+    (``"ConfigError: ..."``), for whoever reports it (the CLI warns once per error)."""
+
+    trials: int
+    error: str
+
+    def __str__(self) -> str:
+        return f"learning from {self.trials} trials failed: {self.error}"
+
+
 @dataclass
 class _Plan:
     """What to run next, with the graph it came from and the interrupted trial it repeats."""
@@ -160,6 +172,7 @@ class Tuner:
         self.graph: CausalGraph | None = self._starting_graph(graph)
         self._graph_id = self.store.add_graph(self.graph) if self.graph is not None else None
         self.learn_note = ""  # why the structure is not (or no longer) learned
+        self.learn_failure: LearnFailure | None = None  # the last attempt's, if it failed
         self._design = self._initial_design()
         self._running: dict[int, StoredTrial] = {}
         self._queue: deque[_Plan] = deque()  # configurations to run before any proposal
@@ -394,15 +407,17 @@ class Tuner:
         try:
             result = learn(table, self.knowledge, seed=self.seed, **self.learn_options)
         except LEARN_FAILURES as exc:  # trials that give no graph must not stop the run: keep the last
-            self.learn_note = f"learning from {n} trials failed: {type(exc).__name__}: {exc}"
+            self.adopt_graph(None, n, LearnFailure(n, f"{type(exc).__name__}: {exc}"))
             return
         self.adopt_graph(result.graph, n)
 
-    def adopt_graph(self, graph: CausalGraph | None, learned_at: int, note: str = "") -> None:
+    def adopt_graph(self, graph: CausalGraph | None, learned_at: int,
+                    failure: LearnFailure | None = None) -> None:
         """Use ``graph``, learned from the first ``learned_at`` rows of the table, as if this tuner
-        had learned it (``None``: that attempt failed, for ``note``'s reason); the next re-learn
-        is due :func:`relearn_period` trials later."""
-        self.learn_attempted_at, self.learn_note = learned_at, note
+        had learned it (``None``: that attempt failed, as ``failure`` says); the next re-learn is
+        due :func:`relearn_period` trials later."""
+        self.learn_attempted_at, self.learn_failure = learned_at, failure
+        self.learn_note = "" if failure is None else str(failure)
         if graph is None:
             return
         self.graph = graph

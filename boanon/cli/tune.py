@@ -26,6 +26,7 @@ from boanon.results import INIT, best_trial, is_feasible
 from boanon.store import MEASURED, RESUME_NOTE, StoredTrial
 from boanon.strategies import strategy_names
 from boanon.table import names_of
+from boanon.tuner import LearnFailure
 from boanon.tuning import TuneRequest, TuningRun, open_run, sigterm_interrupts
 
 
@@ -146,7 +147,7 @@ def _loop(run: TuningRun) -> PlannedRun | None:
             line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
                               "" if progress.on_terminal else figures)
             progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
-            warning = structure_warning(tuner.learn_note, said)
+            warning = structure_warning(tuner.learn_failure, said)
             if warning:
                 progress.warn(warning)
 
@@ -276,15 +277,14 @@ def resume_command(store_file: Path) -> str:
     return shlex.join([*args, "--resume"])
 
 
-def structure_warning(note: str, said: set[str]) -> str | None:
-    """The warning for a failed structure learning (``Tuner.learn_note``), once per cause (not
-    per retry): the run goes on with the plain GP, which only each trial's stored reason said
-    (a misspelt node in the annotations left a whole structured run without its graph)."""
-    _, failed, cause = note.partition(" failed: ")
-    if not note.startswith("learning from") or not failed or cause in said:
+def structure_warning(failure: LearnFailure | None, said: set[str]) -> str | None:
+    """The warning for a failed structure learning (``Tuner.learn_failure``), once per error
+    (not per retry): the run goes on with the plain GP, which only each trial's stored reason
+    said (a misspelt node in the annotations left a whole structured run without its graph)."""
+    if failure is None or failure.error in said:
         return None
-    said.add(cause)
-    return (f"warning: structure learning failed ({cause}); the plain GP proposes until it "
+    said.add(failure.error)
+    return (f"warning: structure learning failed ({failure.error}); the plain GP proposes until it "
             "succeeds: fix the cause, then resume")
 
 
