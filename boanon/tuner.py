@@ -34,7 +34,7 @@ from boanon.errors import ConfigError, LogParseError, StoreError, refuse_unknown
 from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
 from boanon.interrupts import held_interrupts
-from boanon.multiobjective import OutputConstraint
+from boanon.multiobjective import OutputConstraint, parse_output_constraints
 from boanon.multitask import (
     RelatedTask,
     TaskColumn,
@@ -130,12 +130,13 @@ class Tuner:
     ``knowledge``. ``store`` is a :class:`Store`, a path to one (created or resumed) or None for
     an in-memory run. ``learn_options`` go to :func:`boanon.learners.learn`, ``propose_options``
     to :func:`boanon.acquisition.propose`. ``output_constraints`` bound metrics or objectives
-    (trials breaking them are infeasible); ``warm_start`` holds one related task's trials or
-    several, each a :class:`RelatedTask` or a path that :func:`boanon.multitask.load_related`
-    reads: each is modelled as a task of its own, and the first graph among them is the
-    starting structure. ``related_outputs`` name logged
-    quantities to model jointly with the objectives (the ``multitask`` strategy; a related task
-    may have measured only these). ``budget`` (the evaluations the run will have, when known)
+    (trials breaking them are infeasible; each an :class:`OutputConstraint` or its
+    ``{name, max, min}`` mapping; bounds no value meets are refused); ``warm_start`` holds
+    one related task's trials or several, each a :class:`RelatedTask` or a path that
+    :func:`boanon.multitask.load_related` reads: each is modelled as a task of its own, and the
+    first graph among them is the starting structure. ``related_outputs`` name logged quantities
+    to model jointly with the objectives (the ``multitask`` strategy; a related task may have
+    measured only these). ``budget`` (the evaluations the run will have, when known)
     sizes the default initial design (:func:`default_n_init`; a resumed run keeps the design its
     store recorded) and tells proposals whether the run ends within their early phase
     (:func:`boanon.acquisition.propose`).
@@ -147,7 +148,7 @@ class Tuner:
                  store: Store | str | Path | None = None,
                  learn_options: Mapping[str, Any] | None = None,
                  propose_options: Mapping[str, Any] | None = None,
-                 output_constraints: Sequence[OutputConstraint] = (),
+                 output_constraints: Sequence[OutputConstraint | Mapping[str, Any]] = (),
                  warm_start: WarmStart = None,
                  related_outputs: Sequence[str] = (), budget: int | None = None,
                  proposer: Proposer | None = None):
@@ -158,7 +159,7 @@ class Tuner:
         self.objectives = parse_objectives(objectives)
         self.knowledge = knowledge
         self.seed = int(seed)
-        self.output_constraints = list(output_constraints)
+        self.output_constraints = parse_output_constraints(output_constraints, "Tuner", "output_constraints")
         self.related_outputs = list(related_outputs)
         self.related = self._aligned(warm_start)
         self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)

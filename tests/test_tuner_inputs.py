@@ -106,3 +106,15 @@ def test_a_space_given_as_a_mapping_is_refused_pointing_at_from_dict() -> None:
         Tuner(default_space(), ["cost"])
     with pytest.raises(ConfigError, match=r"propose: space: expected a Space, got dict"):
         propose(default_space(), SYSTEM.sample_table(3), ["cost"])
+
+
+def test_output_bounds_that_contradict_are_refused_when_the_tuner_is_made_naming_both() -> None:
+    from boanon.multiobjective import OutputConstraint
+
+    bounds = [OutputConstraint("g0_m0", min=2.0), OutputConstraint("g0_m0", max=1.0)]
+    with pytest.raises(ConfigError, match=r"^Tuner: output_constraints\[1\]: g0_m0 >= 2.0 \(output_constraints"
+                                          r"\[0\]\) contradicts g0_m0 <= 1.0 \(output_constraints\[1\]\)"):
+        Tuner(SYSTEM.space, ["cost"], strategy="random", output_constraints=bounds)
+    kept = Tuner(SYSTEM.space, ["cost"], strategy="random", output_constraints=[*bounds[:1], {"name": "g0_m0",
+                                                                                              "max": 2.0}])
+    assert kept.output_constraints == [bounds[0], OutputConstraint("g0_m0", max=2.0)]

@@ -84,10 +84,30 @@ def finite_number(value: Any, source: str, field_name: str) -> float:
 
 def parse_output_constraints(specs: Iterable[Mapping[str, Any] | OutputConstraint] | None,
                              source: str = "outputs", field_name: str = "outputs") -> list[OutputConstraint]:
-    """Output constraints from config entries (a missing section means none)."""
-    return [s if isinstance(s, OutputConstraint)
-            else OutputConstraint.from_dict(s, source, f"{field_name}[{i}]")
-            for i, s in enumerate(specs or [])]
+    """Output constraints from config entries or constraints (a missing section means none);
+    bounds that contradict each other are refused (:func:`_refuse_contradictions`)."""
+    constraints = [s if isinstance(s, OutputConstraint)
+                   else OutputConstraint.from_dict(s, source, f"{field_name}[{i}]")
+                   for i, s in enumerate(specs or [])]
+    _refuse_contradictions(constraints, source, field_name)
+    return constraints
+
+
+def _refuse_contradictions(constraints: Sequence[OutputConstraint], source: str, field_name: str) -> None:
+    """Refuse two entries bounding one output so that no value meets both (``a <= 1`` and
+    ``a >= 2``), naming both: no trial could be feasible, which was found only when the first
+    proposal looked for a feasible one, or never. (One entry's own ``min > max`` is refused by
+    :class:`OutputConstraint`.)"""
+    for name in dict.fromkeys(c.name for c in constraints):
+        entries = [(i, c) for i, c in enumerate(constraints) if c.name == name]
+        lows = [(i, c.min) for i, c in entries if c.min is not None]
+        highs = [(i, c.max) for i, c in entries if c.max is not None]
+        if lows and highs:
+            (i, low), (j, high) = max(lows, key=lambda e: e[1]), min(highs, key=lambda e: e[1])
+            if low > high:
+                raise ConfigError(source, f"{field_name}[{max(i, j)}]",
+                                  f"{name} >= {low} ({field_name}[{i}]) contradicts {name} <= {high} "
+                                  f"({field_name}[{j}]): no trial can meet both")
 
 
 def output_values(table: pd.DataFrame, name: str) -> np.ndarray:
