@@ -433,8 +433,11 @@ class Tuner:
 
         ``result`` is the adapter's :class:`TrialRecord`, a flat ``{name: value}`` dict, or the
         failure: an exception or a message (also accepted as ``failure=``). A value named as one
-        of the run's objectives is that objective even where the adapter calls it a metric. A
-        result lacking an objective is stored as a failure saying so. ``stopped``: an early-stopping
+        of the run's objectives is that objective even where the adapter calls it a metric. Values
+        follow :func:`~boanon.table.measurement_problem`, as a log's do: a dict's value that is no
+        number (``True``, ``"3.5"``) is refused, the trial left running; a NaN, an infinity or a
+        value beyond 64 bits fails the trial naming it; None is no value. A result lacking an
+        objective is stored as a failure saying so. ``stopped``: an early-stopping
         rule ended the trial; it is stored as ``stopped`` and its values still feed the model.
         """
         if (result is None) == (failure is None):
