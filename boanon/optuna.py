@@ -53,6 +53,7 @@ from boanon.space import Bool, Categorical, Float, Int, Param, Space
 from boanon.storage_urls import open_storage, sqlite_file
 from boanon.store import connect_read_only, remove_store
 from boanon.strategies import DEFAULT_STRATEGY
+from boanon.table import number_problem
 from boanon.tuner import LearnFailure, Tuner, last_learn_point
 
 METRICS_ATTR = "metrics"
@@ -147,12 +148,10 @@ def logged_metrics(trial: FrozenTrial) -> dict[str, float]:
     items = [*logged.items(), *((k[len(METRIC_PREFIX):], v) for k, v in trial.user_attrs.items()
                                 if k.startswith(METRIC_PREFIX))]
     out: dict[str, float] = {}
-    for name, value in items:
-        try:
-            out[str(name)] = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"trial {trial.number}: metric {name!r} must be a number, "
-                             f"got {value!r}") from None
+    for name, value in items:  # the rule of Tuner.tell, said with the Optuna trial's number
+        if number_problem(value):
+            raise ValueError(f"trial {trial.number}: metric {name!r} must be a number, got {value!r}")
+        out[str(name)] = value  # a NaN or one beyond 64 bits: tell fails the trial naming it
     return out
 
 
