@@ -112,8 +112,9 @@ def test_output_bounds_that_contradict_are_refused_when_the_tuner_is_made_naming
     from boanon.multiobjective import OutputConstraint
 
     bounds = [OutputConstraint("g0_m0", min=2.0), OutputConstraint("g0_m0", max=1.0)]
-    with pytest.raises(ConfigError, match=r"^Tuner: output_constraints\[1\]: g0_m0 >= 2.0 \(output_constraints"
-                                          r"\[0\]\) contradicts g0_m0 <= 1.0 \(output_constraints\[1\]\)"):
+    with pytest.raises(ConfigError, match=r"^Tuner: output_constraints\[1\]: g0_m0 >= 2.0 \("
+                                          r"output_constraints\[0\]\) contradicts g0_m0 <= 1.0 \("
+                                          r"output_constraints\[1\]\)"):
         Tuner(SYSTEM.space, ["cost"], strategy="random", output_constraints=bounds)
     kept = Tuner(SYSTEM.space, ["cost"], strategy="random", output_constraints=[*bounds[:1], {"name": "g0_m0",
                                                                                               "max": 2.0}])
