@@ -272,3 +272,16 @@ def test_a_surrogate_used_before_fit_says_so_naming_the_method(method):
         with pytest.raises(NotFittedError, match=rf"this {type(model).__name__} is not fitted yet: "
                                                  rf"call fit\(table\) before {method}\(\)"):
             getattr(model, method)(*args)
+
+
+def test_a_surrogate_s_own_reports_before_fit_say_so_too():
+    from sklearn.exceptions import NotFittedError
+
+    from boanon.multitask.surrogate import MultiTaskGPSurrogate
+
+    dag, rng = DAGSurrogate(SPACE, CHAIN, COST), np.random.default_rng(0)
+    for call, method in ((dag.structure_record, "structure_record"),
+                         (lambda: dag.node_scores(rng), "node_scores"),
+                         (MultiTaskGPSurrogate(SPACE, COST).output_correlation, "output_correlation")):
+        with pytest.raises(NotFittedError, match=rf"before {method}\(\)"):
+            call()
