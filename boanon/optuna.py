@@ -53,7 +53,8 @@ from boanon.space import Bool, Categorical, Float, Int, Param, Space
 from boanon.storage_urls import open_storage, sqlite_file
 from boanon.store import connect_read_only, remove_store
 from boanon.strategies import DEFAULT_STRATEGY
-from boanon.tuner import Tuner, last_learn_point
+from boanon.table import number_problem
+from boanon.tuner import LearnFailure, Tuner, last_learn_point
 
 METRICS_ATTR = "metrics"
 """The user attribute holding a trial's logged metrics (``{name: number}``)."""
@@ -147,12 +148,10 @@ def logged_metrics(trial: FrozenTrial) -> dict[str, float]:
     items = [*logged.items(), *((k[len(METRIC_PREFIX):], v) for k, v in trial.user_attrs.items()
                                 if k.startswith(METRIC_PREFIX))]
     out: dict[str, float] = {}
-    for name, value in items:
-        try:
-            out[str(name)] = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"trial {trial.number}: metric {name!r} must be a number, "
-                             f"got {value!r}") from None
+    for name, value in items:  # the rule of Tuner.tell, said with the Optuna trial's number
+        if number_problem(value):
+            raise ValueError(f"trial {trial.number}: metric {name!r} must be a number, got {value!r}")
+        out[str(name)] = value  # a NaN or one beyond 64 bits: tell fails the trial naming it
     return out
 
 
@@ -304,7 +303,7 @@ class BoAnonSampler(BaseSampler):
                               "propose_options": propose_options}
         self.independent_sampler = independent_sampler or TrialSeededRandomSampler(self.seed)
         self._search_space = IntersectionSearchSpace(include_pruned=True)
-        self._graphs: dict[str, tuple[Any, str]] = {}  # learned graphs by what they were learned from
+        self._graphs: dict[str, tuple[Any, LearnFailure | None]] = {}  # graphs by what they came from
         self._lock = threading.Lock()
 
     def reseed_rng(self) -> None:
@@ -385,12 +384,12 @@ class BoAnonSampler(BaseSampler):
             cached = self._graphs.get(key)
         if cached is None:
             tuner.learn_graph(table)
-            learned = tuner.graph if tuner.learn_attempted_at == m and not tuner.learn_note else None
+            learned = tuner.graph if tuner.learn_attempted_at == m and tuner.learn_failure is None else None
             with self._lock:
-                self._graphs[key] = (copy.deepcopy(learned), tuner.learn_note)
+                self._graphs[key] = (copy.deepcopy(learned), tuner.learn_failure)
         else:
-            graph, note = cached
-            tuner.adopt_graph(copy.deepcopy(graph), m, note)
+            graph, failure = cached
+            tuner.adopt_graph(copy.deepcopy(graph), m, failure)
 
 
 def default_value(distribution: BaseDistribution) -> Any:

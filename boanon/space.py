@@ -251,26 +251,35 @@ _KEYS_OF_TYPE: dict[str, frozenset[str]] = {
 _KEYS = frozenset().union(*_KEYS_OF_TYPE.values())
 
 
-def _bound(spec: Mapping[str, Any], key: str, kind: type) -> Any:
-    """``spec[key]`` as an int or a float. Text that reads as a number is one (a spec built in
-    Python or read from JSON may hold ``"1e-3"``; YAML files read it as a number already);
-    anything else, a boolean, or a fraction for an int (``int(0.5)`` was a silent 0) is refused;
-    a bound that is not finite is named, not converted (``int(.inf)`` would be an OverflowError),
-    as is an integer beyond a float's range for a float (``float(10**400)`` is one too)."""
-    value = spec[key]
-    if isinstance(value, str):
+def config_number(value: Any, kind: type[int] | type[float] = float) -> int | float:
+    """``value`` as a config file's number of ``kind`` (a bound of the space or of an output, a
+    reference point), else a ValueError saying why. Text that reads as a number is one (a spec
+    built in Python or read from JSON may hold ``"1e-3"``; YAML files read it as a number
+    already); a boolean (``true`` is no 1.0) or anything else is refused, as are a NaN or an
+    infinity (no bound, and ``int(.inf)`` would be an OverflowError), a fraction for an int
+    (``int(0.5)`` was a silent 0) and an integer beyond a float's range for a float."""
+    number = value
+    if isinstance(number, str):
         with suppress(ValueError):
-            value = float(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParamError(key, f"expected a number, got {spec[key]!r}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{key} ({value}) must be a finite number")
-    if kind is int and isinstance(value, float) and not value.is_integer():
-        raise ParamError(key, f"expected an integer, got {spec[key]!r}")
+            number = float(number)
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise ValueError(f"expected a number, got {value!r}")
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    if kind is int and isinstance(number, float) and not number.is_integer():
+        raise ValueError(f"expected an integer, got {value!r}")
     try:
-        return kind(value)
+        return kind(number)
     except OverflowError:
-        raise ParamError(key, f"{_shown(value)} does not fit in a float") from None
+        raise ValueError(f"{_shown(number)} does not fit in a float") from None
+
+
+def _bound(spec: Mapping[str, Any], key: str, kind: type[int] | type[float]) -> int | float:
+    """``spec[key]`` as :func:`config_number` reads it, the key named when refused."""
+    try:
+        return config_number(spec[key], kind)
+    except ValueError as exc:
+        raise ParamError(key, str(exc)) from None
 
 
 def _flag(spec: Mapping[str, Any], key: str) -> bool:

@@ -43,17 +43,27 @@ def value_problem(value: Any) -> str | None:
     return None
 
 
-def measurement_problem(value: Any) -> str | None:
-    """Why ``value`` cannot be a metric or objective value, or None when it can: the one rule
-    every runner and adapter applies. It must be a real number (a boolean or a number written
-    as text is not one), finite (NaN and infinities are "not finite", not missing) and within
-    64 bits."""
+def number_problem(value: Any) -> str | None:
+    """Why ``value`` is not a real number, or None when it is: a boolean or a number written as
+    text is not one. The type half of :func:`measurement_problem`, which ``Tuner.tell`` refuses
+    outright (the caller can tell again) while a NaN fails the trial as it does from a log."""
     if isinstance(value, bool):
         return f"is not a number (a boolean, {value!r})"
     if isinstance(value, str):
         return f"is not a number (text, {value[:40]!r})"
     if not isinstance(value, numbers.Real):
         return f"is not a number (a {type(value).__name__})"
+    return None
+
+
+def measurement_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a metric or objective value, or None when it can: the one rule
+    every runner, adapter and ``Tuner.tell`` applies. It must be a real number
+    (:func:`number_problem`), finite (NaN and infinities are "not finite", not missing) and
+    within 64 bits."""
+    problem = number_problem(value)
+    if problem:
+        return problem
     number = float(value) if not isinstance(value, int) or abs(value) < LIMIT else math.inf
     if math.isnan(number):
         return "is not finite (NaN)"

@@ -34,7 +34,7 @@ from boanon.errors import ConfigError, LogParseError, StoreError, refuse_unknown
 from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
 from boanon.interrupts import held_interrupts
-from boanon.multiobjective import OutputConstraint
+from boanon.multiobjective import OutputConstraint, parse_output_constraints
 from boanon.multitask import (
     RelatedTask,
     TaskColumn,
@@ -52,7 +52,7 @@ from boanon.store import MEASURED, PROPOSING, RUNNING_TRIALS, Status, Store, Sto
 from boanon.store import trials_dir as store_trials_dir
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.study import Study
-from boanon.table import TrialRecord, Value, with_objectives
+from boanon.table import TrialRecord, Value, number_problem, record_problem, with_objectives
 
 DESIGN_SHARE = 3
 """At most one evaluation in this many of a known budget goes to the initial design."""
@@ -98,6 +98,18 @@ class Trial:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class LearnFailure:
+    """A failed attempt to learn the structure: from how many trials, and the learner's error
+    (``"ConfigError: ..."``), for whoever reports it (the CLI warns once per error)."""
+
+    trials: int
+    error: str
+
+    def __str__(self) -> str:
+        return f"learning from {self.trials} trials failed: {self.error}"
+
+
 @dataclass
 class _Plan:
     """What to run next, with the graph it came from and the interrupted trial it repeats."""
@@ -118,12 +130,13 @@ class Tuner:
     ``knowledge``. ``store`` is a :class:`Store`, a path to one (created or resumed) or None for
     an in-memory run. ``learn_options`` go to :func:`boanon.learners.learn`, ``propose_options``
     to :func:`boanon.acquisition.propose`. ``output_constraints`` bound metrics or objectives
-    (trials breaking them are infeasible); ``warm_start`` holds one related task's trials or
-    several, each a :class:`RelatedTask` or a path that :func:`boanon.multitask.load_related`
-    reads: each is modelled as a task of its own, and the first graph among them is the
-    starting structure. ``related_outputs`` name logged
-    quantities to model jointly with the objectives (the ``multitask`` strategy; a related task
-    may have measured only these). ``budget`` (the evaluations the run will have, when known)
+    (trials breaking them are infeasible; each an :class:`OutputConstraint` or its
+    ``{name, max, min}`` mapping; bounds no value meets are refused); ``warm_start`` holds
+    one related task's trials or several, each a :class:`RelatedTask` or a path that
+    :func:`boanon.multitask.load_related` reads: each is modelled as a task of its own, and the
+    first graph among them is the starting structure. ``related_outputs`` name logged quantities
+    to model jointly with the objectives (the ``multitask`` strategy; a related task may have
+    measured only these). ``budget`` (the evaluations the run will have, when known)
     sizes the default initial design (:func:`default_n_init`; a resumed run keeps the design its
     store recorded) and tells proposals whether the run ends within their early phase
     (:func:`boanon.acquisition.propose`).
@@ -135,7 +148,7 @@ class Tuner:
                  store: Store | str | Path | None = None,
                  learn_options: Mapping[str, Any] | None = None,
                  propose_options: Mapping[str, Any] | None = None,
-                 output_constraints: Sequence[OutputConstraint] = (),
+                 output_constraints: Sequence[OutputConstraint | Mapping[str, Any]] = (),
                  warm_start: WarmStart = None,
                  related_outputs: Sequence[str] = (), budget: int | None = None,
                  proposer: Proposer | None = None):
@@ -146,7 +159,7 @@ class Tuner:
         self.objectives = parse_objectives(objectives)
         self.knowledge = knowledge
         self.seed = int(seed)
-        self.output_constraints = list(output_constraints)
+        self.output_constraints = parse_output_constraints(output_constraints, "Tuner", "output_constraints")
         self.related_outputs = list(related_outputs)
         self.related = self._aligned(warm_start)
         self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
@@ -160,6 +173,7 @@ class Tuner:
         self.graph: CausalGraph | None = self._starting_graph(graph)
         self._graph_id = self.store.add_graph(self.graph) if self.graph is not None else None
         self.learn_note = ""  # why the structure is not (or no longer) learned
+        self.learn_failure: LearnFailure | None = None  # the last attempt's, if it failed
         self._design = self._initial_design()
         self._running: dict[int, StoredTrial] = {}
         self._queue: deque[_Plan] = deque()  # configurations to run before any proposal
@@ -394,15 +408,17 @@ class Tuner:
         try:
             result = learn(table, self.knowledge, seed=self.seed, **self.learn_options)
         except LEARN_FAILURES as exc:  # trials that give no graph must not stop the run: keep the last
-            self.learn_note = f"learning from {n} trials failed: {type(exc).__name__}: {exc}"
+            self.adopt_graph(None, n, LearnFailure(n, f"{type(exc).__name__}: {exc}"))
             return
         self.adopt_graph(result.graph, n)
 
-    def adopt_graph(self, graph: CausalGraph | None, learned_at: int, note: str = "") -> None:
+    def adopt_graph(self, graph: CausalGraph | None, learned_at: int,
+                    failure: LearnFailure | None = None) -> None:
         """Use ``graph``, learned from the first ``learned_at`` rows of the table, as if this tuner
-        had learned it (``None``: that attempt failed, for ``note``'s reason); the next re-learn
-        is due :func:`relearn_period` trials later."""
-        self.learn_attempted_at, self.learn_note = learned_at, note
+        had learned it (``None``: that attempt failed, as ``failure`` says); the next re-learn is
+        due :func:`relearn_period` trials later."""
+        self.learn_attempted_at, self.learn_failure = learned_at, failure
+        self.learn_note = "" if failure is None else str(failure)
         if graph is None:
             return
         self.graph = graph
@@ -417,8 +433,11 @@ class Tuner:
 
         ``result`` is the adapter's :class:`TrialRecord`, a flat ``{name: value}`` dict, or the
         failure: an exception or a message (also accepted as ``failure=``). A value named as one
-        of the run's objectives is that objective even where the adapter calls it a metric. A
-        result lacking an objective is stored as a failure saying so. ``stopped``: an early-stopping
+        of the run's objectives is that objective even where the adapter calls it a metric. Values
+        follow :func:`~boanon.table.measurement_problem`, as a log's do: a dict's value that is no
+        number (``True``, ``"3.5"``) is refused, the trial left running; a NaN, an infinity or a
+        value beyond 64 bits fails the trial naming it; None is no value. A result lacking an
+        objective is stored as a failure saying so. ``stopped``: an early-stopping
         rule ended the trial; it is stored as ``stopped`` and its values still feed the model.
         """
         if (result is None) == (failure is None):
@@ -496,37 +515,38 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
             values[o.name] = metrics.pop(o.name)
     params = {**result.params, **trial.config}
     space.validate({n: params[n] for n in space.names}, source=f"trial {trial.name}")
-    missing = [o.name for o in objectives if not np.isfinite(values.get(o.name, np.nan))]
-    unlogged = [name for name in missing if name not in values and name not in metrics]
-    if unlogged and (values or metrics) and not any(store.counts()[s] for s in MEASURED):
+    problem = record_problem(TrialRecord(trial.name, {}, metrics, values))  # as a log's would
+    missing = [o.name for o in objectives if o.name not in values]
+    unlogged = [name for name in missing if name not in metrics]
+    if problem:
+        store.fail_trial(trial.id, problem)
+    elif unlogged and (values or metrics) and not any(store.counts()[s] for s in MEASURED):
         store.fail_trial(trial.id, not_logged_error(unlogged[0], [*values, *metrics]))
     elif missing:
         store.fail_trial(trial.id, _missing_objective(missing[0], values))
     else:
-        store.finish_trial(trial.id, TrialRecord(trial.name, params, metrics, values), stopped=stopped)
+        numbers = [{k: float(v) for k, v in d.items()} for d in (metrics, values)]
+        store.finish_trial(trial.id, TrialRecord(trial.name, params, *numbers), stopped=stopped)
     return store.trial(trial.id)
 
 
-def _told_values(trial: StoredTrial, result: Any) -> dict[str, float]:
-    """A told ``{name: value}`` dict as numbers (None: no value). A value that is not one is
-    refused naming it, before anything is stored: the trial stays running, to be told again."""
+def _told_values(trial: StoredTrial, result: Any) -> dict[str, Any]:
+    """A told ``{name: value}`` dict, None (no value) left out as a null in a log is. A value
+    that is no number (:func:`~boanon.table.number_problem`: text, a boolean) is refused naming
+    it, before anything is stored: the trial stays running, to be told again. A NaN or infinite
+    number is a measurement gone wrong, which fails the trial in :func:`store_result`."""
     where = f"tell({trial.name})"
     if not isinstance(result, Mapping):
         raise ConfigError(where, "result", "expected a TrialRecord, a {name: value} dict or a failure, "
                           f"got {type(result).__name__}")
-    values: dict[str, float] = {}
     for name, value in result.items():
-        try:
-            values[str(name)] = float("nan" if value is None else value)
-        except (TypeError, ValueError):
-            raise ConfigError(where, str(name), f"expected a number, got {value!r}") from None
-    return values
+        if value is not None and number_problem(value):
+            raise ConfigError(where, str(name), f"expected a number, got {value!r}")
+    return {str(name): value for name, value in result.items() if value is not None}
 
 
 def _missing_objective(name: str, values: Mapping[str, float]) -> str:
-    """Why a trial without a finite value of objective ``name`` failed: not given, or not finite."""
-    if name in values:
-        return f"objective {name!r} is {values[name]}, not a finite number"
+    """Why a trial without a value of objective ``name`` failed."""
     return f"objective {name!r} missing from the trial's output (it gave objectives {sorted(values)})"
 
 

@@ -98,8 +98,9 @@ class TuningRun:
         """Run trials until the budget counts them all, each passed to ``callback`` when stored;
         return the plan's outcome (with a plan). Ctrl-C or SIGTERM stores the running trials as
         interrupted and raises KeyboardInterrupt; :class:`TooManyFailures` (``max_failures``
-        same-error failures in a row) and a :class:`StoreError` (a full disk) stop it, with
-        every finished trial kept; the store's activity note says which."""
+        same-error failures in a row), a :class:`StoreError` (a full disk) and a BrokenPipeError
+        from ``callback`` (its output closed) stop it, with every finished trial kept; the
+        store's activity note says which."""
         tuner, request = self.tuner, self.request
         streak = FailureStreak(request.max_failures)
         outputs = [c.name for c in self.config.outputs]
@@ -121,6 +122,9 @@ class TuningRun:
             raise
         except TooManyFailures:
             tuner.store.set_activity("stopped: too many failures in a row")
+            raise
+        except BrokenPipeError:  # the callback's reader went away (`boanon tune | head`): not killed
+            tuner.store.set_activity("stopped: its output closed")
             raise
         except StoreError:  # the store's own failure (a full disk): kept, resumed once fixed
             raise

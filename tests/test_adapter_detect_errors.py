@@ -49,3 +49,34 @@ def test_with_no_adapter_left_the_error_says_none_recognises(fragile, tmp_path):
     with pytest.warns(RuntimeWarning, match=r"t0: the 'fragile' adapter's detect\(\) failed"), \
             pytest.raises(LogParseError, match=none):
         ingest(tmp_path)
+
+
+class CountingAdapter(Adapter):
+    """Recognises a folder holding ``counted.txt`` and counts each folder it is asked about."""
+
+    name = "counting"
+    asked: list[Path] = []
+
+    def detect(self, trial_dir: Path) -> bool:
+        self.asked.append(trial_dir)
+        return (trial_dir / "counted.txt").is_file()
+
+    def parse_trial(self, trial_dir: Path) -> TrialRecord:
+        return TrialRecord(trial_dir.name, objectives={"y": 1.0})
+
+
+def test_a_table_file_of_one_trial_is_refused_asking_each_adapter_once(tmp_path):
+    # the refusal voted twice on the trial's folder: once to refuse, once to say where to look
+    trial = tmp_path / "t0"
+    trial.mkdir()
+    (trial / "counted.txt").write_text("yes\n")
+    (trial / "workers.csv").write_text("x,y\n1,2\n")
+    register_adapter(CountingAdapter)
+    CountingAdapter.asked = []
+    try:
+        with pytest.raises(LogParseError, match=r"a file of one trial.*t0 is one trial: the 'counting' "
+                                                r"adapter recognises it"):
+            ingest(trial / "workers.csv")
+    finally:
+        base.ADAPTERS.entries.pop(CountingAdapter.name, None)
+    assert CountingAdapter.asked == [trial]

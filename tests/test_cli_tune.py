@@ -460,7 +460,7 @@ def test_an_infinite_bound_is_refused_before_any_trial(tmp_path: Path) -> None:
     store = tmp_path / "run.db"
     result = CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(store)])
     assert result.exit_code == 1, result.output
-    assert f"{config}: space.x3: high (inf) must be a finite number" in result.output
+    assert f"{config}: space.x3.high: expected a finite number, got inf" in result.output
     assert not store.exists()
 
 
@@ -639,3 +639,34 @@ def test_a_structure_the_annotations_keep_from_being_learned_is_warned_of_once(t
                         "until it succeeds: fix the cause, then resume"]
 
 
+
+
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]])
+def test_a_closed_output_pipe_stops_the_run_cleanly_saying_how_to_resume(tmp_path: Path, workers) -> None:
+    # `boanon tune ... | head -n 2` ended with status 1 and nothing said: no traceback, no word on
+    # stderr, the store's activity still "running trials" (status: "killed?")
+    config = _yaml(tmp_path, strategy="random")
+    args = [sys.executable, "-m", "boanon", "tune", str(config), "--budget", "12", "--store", "run.db",
+            *workers]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    tune = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    head = subprocess.Popen(["head", "-n", "2"], stdin=tune.stdout, stdout=subprocess.PIPE)
+    tune.stdout.close()  # head alone reads it: its exit closes the pipe
+    shown, _ = head.communicate(timeout=300)
+    said = tune.stderr.read().decode()
+    assert tune.wait(timeout=300) == 141, said
+    assert len(shown.decode().splitlines()) == 2
+    assert "Traceback" not in said and "Exception ignored" not in said
+    assert "standard output closed: the run stopped (" in said
+    resume = said.splitlines()[-1].strip()
+    assert resume == shlex.join(["boanon", "tune", str(config), "--store", "run.db", "--budget", "12",
+                                 *workers, "--resume"])
+    with Store(tmp_path / "run.db") as store:
+        counts, activity = store.counts(), store.activity()
+    assert counts["running"] == 0 and 0 < counts["done"] < 12
+    assert activity is not None and activity["state"] == "stopped: its output closed"
+    resumed = subprocess.run([*args, "--resume"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    with Store(tmp_path / "run.db") as store:
+        assert store.counts()["done"] == 12

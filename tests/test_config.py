@@ -65,6 +65,9 @@ def test_command_runner_takes_the_adapter() -> None:
     ({"outputs": [{"name": "y", "max": True}]}, "outputs[0].max", "expected a number, got True"),
     ({"outputs": [{"name": "y", "max": "abc"}]}, "outputs[0].max", "expected a number, got 'abc'"),
     ({"outputs": [{"name": "y", "min": float("nan")}]}, "outputs[0].min", "a finite number"),
+    # bounds no value meets were found at the first proposal that looked for a feasible trial
+    ({"outputs": [{"name": "y", "max": 1}, {"name": "z", "max": 5}, {"name": "y", "min": 2}]}, "outputs[2]",
+     "y >= 2.0 (outputs[2]) contradicts y <= 1.0 (outputs[0]): no trial can meet both"),
 ])
 def test_errors_name_the_field(change: dict, field: str, message: str) -> None:
     with pytest.raises(ConfigError) as info:

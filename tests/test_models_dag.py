@@ -255,3 +255,33 @@ def test_a_recorded_structure_rebuilds_the_model_the_proposal_used():
     ours = rebuilt.predict(configs, np.random.default_rng(0), n_samples=256)["cost"][0]
     used = chosen.predict(configs, np.random.default_rng(0), n_samples=256)["cost"][0]
     assert ours == pytest.approx(used, rel=1e-6)
+
+
+@pytest.mark.parametrize("method", ["sample", "predict", "fantasize", "refit", "describe"])
+def test_a_surrogate_used_before_fit_says_so_naming_the_method(method):
+    # each was an AttributeError on an attribute fit sets ('models_', 'order_', 'model_')
+    from sklearn.exceptions import NotFittedError
+
+    from boanon.multitask.surrogate import MultiTaskGPSurrogate
+
+    configs, rng = [{"x": 0.5, "z": 0.5}], np.random.default_rng(0)
+    args = {"sample": (configs, 4, rng), "predict": (configs, rng), "fantasize": (configs, rng),
+            "refit": (_chain_table(),), "describe": ()}[method]
+    for model in (PlainGPSurrogate(SPACE, COST), DAGSurrogate(SPACE, CHAIN, COST),
+                  MultiTaskGPSurrogate(SPACE, COST)):
+        with pytest.raises(NotFittedError, match=rf"this {type(model).__name__} is not fitted yet: "
+                                                 rf"call fit\(table\) before {method}\(\)"):
+            getattr(model, method)(*args)
+
+
+def test_a_surrogate_s_own_reports_before_fit_say_so_too():
+    from sklearn.exceptions import NotFittedError
+
+    from boanon.multitask.surrogate import MultiTaskGPSurrogate
+
+    dag, rng = DAGSurrogate(SPACE, CHAIN, COST), np.random.default_rng(0)
+    for call, method in ((dag.structure_record, "structure_record"),
+                         (lambda: dag.node_scores(rng), "node_scores"),
+                         (MultiTaskGPSurrogate(SPACE, COST).output_correlation, "output_correlation")):
+        with pytest.raises(NotFittedError, match=rf"before {method}\(\)"):
+            call()

@@ -170,6 +170,18 @@ def test_metrics_running_trials_and_constraints_reach_the_tuner():
         sampler.tuner(study, {"x0": FloatDistribution(0.0, 1.0)})
 
 
+@pytest.mark.parametrize("value", [True, "3.5"])
+def test_a_logged_metric_that_is_no_number_is_refused_as_tell_refuses_it(value):
+    # float() took True as 1.0 and "3.5" as 3.5, which Tuner.tell and every log reader refuse
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0))
+    trial = study.ask()
+    trial.suggest_float("x0", 0.0, 1.0)
+    trial.set_user_attr("metrics", {"m": value})
+    study.tell(trial, 1.0)
+    with pytest.raises(ValueError, match=rf"trial 0: metric 'm' must be a number, got {value!r}"):
+        study.sampler.tuner(study, {"x0": FloatDistribution(0.0, 1.0)})
+
+
 def test_several_objectives_are_proposed_for_jointly():
     system = SyntheticSystem(n_params=3, n_groups=1, n_objectives=2, seed=1)
 

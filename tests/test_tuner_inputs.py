@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from boanon.errors import ConfigError
@@ -51,10 +52,38 @@ def test_a_told_value_that_is_not_a_number_is_refused_naming_it_and_the_trial_st
 
 def test_a_non_finite_objective_fails_the_trial_saying_so_not_that_it_is_missing() -> None:
     tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
-    for value in (float("nan"), float("inf")):
+    for value, said in ((float("nan"), "NaN"), (float("inf"), "inf")):
         stored = tuner.tell(tuner.ask().id, {"cost": value})
         assert stored.status == "failed"
-        assert stored.error == f"objective 'cost' is {value}, not a finite number"
+        assert stored.error == f"objective 'cost' is not finite ({said})"
+
+
+@pytest.mark.parametrize("value", [True, "3.5"])
+def test_a_told_boolean_or_number_as_text_is_refused_as_a_log_reader_refuses_it(value: object) -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    trial = tuner.ask()
+    for values in ({"cost": value}, {"cost": 1.0, "queue": value}):
+        key = next(k for k, v in values.items() if v is value)
+        with pytest.raises(ConfigError, match=rf"tell\(t0000\): {key}: expected a number, got {value!r}"):
+            tuner.tell(trial.id, values)
+    assert tuner.store.trial(trial.id).status == "running"
+
+
+@pytest.mark.parametrize(("value", "said"), [(float("inf"), "is not finite (inf)"),
+                                             (2 ** 70, "is out of range (beyond what 64 bits hold)")])
+def test_a_told_metric_a_log_could_not_hold_fails_the_trial_naming_it_not_stored_as_null(
+        value: float, said: str) -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    stored = tuner.tell(tuner.ask().id, {"cost": 1.0, "queue": value})
+    assert (stored.status, stored.error) == ("failed", f"metric 'queue' {said}")
+
+
+def test_a_told_objective_of_none_is_missing_not_nan() -> None:
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    stored = tuner.tell(tuner.ask().id, {"cost": None, "queue": 2.0})
+    assert stored.status == "failed" and "objective 'cost'" in stored.error and "nan" not in stored.error
+    numpy_told = tuner.tell(tuner.ask().id, {"cost": np.float32(2.5)})
+    assert numpy_told.status == "done" and numpy_told.objectives == {"cost": 2.5}
 
 
 def test_an_enqueued_configuration_is_checked_when_enqueued_and_a_misspelt_name_refused() -> None:
@@ -77,3 +106,16 @@ def test_a_space_given_as_a_mapping_is_refused_pointing_at_from_dict() -> None:
         Tuner(default_space(), ["cost"])
     with pytest.raises(ConfigError, match=r"propose: space: expected a Space, got dict"):
         propose(default_space(), SYSTEM.sample_table(3), ["cost"])
+
+
+def test_output_bounds_that_contradict_are_refused_when_the_tuner_is_made_naming_both() -> None:
+    from boanon.multiobjective import OutputConstraint
+
+    bounds = [OutputConstraint("g0_m0", min=2.0), OutputConstraint("g0_m0", max=1.0)]
+    with pytest.raises(ConfigError, match=r"^Tuner: output_constraints\[1\]: g0_m0 >= 2.0 \("
+                                          r"output_constraints\[0\]\) contradicts g0_m0 <= 1.0 \("
+                                          r"output_constraints\[1\]\)"):
+        Tuner(SYSTEM.space, ["cost"], strategy="random", output_constraints=bounds)
+    kept = Tuner(SYSTEM.space, ["cost"], strategy="random", output_constraints=[*bounds[:1], {"name": "g0_m0",
+                                                                                              "max": 2.0}])
+    assert kept.output_constraints == [bounds[0], OutputConstraint("g0_m0", max=2.0)]

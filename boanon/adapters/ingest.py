@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,7 +94,7 @@ def detect_adapter(dirs: list[Path]) -> Adapter:
 def _too_low(folder: Path) -> str:
     """``; <where the trials are>`` when an adapter recognises ``folder`` as one trial (a path
     one level too low); else nothing."""
-    trial = _one_trial(folder)
+    trial = _one_trial(folder, _vote([folder], quiet=True))
     return f"; {FROM_TRIAL_FOLDERS}{trial}" if trial else ""
 
 
@@ -216,33 +218,34 @@ def _read_table(path: Path, adapter: str | None) -> list[TrialRecord]:
     """The trials of a single file, a CSV/JSONL table. A file not read as one is refused saying
     why and where logs are read from (its folder's parent, when its folder is a trial): the one
     message, whether the file was named alone or with an adapter."""
-    problem = _not_read_as_table(path, adapter)
+    owner = functools.cache(lambda: _vote([path.parent]))  # its folder's adapter: voted at most once
+    problem = _not_read_as_table(path, adapter, owner)
     if problem:
-        raise LogParseError(path, f"{problem}; {FROM_TRIAL_FOLDERS}{_one_trial(path.parent)}")
+        raise LogParseError(path, f"{problem}; {FROM_TRIAL_FOLDERS}{_one_trial(path.parent, owner())}")
     return read_table_file(path)
 
 
-def _not_read_as_table(path: Path, adapter: str | None) -> str | None:
+def _not_read_as_table(path: Path, adapter: str | None, owner: Callable[[], Adapter | None]) -> str | None:
     """Why the single file ``path`` is not read as a table, or None: only the ``table`` adapter
     reads a file (the others read a folder of trial folders), and only a file named as a table.
     A table-named file in a trial folder (the ``sgd`` runner's ``workers.jsonl.gz``) is that
     trial's, read by the adapter that recognises the trial, unless the ``table`` adapter is
-    named or the file's roles sidecar says it is a table."""
+    named or the file's roles sidecar says it is a table. ``owner``: the adapter that
+    recognises the file's folder as a trial, if any."""
     if adapter not in (None, TableAdapter.name):
         return f"a single file is read by the {TableAdapter.name!r} adapter, not {adapter!r}"
     if table_format(path) is None:
         return (f"not a table: a single file is read as a CSV/JSONL table (a name ending in "
                 f"{'/'.join(TABLE_FORMATS)}, gzipped or not)")
-    if adapter is None and not roles_file(path).is_file() and _vote([path.parent]) is not None:
+    if adapter is None and not roles_file(path).is_file() and owner() is not None:
         return (f"a file of one trial, not a table of its own (name the {TableAdapter.name!r} "
                 "adapter to read it as one)")
     return None
 
 
-def _one_trial(folder: Path) -> str:
-    """``: pass <its parent> (...)`` when an adapter recognises ``folder`` as one trial (a path
-    one level too low), else nothing."""
-    chosen = _vote([folder], quiet=True)
+def _one_trial(folder: Path, chosen: Adapter | None) -> str:
+    """``: pass <its parent> (...)`` when ``chosen``, the adapter voted for ``folder``,
+    recognises it as one trial (a path one level too low), else nothing."""
     if chosen is None:
         return ""
     parent = folder.absolute().parent

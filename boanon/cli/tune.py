@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from click.core import ParameterSource
@@ -26,6 +28,7 @@ from boanon.results import INIT, best_trial, is_feasible
 from boanon.store import MEASURED, RESUME_NOTE, StoredTrial
 from boanon.strategies import strategy_names
 from boanon.table import names_of
+from boanon.tuner import LearnFailure
 from boanon.tuning import TuneRequest, TuningRun, open_run, sigterm_interrupts
 
 
@@ -93,15 +96,36 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
         raise click.ClickException(str(exc)) from exc
     ctx.with_resource(sigterm_interrupts())  # a polite kill stops as cleanly as Ctrl-C, also after the loop
     run.tuner.store.set_note(RESUME_NOTE, resume_command(run.store_file))  # for status, should it be killed
-    _echo_start(run)
-    served = ExitStack()  # the dashboard, if asked for, lives as long as the command
-    url = served.enter_context(_dashboard(run.store_file, run.trials, dashboard_port)) if dashboard else None
-    with served:
-        outcome = _loop(run)
-        _echo_end(run, outcome)
-        if url is not None:
-            run.close()  # the page is a view of the store, no writer: a --resume may go on meanwhile
-            _keep_serving(url, dashboard_keep)
+    try:
+        _echo_start(run)
+        served = ExitStack()  # the dashboard, if asked for, lives as long as the command
+        url = served.enter_context(_dashboard(run.store_file, run.trials, dashboard_port)) \
+            if dashboard else None
+        with served:
+            outcome = _loop(run)
+            _echo_end(run, outcome)
+            if url is not None:
+                run.close()  # the page is a view of the store, no writer: a --resume may go on meanwhile
+                _keep_serving(url, dashboard_keep)
+    except BrokenPipeError:  # standard output's reader went away: `boanon tune ... | head`
+        _output_closed(run)
+
+
+def _output_closed(run: TuningRun) -> NoReturn:
+    """Stop as a writer whose pipe closed does (``git log | head``), but cleanly: the loop
+    stored its running trials as interrupted (:meth:`Tuner.storing_interrupted`), standard error
+    says so and how to resume, unless the budget was spent. Standard output goes to
+    /dev/null, so that nothing more (nor Python's flush at exit) raises; the exit status is a
+    SIGPIPE death's, 141, for ``set -o pipefail`` scripts."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if run.tuner.n_trials() < run.budget:
+        try:
+            click.echo(f"standard output closed: the run stopped ({run.tuner.n_trials()} of {run.budget} "
+                       f"trials; any running are stored as interrupted); continue with\n"
+                       f"  {resume_command(run.store_file)}", err=True)
+        except OSError:  # standard error was that pipe too
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+    sys.exit(141)
 
 
 def _echo_start(run: TuningRun) -> None:
@@ -146,7 +170,7 @@ def _loop(run: TuningRun) -> PlannedRun | None:
             line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
                               "" if progress.on_terminal else figures)
             progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
-            warning = structure_warning(tuner.learn_note, said)
+            warning = structure_warning(tuner.learn_failure, said)
             if warning:
                 progress.warn(warning)
 
@@ -276,15 +300,14 @@ def resume_command(store_file: Path) -> str:
     return shlex.join([*args, "--resume"])
 
 
-def structure_warning(note: str, said: set[str]) -> str | None:
-    """The warning for a failed structure learning (``Tuner.learn_note``), once per cause (not
-    per retry): the run goes on with the plain GP, which only each trial's stored reason said
-    (a misspelt node in the annotations left a whole structured run without its graph)."""
-    _, failed, cause = note.partition(" failed: ")
-    if not note.startswith("learning from") or not failed or cause in said:
+def structure_warning(failure: LearnFailure | None, said: set[str]) -> str | None:
+    """The warning for a failed structure learning (``Tuner.learn_failure``), once per error
+    (not per retry): the run goes on with the plain GP, which only each trial's stored reason
+    said (a misspelt node in the annotations left a whole structured run without its graph)."""
+    if failure is None or failure.error in said:
         return None
-    said.add(cause)
-    return (f"warning: structure learning failed ({cause}); the plain GP proposes until it "
+    said.add(failure.error)
+    return (f"warning: structure learning failed ({failure.error}); the plain GP proposes until it "
             "succeeds: fix the cause, then resume")
 
 

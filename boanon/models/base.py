@@ -8,23 +8,42 @@ surrogates are scored and optimised in exactly the same way.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
+from sklearn.exceptions import NotFittedError
 
 from boanon.objectives import Objective
 from boanon.space import Space
 from boanon.table import TRIAL, Role, column
 
 Config = Mapping[str, Any]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _after_fit(method: F) -> F:
+    """``method`` refusing an unfitted surrogate with sklearn's NotFittedError naming it (an
+    AttributeError on ``models_`` said nothing of the missing ``fit``). ``table_`` is what
+    every ``fit`` sets first."""
+    @functools.wraps(method)
+    def checked(self: Surrogate, *args: Any, **kwargs: Any) -> Any:
+        if not hasattr(self, "table_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(table) "
+                                 f"before {method.__name__}()")
+        return method(self, *args, **kwargs)
+    return checked  # type: ignore[return-value]
 
 
 class Surrogate(ABC):
-    """``fit(table)`` then ``sample(configs, n_samples, rng)``."""
+    """``fit(table)`` then ``sample(configs, n_samples, rng)``. A subclass's
+    :attr:`NEEDS_FIT` methods refuse to run before ``fit`` (:meth:`__init_subclass__`)."""
+
+    NEEDS_FIT: tuple[str, ...] = ("sample", "refit", "describe")
 
     name: str = ""
     reference: bool = False
@@ -39,6 +58,14 @@ class Surrogate(ABC):
         self.objectives = list(objectives)
         names = [o.name for o in self.objectives]
         self.outputs = names + [n for n in outputs if n not in names]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give each :attr:`NEEDS_FIT` method the subclass defines the one fitted check, as
+        sklearn's set_output wraps a subclass's ``transform``: no subclass writes its own."""
+        super().__init_subclass__(**kwargs)
+        for name in cls.NEEDS_FIT:
+            if name in cls.__dict__:
+                setattr(cls, name, _after_fit(cls.__dict__[name]))
 
     def node_column(self, name: str) -> str:
         """The table column of a modelled quantity: the surrogate's objectives are objectives; any
@@ -73,6 +100,7 @@ class Surrogate(ABC):
         their draws (:func:`~boanon.models.nodes.shared_normals`), the coregionalised GP draws
         jointly. Do not compare configurations sample by sample."""
 
+    @_after_fit
     def fantasize(self, configs: Sequence[Config], rng: np.random.Generator,
                   n_samples: int = 64) -> Surrogate:
         """A copy that believes the pending ``configs`` gave their predicted mean (kriging believer).
@@ -94,6 +122,7 @@ class Surrogate(ABC):
         """Plain data about the fitted models, for reports."""
         return {"surrogate": self.name}
 
+    @_after_fit
     def predict(self, configs: Sequence[Config], rng: np.random.Generator,
                 n_samples: int = 256) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Monte-Carlo mean and standard deviation of each objective, drawn from ``rng`` (the

@@ -65,6 +65,7 @@ class DAGSurrogate(Surrogate):
     """Per-node models compiled from ``graph``; ``sample`` returns every modelled node."""
 
     name = "structured"
+    NEEDS_FIT = (*Surrogate.NEEDS_FIT, "structure_record", "node_scores", "node_fits")
     models_: dict[str, NodeModel]  # node -> its fitted model
     order_: list[str]  # the sampled nodes, in topological order
     report_: dict[str, Any]  # what fit decided: nodes dropped, forms found, the safety net's repairs

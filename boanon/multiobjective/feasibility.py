@@ -8,9 +8,7 @@ measured and within bounds; candidates are judged from a model's samples by
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from boanon.errors import ConfigError, unknown_keys
+from boanon.space import config_number
 from boanon.table import column
 
 
@@ -75,30 +74,40 @@ def _bound(spec: Mapping[str, Any], key: str, source: str, field_name: str) -> f
 
 
 def finite_number(value: Any, source: str, field_name: str) -> float:
-    """``value`` if it is a finite real number, as the space's bounds are read: ``true`` is no
-    1.0, NaN no bound, and a value that is not a number is named, not a bare "could not
-    convert" (text that reads as a number, from JSON built in Python, is one)."""
-    original = value
-    if isinstance(value, str):
-        with suppress(ValueError):
-            value = float(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(source, field_name, f"expected a number, got {original!r}")
+    """``value`` as :func:`~boanon.space.config_number` reads the space's bounds, or a
+    ConfigError naming ``source`` and ``field_name``."""
     try:
-        number = float(value)
-    except OverflowError:  # an integer beyond a float's range
-        number = math.inf
-    if not math.isfinite(number):
-        raise ConfigError(source, field_name, f"expected a finite number, got {original!r}")
-    return number
+        return config_number(value)
+    except ValueError as exc:
+        raise ConfigError(source, field_name, str(exc)) from None
 
 
 def parse_output_constraints(specs: Iterable[Mapping[str, Any] | OutputConstraint] | None,
                              source: str = "outputs", field_name: str = "outputs") -> list[OutputConstraint]:
-    """Output constraints from config entries (a missing section means none)."""
-    return [s if isinstance(s, OutputConstraint)
-            else OutputConstraint.from_dict(s, source, f"{field_name}[{i}]")
-            for i, s in enumerate(specs or [])]
+    """Output constraints from config entries or constraints (a missing section means none);
+    bounds that contradict each other are refused (:func:`_refuse_contradictions`)."""
+    constraints = [s if isinstance(s, OutputConstraint)
+                   else OutputConstraint.from_dict(s, source, f"{field_name}[{i}]")
+                   for i, s in enumerate(specs or [])]
+    _refuse_contradictions(constraints, source, field_name)
+    return constraints
+
+
+def _refuse_contradictions(constraints: Sequence[OutputConstraint], source: str, field_name: str) -> None:
+    """Refuse two entries bounding one output so that no value meets both (``a <= 1`` and
+    ``a >= 2``), naming both: no trial could be feasible, which was found only when the first
+    proposal looked for a feasible one, or never. (One entry's own ``min > max`` is refused by
+    :class:`OutputConstraint`.)"""
+    for name in dict.fromkeys(c.name for c in constraints):
+        entries = [(i, c) for i, c in enumerate(constraints) if c.name == name]
+        lows = [(i, c.min) for i, c in entries if c.min is not None]
+        highs = [(i, c.max) for i, c in entries if c.max is not None]
+        if lows and highs:
+            (i, low), (j, high) = max(lows, key=lambda e: e[1]), min(highs, key=lambda e: e[1])
+            if low > high:
+                raise ConfigError(source, f"{field_name}[{max(i, j)}]",
+                                  f"{name} >= {low} ({field_name}[{i}]) contradicts {name} <= {high} "
+                                  f"({field_name}[{j}]): no trial can meet both")
 
 
 def output_values(table: pd.DataFrame, name: str) -> np.ndarray:

@@ -32,6 +32,7 @@ class MultiTaskGPSurrogate(Surrogate):
     """
 
     name = "multitask-gp"
+    NEEDS_FIT = (*Surrogate.NEEDS_FIT, "output_correlation")
 
     def __init__(self, space: Space, objectives: Sequence[Objective], outputs: Sequence[str] = (),
                  rank: int | None = None):
