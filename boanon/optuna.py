@@ -215,7 +215,8 @@ def params_within(trial: FrozenTrial, distributions: Mapping[str, BaseDistributi
     """The trial's value of each parameter of ``distributions``: the one it set with that
     distribution or, while it runs, the one BoAnon proposed for it (:data:`PARAMS_ATTR`: a trial
     suggests its parameters one by one, and other workers must see them all from the start);
-    None when any is missing or lies outside its distribution."""
+    None when any is missing or lies outside its distribution (a value ``study.enqueue_trial``
+    fixed outside it: Optuna runs it with a warning, and the Tuner's space refuses it)."""
     proposed = trial.system_attrs.get(PARAMS_ATTR, {}) if trial.state == TrialState.RUNNING else {}
     values: dict[str, Any] = {}
     for name, d in distributions.items():
@@ -225,8 +226,7 @@ def params_within(trial: FrozenTrial, distributions: Mapping[str, BaseDistributi
             values[name] = proposed[name]
         else:
             return None
-    unset = {n: d for n, d in distributions.items() if n not in trial.params}
-    return values if contained({n: values[n] for n in unset}, unset) else None
+    return values if contained(values, distributions) else None
 
 
 def contained(values: Mapping[str, Any], distributions: Mapping[str, BaseDistribution]) -> bool:

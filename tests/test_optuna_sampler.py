@@ -449,3 +449,17 @@ def test_an_import_cut_short_by_a_bad_trial_leaves_no_store(tmp_path):
     assert done.exit_code == 1, done.output
     assert "study 'steps' in" in done.output and "trial 2:" in done.output, done.output
     assert not out.exists() and not Path(f"{out}-wal").exists()
+
+
+def test_a_trial_enqueued_outside_the_distributions_is_left_out_not_fatal():
+    # Optuna runs an enqueued value outside its distribution (with a warning); replaying it into
+    # the Tuner raised "enqueue: x: expected a number in [0.0, 10.0]" at every later proposal
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+    study.enqueue_trial({"x": 20.0, "n": 7})
+    with pytest.warns(UserWarning, match="out of range"):
+        study.optimize(lambda t: (t.suggest_float("x", 0, 10) - 3) ** 2 + t.suggest_int("n", 1, 5),
+                       n_trials=5, catch=())
+    assert [t.state.name for t in study.trials] == ["COMPLETE"] * 5
+    assert study.trials[0].params == {"x": 20.0, "n": 7}
+    assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
+    assert all(0 <= t.params["x"] <= 10 and 1 <= t.params["n"] <= 5 for t in study.trials[1:])
