@@ -53,6 +53,7 @@ from boanon.space import Bool, Categorical, Float, Int, Param, Space
 from boanon.storage_urls import open_storage, sqlite_file
 from boanon.store import connect_read_only, remove_store
 from boanon.strategies import DEFAULT_STRATEGY
+from boanon.table import two_roles
 from boanon.tuner import Tuner, last_learn_point
 
 METRICS_ATTR = "metrics"
@@ -189,6 +190,10 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
         outputs = {**logged_metrics(t), **constraint_values(t)}
         if t.state == TrialState.RUNNING:
             continue
+        clash = two_roles(config, outputs)
+        if clash:  # named here by the Optuna trial, before the Tuner's tell refuses it
+            raise ValueError(f"trial {t.number}: metric {clash!r} is named like a parameter: a quantity "
+                             "has one role (log it under another name)")
         if t.state == TrialState.COMPLETE and t.values is not None:
             tuner.tell(asked.id, {**outputs, **dict(zip(names, map(float, t.values), strict=True))})
         elif t.state == TrialState.PRUNED and len(names) == 1 and t.intermediate_values:

@@ -52,7 +52,7 @@ from boanon.store import MEASURED, PROPOSING, RUNNING_TRIALS, Status, Store, Sto
 from boanon.store import trials_dir as store_trials_dir
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.study import Study
-from boanon.table import TrialRecord, Value, with_objectives
+from boanon.table import TrialRecord, Value, two_roles, with_objectives
 
 DESIGN_SHARE = 3
 """At most one evaluation in this many of a known budget goes to the initial design."""
@@ -144,6 +144,10 @@ class Tuner:
         self.proposer = _proposer(strategy, proposer)
         self.space = require_space(space, "Tuner")
         self.objectives = parse_objectives(objectives)
+        clash = two_roles(self.space.names, [o.name for o in self.objectives])
+        if clash:  # the model found no parameter of that name, after the initial design
+            raise ConfigError("Tuner", "objectives", f"{clash!r} is both a parameter and an objective: "
+                              "a quantity has one role")
         self.knowledge = knowledge
         self.seed = int(seed)
         self.output_constraints = list(output_constraints)
@@ -495,6 +499,10 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
         if o.name not in values and o.name in metrics:
             values[o.name] = metrics.pop(o.name)
     params = {**result.params, **trial.config}
+    clash = two_roles(space.names, [*metrics, *values])
+    if clash:  # refused before anything is stored, as a value that is no number
+        raise ConfigError(f"tell({trial.name})", clash, "is both a parameter and a result: a quantity "
+                          "has one role")
     space.validate({n: params[n] for n in space.names}, source=f"trial {trial.name}")
     missing = [o.name for o in objectives if not np.isfinite(values.get(o.name, np.nan))]
     unlogged = [name for name in missing if name not in values and name not in metrics]

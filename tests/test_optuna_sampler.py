@@ -463,3 +463,25 @@ def test_a_trial_enqueued_outside_the_distributions_is_left_out_not_fatal():
     assert study.trials[0].params == {"x": 20.0, "n": 7}
     assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
     assert all(0 <= t.params["x"] <= 10 and 1 <= t.params["n"] <= 5 for t in study.trials[1:])
+
+
+def test_a_parameter_named_like_an_objective_or_a_metric_is_refused_naming_it():
+    # a parameter "value" (the unnamed objective's name) raised KeyError('value') from the model
+    # after the initial design; a metric "x" was taken and the learned graph lost parameter x
+    def named(param: str, metric: str):
+        def objective(trial: optuna.Trial) -> float:
+            x, y = trial.suggest_float(param, 0, 1), trial.suggest_float("y", 0, 1)
+            trial.set_user_attr("metrics", {metric: x * y})
+            return x + y
+        return objective
+
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+    with pytest.raises(ValueError, match="'value' is both a parameter and an objective"):
+        study.optimize(named("value", "m"), n_trials=4)
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+    with pytest.raises(ValueError, match="trial 0: metric 'x' is named like a parameter"):
+        study.optimize(named("x", "x"), n_trials=4)
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+    study.set_metric_names(["step_time"])  # the docs' way out: name the objective
+    study.optimize(named("value", "m"), n_trials=4)
+    assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")

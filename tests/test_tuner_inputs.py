@@ -49,6 +49,19 @@ def test_a_told_value_that_is_not_a_number_is_refused_naming_it_and_the_trial_st
     assert tuner.tell(trial.id, {"cost": 1.0, "queue": None}).status == "done"
 
 
+def test_a_name_that_is_both_a_parameter_and_a_result_is_refused() -> None:
+    # an objective named like a parameter raised KeyError from the model once the initial design
+    # was done; a told metric named like one was stored, and the learned graph lost the parameter
+    with pytest.raises(ConfigError, match=r"Tuner: objectives: 'x0' is both a parameter and an objective"):
+        Tuner(SYSTEM.space, ["cost", "x0"], strategy="random")
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    trial = tuner.ask()
+    with pytest.raises(ConfigError, match=r"tell\(t0000\): x1: is both a parameter and a result"):
+        tuner.tell(trial.id, {"cost": 1.0, "x1": 0.5})
+    assert tuner.store.trial(trial.id).status == "running"
+    assert tuner.tell(trial.id, {"cost": 1.0, "x1_seen": 0.5}).status == "done"
+
+
 def test_a_non_finite_objective_fails_the_trial_saying_so_not_that_it_is_missing() -> None:
     tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
     for value in (float("nan"), float("inf")):
