@@ -54,7 +54,7 @@ from boanon.storage_urls import open_storage, sqlite_file
 from boanon.store import connect_read_only, remove_store
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.table import two_roles
-from boanon.tuner import Tuner, last_learn_point
+from boanon.tuner import Tuner, check_settings, last_learn_point
 
 METRICS_ATTR = "metrics"
 """The user attribute holding a trial's logged metrics (``{name: number}``)."""
@@ -299,6 +299,7 @@ class BoAnonSampler(BaseSampler):
                  relearn_every: int = 5, learn_options: Mapping[str, Any] | None = None,
                  propose_options: Mapping[str, Any] | None = None,
                  independent_sampler: BaseSampler | None = None):
+        check_settings(n_startup_trials, relearn_every, learn_options, propose_options)
         self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % (2**31))
         self.n_startup_trials = n_startup_trials
         self.budget = budget

@@ -30,7 +30,7 @@ import pandas as pd
 
 from boanon.acquisition.propose import Proposal, propose
 from boanon.acquisition.proposers import Proposer, make_proposer
-from boanon.errors import ConfigError, LogParseError, StoreError, refuse_unknown_keys
+from boanon.errors import ConfigError, LogParseError, StoreError, check_options, refuse_unknown_keys
 from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
 from boanon.interrupts import held_interrupts
@@ -139,8 +139,7 @@ class Tuner:
                  warm_start: WarmStart = None,
                  related_outputs: Sequence[str] = (), budget: int | None = None,
                  proposer: Proposer | None = None):
-        if relearn_every < 1:
-            raise ValueError("relearn_every must be >= 1")
+        check_settings(n_init, relearn_every, learn_options, propose_options)
         self.proposer = _proposer(strategy, proposer)
         self.space = require_space(space, "Tuner")
         self.objectives = parse_objectives(objectives)
@@ -192,8 +191,6 @@ class Tuner:
         elif n_init is None:
             n_init = default_n_init(self.space, budget) if not self.related \
                 else min(3, default_n_init(self.space, budget))
-        if int(n_init) < 1:
-            raise ValueError("n_init must be >= 1")
         return int(n_init)
 
     def _starting_graph(self, graph: CausalGraph | None) -> CausalGraph | None:
@@ -482,6 +479,22 @@ def _proposer(strategy: str | None, proposer: Proposer | None) -> Proposer:
     if strategy is not None and proposer is not None:
         raise TypeError("give a proposer or a strategy's name, not both")
     return proposer if proposer is not None else make_proposer(strategy or DEFAULT_STRATEGY)
+
+
+def check_settings(n_init: int | None, relearn_every: int, learn_options: Mapping[str, Any] | None,
+                   propose_options: Mapping[str, Any] | None) -> None:
+    """Refuse settings no run can use, before its first trial (the Tuner's, and the Optuna
+    sampler's when it is made): a misspelt propose option was a TypeError at the first proposal,
+    and a misspelt learn option a failure to learn, the plain GP for the whole run."""
+    if n_init is not None and int(n_init) < 1:
+        raise ValueError("n_init must be >= 1")
+    if relearn_every < 1:
+        raise ValueError("relearn_every must be >= 1")
+    check_options(propose, propose_options or {}, "propose")
+    if learn_options:
+        from boanon.learners import check_learn_options
+
+        check_learn_options(learn_options)
 
 
 def store_result(store: Store, space: Space, objectives: Sequence[Objective], trial: StoredTrial,
