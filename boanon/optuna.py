@@ -313,6 +313,15 @@ class BoAnonSampler(BaseSampler):
         self._graphs: dict[str, tuple[Any, str]] = {}  # learned graphs by what they were learned from
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as Optuna's samplers are (a study sent to another process, a saved searcher):
+        without the lock, which does not pickle; each copy guards its own graph cache."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def reseed_rng(self) -> None:
         self.independent_sampler.reseed_rng()
 

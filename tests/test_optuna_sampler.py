@@ -496,3 +496,18 @@ def test_settings_no_study_can_use_are_refused_when_the_sampler_is_made(options,
     # left every proposal on the plain GP, said only in the reason attribute
     with pytest.raises(ValueError, match=message):
         BoAnonSampler(**options)
+
+
+def test_the_sampler_pickles_as_optuna_s_do_and_proposes_on_as_before():
+    # a study (or sampler) sent to another process or saved by a searcher is pickled, as Optuna's
+    # own samplers are: the sampler's lock made that "cannot pickle '_thread.lock' object"
+    import pickle
+
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=3))
+    study.optimize(_objective, n_trials=6)
+    copy = pickle.loads(pickle.dumps(study))
+    study.optimize(_objective, n_trials=2)
+    copy.optimize(_objective, n_trials=2)
+    assert [t.params for t in copy.trials[6:]] == [t.params for t in study.trials[6:]]
+    copy.optimize(_objective, n_trials=2, n_jobs=2)  # its own lock guards its graph cache
+    assert [t.state.name for t in copy.trials] == ["COMPLETE"] * 10
