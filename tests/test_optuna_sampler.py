@@ -511,3 +511,15 @@ def test_the_sampler_pickles_as_optuna_s_do_and_proposes_on_as_before():
     assert [t.params for t in copy.trials[6:]] == [t.params for t in study.trials[6:]]
     copy.optimize(_objective, n_trials=2, n_jobs=2)  # its own lock guards its graph cache
     assert [t.state.name for t in copy.trials] == ["COMPLETE"] * 10
+
+
+def test_a_value_that_is_not_finite_is_a_failed_trial_to_the_tuner():
+    # docs/optuna.md: `return float("inf")` for a configuration that broke
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=3))
+    study.optimize(lambda t: float("inf") if t.suggest_float("x", 0, 1) > 0.6 else t.params["x"], n_trials=8)
+    broke = [t.number for t in study.trials if t.value == float("inf")]
+    assert broke and all(t.state.name == "COMPLETE" for t in study.trials)
+    tuner = study.sampler.tuner(study, boanon.optuna.search_space(study))
+    failed = [t for t in tuner.store.trials() if t.status == "failed"]
+    assert [t.reason for t in failed] == [f"Optuna trial {n}" for n in broke]
+    assert all(t.error == "objective 'value' is inf, not a finite number" for t in failed)
