@@ -134,7 +134,8 @@ def space_of(distributions: Mapping[str, BaseDistribution]) -> Space | None:
 def objectives_of(study: Study) -> list[Objective]:
     """The study's objectives, named by its metric names (else ``value`` / ``value_<i>``)."""
     directions = ["maximize" if d == StudyDirection.MAXIMIZE else "minimize" for d in study.directions]
-    names = study.metric_names or (["value"] if len(directions) == 1 else
+    whole = getattr(study, "_study", study)  # HyperbandPruner's view of one bracket has no metric_names
+    names = whole.metric_names or (["value"] if len(directions) == 1 else
                                    [f"value_{i}" for i in range(len(directions))])
     return [Objective(n, d) for n, d in zip(names, directions, strict=True)]
 

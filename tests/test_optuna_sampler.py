@@ -523,3 +523,23 @@ def test_a_value_that_is_not_finite_is_a_failed_trial_to_the_tuner():
     failed = [t for t in tuner.store.trials() if t.status == "failed"]
     assert [t.reason for t in failed] == [f"Optuna trial {n}" for n in broke]
     assert all(t.error == "objective 'value' is inf, not a finite number" for t in failed)
+
+
+def test_the_sampler_runs_under_optuna_s_hyperband_pruner():
+    # HyperbandPruner hands samplers a view of one bracket (_BracketStudy), which refuses any
+    # attribute it does not list: reading metric_names there failed every trial after the first
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=3),
+                                pruner=optuna.pruners.HyperbandPruner(min_resource=1, max_resource=9))
+    study.set_metric_names(["loss"])
+
+    def objective(trial: optuna.Trial) -> float:
+        x, y = trial.suggest_float("x", 0, 1), trial.suggest_int("y", 0, 4)
+        for step in range(9):
+            trial.report((x - 0.3) ** 2 + y / (step + 1), step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return (x - 0.3) ** 2 + y / 9
+
+    study.optimize(objective, n_trials=12)
+    assert {t.state.name for t in study.trials} <= {"COMPLETE", "PRUNED"}
+    assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
