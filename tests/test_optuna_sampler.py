@@ -22,6 +22,7 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 
 import boanon.optuna  # noqa: E402
 from boanon.cli import main  # noqa: E402
+from boanon.errors import StoreError  # noqa: E402
 from boanon.optuna import (  # noqa: E402
     PARAMS_ATTR,
     REASON_ATTR,
@@ -543,3 +544,18 @@ def test_the_sampler_runs_under_optuna_s_hyperband_pruner():
     study.optimize(objective, n_trials=12)
     assert {t.state.name for t in study.trials} <= {"COMPLETE", "PRUNED"}
     assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
+
+
+def test_warm_starting_from_an_optuna_storage_says_how_to_import_it(tmp_path):
+    # it said "not a BoAnon run store (a database with tables alembic_version, studies, ...)"
+    storage = tmp_path / "earlier.db"
+    optuna.create_study(study_name="earlier", storage=f"sqlite:///{storage}").optimize(
+        lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=3)
+    with pytest.raises(StoreError, match="an Optuna storage: `boanon import") as refused:
+        BoAnonSampler(warm_start=[storage])
+    command = re.search(r"`boanon (.*?)`", str(refused.value)).group(1)
+    run = tmp_path / "earlier-run.db"
+    command = command.replace("NAME", "earlier").replace("RUN.db", str(run))
+    done = CliRunner().invoke(main, shlex.split(command))
+    assert done.exit_code == 0, done.output
+    assert len(BoAnonSampler(warm_start=[run]).related[0].table) == 3
