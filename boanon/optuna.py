@@ -205,12 +205,13 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
     return recorded
 
 
-def search_space(study: Study,
-                 intersection: IntersectionSearchSpace | None = None) -> dict[str, BaseDistribution]:
+def search_space(study: Study) -> dict[str, BaseDistribution]:
     """The study's intersection search space in the order the trials suggest its parameters (Optuna
     sorts it by name): the Tuner's design and encoding follow the space's order, so a study
-    replays the Tuner's run only in its order."""
-    space = (intersection or IntersectionSearchSpace(include_pruned=True)).calculate(study)
+    replays the Tuner's run only in its order. Computed afresh (a pass over the trials, as the
+    replay makes anyway): Optuna's cached one belongs to the first study it saw, and a sampler
+    reused for a second study searched that one's space (in memory) or refused it (a storage)."""
+    space = IntersectionSearchSpace(include_pruned=True).calculate(study)
     first = next((t for t in study.get_trials(deepcopy=False) if set(space) <= set(t.distributions)), None)
     order = list(first.distributions) if first is not None else []
     position = {n: i for i, n in enumerate(order)}
@@ -310,7 +311,6 @@ class BoAnonSampler(BaseSampler):
                               "relearn_every": relearn_every, "learn_options": learn_options,
                               "propose_options": propose_options}
         self.independent_sampler = independent_sampler or TrialSeededRandomSampler(self.seed)
-        self._search_space = IntersectionSearchSpace(include_pruned=True)
         self._graphs: dict[str, tuple[Any, str]] = {}  # learned graphs by what they were learned from
         self._lock = threading.Lock()
 
@@ -327,7 +327,7 @@ class BoAnonSampler(BaseSampler):
         self.independent_sampler.reseed_rng()
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
-        return search_space(study, self._search_space)
+        return search_space(study)
 
     def sample_relative(self, study: Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:

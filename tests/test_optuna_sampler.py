@@ -559,3 +559,22 @@ def test_warm_starting_from_an_optuna_storage_says_how_to_import_it(tmp_path):
     done = CliRunner().invoke(main, shlex.split(command))
     assert done.exit_code == 0, done.output
     assert len(BoAnonSampler(warm_start=[run]).related[0].table) == 3
+
+
+@pytest.mark.parametrize("storage", ["memory", "sqlite"])
+def test_one_sampler_serves_several_studies_each_from_its_own_trials(tmp_path, storage):
+    # the sampler kept Optuna's IntersectionSearchSpace, which caches the first study's space: a
+    # second in-memory study (the same study id) was sampled at random, one in a storage refused
+    url = None if storage == "memory" else f"sqlite:///{tmp_path / 'studies.db'}"
+    sampler = BoAnonSampler(seed=0, n_startup_trials=3)
+    optuna.create_study(study_name="first", storage=url, sampler=sampler).optimize(_objective, n_trials=6)
+
+    def other(trial: optuna.Trial) -> float:
+        return (trial.suggest_float("u", 0, 1) - 0.3) ** 2 + trial.suggest_float("v", 0, 1)
+
+    second = optuna.create_study(study_name="second", storage=url, sampler=sampler)
+    second.optimize(other, n_trials=5)
+    alone = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=3))
+    alone.optimize(other, n_trials=5)
+    assert [t.params for t in second.trials] == [t.params for t in alone.trials]
+    assert second.trials[-1].system_attrs[SURROGATE_ATTR] == "gp"
