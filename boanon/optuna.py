@@ -301,7 +301,7 @@ class BoAnonSampler(BaseSampler):
                  relearn_every: int = 5, learn_options: Mapping[str, Any] | None = None,
                  propose_options: Mapping[str, Any] | None = None,
                  independent_sampler: BaseSampler | None = None):
-        check_settings(n_startup_trials, relearn_every, learn_options, propose_options)
+        check_settings(n_startup_trials, relearn_every, learn_options, propose_options, "n_startup_trials")
         self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % (2**31))
         self.n_startup_trials = n_startup_trials
         self.budget = budget

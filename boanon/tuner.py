@@ -482,12 +482,13 @@ def _proposer(strategy: str | None, proposer: Proposer | None) -> Proposer:
 
 
 def check_settings(n_init: int | None, relearn_every: int, learn_options: Mapping[str, Any] | None,
-                   propose_options: Mapping[str, Any] | None) -> None:
+                   propose_options: Mapping[str, Any] | None, n_init_name: str = "n_init") -> None:
     """Refuse settings no run can use, before its first trial (the Tuner's, and the Optuna
-    sampler's when it is made): a misspelt propose option was a TypeError at the first proposal,
-    and a misspelt learn option a failure to learn, the plain GP for the whole run."""
+    sampler's when it is made, its ``n_init`` named ``n_init_name``): a misspelt propose option
+    was a TypeError at the first proposal, and a misspelt learn option a failure to learn, the
+    plain GP for the whole run."""
     if n_init is not None and int(n_init) < 1:
-        raise ValueError("n_init must be >= 1")
+        raise ValueError(f"{n_init_name} must be >= 1")
     if relearn_every < 1:
         raise ValueError("relearn_every must be >= 1")
     check_options(propose, propose_options or {}, "propose")

@@ -491,7 +491,8 @@ def test_a_parameter_named_like_an_objective_or_a_metric_is_refused_naming_it():
 @pytest.mark.parametrize(("options", "message"), [
     ({"learn_options": {"alhpa": 0.05}}, "no option 'alhpa' \\(did you mean 'alpha'\\?\\)"),
     ({"propose_options": {"n_candidatez": 64}}, "'n_candidatez' \\(did you mean 'n_candidates'\\?\\)"),
-    ({"n_startup_trials": 0}, "n_init must be >= 1"), ({"relearn_every": 0}, "relearn_every must be >= 1")])
+    ({"n_startup_trials": 0}, "n_startup_trials must be >= 1"),
+    ({"relearn_every": 0}, "relearn_every must be >= 1")])
 def test_settings_no_study_can_use_are_refused_when_the_sampler_is_made(options, message):
     # they were refused at the first proposal (trial 1 failed), or never: a misspelt learn option
     # left every proposal on the plain GP, said only in the reason attribute
