@@ -53,8 +53,8 @@ from boanon.space import Bool, Categorical, Float, Int, Param, Space
 from boanon.storage_urls import open_storage, sqlite_file
 from boanon.store import connect_read_only, remove_store
 from boanon.strategies import DEFAULT_STRATEGY
-from boanon.table import number_problem
-from boanon.tuner import LearnFailure, Tuner, last_learn_point
+from boanon.table import number_problem, two_roles
+from boanon.tuner import LearnFailure, Tuner, check_settings, last_learn_point
 
 METRICS_ATTR = "metrics"
 """The user attribute holding a trial's logged metrics (``{name: number}``)."""
@@ -134,7 +134,8 @@ def space_of(distributions: Mapping[str, BaseDistribution]) -> Space | None:
 def objectives_of(study: Study) -> list[Objective]:
     """The study's objectives, named by its metric names (else ``value`` / ``value_<i>``)."""
     directions = ["maximize" if d == StudyDirection.MAXIMIZE else "minimize" for d in study.directions]
-    names = study.metric_names or (["value"] if len(directions) == 1 else
+    whole = getattr(study, "_study", study)  # HyperbandPruner's view of one bracket has no metric_names
+    names = whole.metric_names or (["value"] if len(directions) == 1 else
                                    [f"value_{i}" for i in range(len(directions))])
     return [Objective(n, d) for n, d in zip(names, directions, strict=True)]
 
@@ -188,6 +189,10 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
         outputs = {**logged_metrics(t), **constraint_values(t)}
         if t.state == TrialState.RUNNING:
             continue
+        clash = two_roles(config, outputs)
+        if clash:  # named here by the Optuna trial, before the Tuner's tell refuses it
+            raise ValueError(f"trial {t.number}: metric {clash!r} is named like a parameter: a quantity "
+                             "has one role (log it under another name)")
         if t.state == TrialState.COMPLETE and t.values is not None:
             tuner.tell(asked.id, {**outputs, **dict(zip(names, map(float, t.values), strict=True))})
         elif t.state == TrialState.PRUNED and len(names) == 1 and t.intermediate_values:
@@ -198,12 +203,13 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
     return recorded
 
 
-def search_space(study: Study,
-                 intersection: IntersectionSearchSpace | None = None) -> dict[str, BaseDistribution]:
+def search_space(study: Study) -> dict[str, BaseDistribution]:
     """The study's intersection search space in the order the trials suggest its parameters (Optuna
     sorts it by name): the Tuner's design and encoding follow the space's order, so a study
-    replays the Tuner's run only in its order."""
-    space = (intersection or IntersectionSearchSpace(include_pruned=True)).calculate(study)
+    replays the Tuner's run only in its order. Computed afresh (a pass over the trials, as the
+    replay makes anyway): Optuna's cached one belongs to the first study it saw, and a sampler
+    reused for a second study searched that one's space (in memory) or refused it (a storage)."""
+    space = IntersectionSearchSpace(include_pruned=True).calculate(study)
     first = next((t for t in study.get_trials(deepcopy=False) if set(space) <= set(t.distributions)), None)
     order = list(first.distributions) if first is not None else []
     position = {n: i for i, n in enumerate(order)}
@@ -214,7 +220,8 @@ def params_within(trial: FrozenTrial, distributions: Mapping[str, BaseDistributi
     """The trial's value of each parameter of ``distributions``: the one it set with that
     distribution or, while it runs, the one BoAnon proposed for it (:data:`PARAMS_ATTR`: a trial
     suggests its parameters one by one, and other workers must see them all from the start);
-    None when any is missing or lies outside its distribution."""
+    None when any is missing or lies outside its distribution (a value ``study.enqueue_trial``
+    fixed outside it: Optuna runs it with a warning, and the Tuner's space refuses it)."""
     proposed = trial.system_attrs.get(PARAMS_ATTR, {}) if trial.state == TrialState.RUNNING else {}
     values: dict[str, Any] = {}
     for name, d in distributions.items():
@@ -224,8 +231,7 @@ def params_within(trial: FrozenTrial, distributions: Mapping[str, BaseDistributi
             values[name] = proposed[name]
         else:
             return None
-    unset = {n: d for n, d in distributions.items() if n not in trial.params}
-    return values if contained({n: values[n] for n in unset}, unset) else None
+    return values if contained(values, distributions) else None
 
 
 def contained(values: Mapping[str, Any], distributions: Mapping[str, BaseDistribution]) -> bool:
@@ -293,6 +299,7 @@ class BoAnonSampler(BaseSampler):
                  relearn_every: int = 5, learn_options: Mapping[str, Any] | None = None,
                  propose_options: Mapping[str, Any] | None = None,
                  independent_sampler: BaseSampler | None = None):
+        check_settings(n_startup_trials, relearn_every, learn_options, propose_options, "n_startup_trials")
         self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % (2**31))
         self.n_startup_trials = n_startup_trials
         self.budget = budget
@@ -302,15 +309,23 @@ class BoAnonSampler(BaseSampler):
                               "relearn_every": relearn_every, "learn_options": learn_options,
                               "propose_options": propose_options}
         self.independent_sampler = independent_sampler or TrialSeededRandomSampler(self.seed)
-        self._search_space = IntersectionSearchSpace(include_pruned=True)
         self._graphs: dict[str, tuple[Any, LearnFailure | None]] = {}  # graphs by what they came from
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as Optuna's samplers are (a study sent to another process, a saved searcher):
+        without the lock, which does not pickle; each copy guards its own graph cache."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
         self._lock = threading.Lock()
 
     def reseed_rng(self) -> None:
         self.independent_sampler.reseed_rng()
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
-        return search_space(study, self._search_space)
+        return search_space(study)
 
     def sample_relative(self, study: Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:

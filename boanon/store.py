@@ -262,6 +262,10 @@ class Store:
                 raise ConfigError(self.path, "schema_version",
                                   f"store has schema version {row[0]}; this BoAnon reads "
                                   f"versions up to {SCHEMA_VERSION}")
+        elif {"studies", "version_info"} <= tables:  # a likely mix-up: say how to make a store of it
+            raise StoreError(self.path, "store", "not a BoAnon run store but an Optuna storage: "
+                             f"`boanon import sqlite:///{self.path} --study NAME -o RUN.db` copies a "
+                             "study into a new store")
         elif tables:
             raise StoreError(self.path, "store", "not a BoAnon run store (a database with tables "
                              + ", ".join(sorted(tables)[:5]) + ")")

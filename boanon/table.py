@@ -135,6 +135,13 @@ class TrialRecord:
         return row
 
 
+def two_roles(params: Iterable[str], results: Iterable[str]) -> str | None:
+    """The first name (sorted) that is both a parameter and a result (metric or objective), or
+    None: the graph has one node of a name, and learning lost the parameter to the result."""
+    clash = sorted(set(params) & set(results))
+    return clash[0] if clash else None
+
+
 def natural_key(name: str) -> list[Any]:
     """Sort key that orders numbers inside names by value: ``x2`` before ``x10``, ``m9`` before ``m10``."""
     return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)]

@@ -30,7 +30,7 @@ import pandas as pd
 
 from boanon.acquisition.propose import Proposal, propose
 from boanon.acquisition.proposers import Proposer, make_proposer
-from boanon.errors import ConfigError, LogParseError, StoreError, refuse_unknown_keys
+from boanon.errors import ConfigError, LogParseError, StoreError, check_options, refuse_unknown_keys
 from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
 from boanon.interrupts import held_interrupts
@@ -52,7 +52,7 @@ from boanon.store import MEASURED, PROPOSING, RUNNING_TRIALS, Status, Store, Sto
 from boanon.store import trials_dir as store_trials_dir
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.study import Study
-from boanon.table import TrialRecord, Value, number_problem, record_problem, with_objectives
+from boanon.table import TrialRecord, Value, number_problem, record_problem, two_roles, with_objectives
 
 DESIGN_SHARE = 3
 """At most one evaluation in this many of a known budget goes to the initial design."""
@@ -152,11 +152,14 @@ class Tuner:
                  warm_start: WarmStart = None,
                  related_outputs: Sequence[str] = (), budget: int | None = None,
                  proposer: Proposer | None = None):
-        if relearn_every < 1:
-            raise ValueError("relearn_every must be >= 1")
+        check_settings(n_init, relearn_every, learn_options, propose_options)
         self.proposer = _proposer(strategy, proposer)
         self.space = require_space(space, "Tuner")
         self.objectives = parse_objectives(objectives)
+        clash = two_roles(self.space.names, [o.name for o in self.objectives])
+        if clash:  # the model found no parameter of that name, after the initial design
+            raise ConfigError("Tuner", "objectives", f"{clash!r} is both a parameter and an objective: "
+                              "a quantity has one role")
         self.knowledge = knowledge
         self.seed = int(seed)
         self.output_constraints = parse_output_constraints(output_constraints, "Tuner", "output_constraints")
@@ -202,8 +205,6 @@ class Tuner:
         elif n_init is None:
             n_init = default_n_init(self.space, budget) if not self.related \
                 else min(3, default_n_init(self.space, budget))
-        if int(n_init) < 1:
-            raise ValueError("n_init must be >= 1")
         return int(n_init)
 
     def _starting_graph(self, graph: CausalGraph | None) -> CausalGraph | None:
@@ -499,6 +500,23 @@ def _proposer(strategy: str | None, proposer: Proposer | None) -> Proposer:
     return proposer if proposer is not None else make_proposer(strategy or DEFAULT_STRATEGY)
 
 
+def check_settings(n_init: int | None, relearn_every: int, learn_options: Mapping[str, Any] | None,
+                   propose_options: Mapping[str, Any] | None, n_init_name: str = "n_init") -> None:
+    """Refuse settings no run can use, before its first trial (the Tuner's, and the Optuna
+    sampler's when it is made, its ``n_init`` named ``n_init_name``): a misspelt propose option
+    was a TypeError at the first proposal, and a misspelt learn option a failure to learn, the
+    plain GP for the whole run."""
+    if n_init is not None and int(n_init) < 1:
+        raise ValueError(f"{n_init_name} must be >= 1")
+    if relearn_every < 1:
+        raise ValueError("relearn_every must be >= 1")
+    check_options(propose, propose_options or {}, "propose")
+    if learn_options:
+        from boanon.learners import check_learn_options
+
+        check_learn_options(learn_options)
+
+
 def store_result(store: Store, space: Space, objectives: Sequence[Objective], trial: StoredTrial,
                  result: TrialRecord | Mapping[str, float] | BaseException | str,
                  stopped: bool = False) -> StoredTrial:
@@ -514,6 +532,10 @@ def store_result(store: Store, space: Space, objectives: Sequence[Objective], tr
         if o.name not in values and o.name in metrics:
             values[o.name] = metrics.pop(o.name)
     params = {**result.params, **trial.config}
+    clash = two_roles(space.names, [*metrics, *values])
+    if clash:  # refused before anything is stored, as a value that is no number
+        raise ConfigError(f"tell({trial.name})", clash, "is both a parameter and a result: a quantity "
+                          "has one role")
     space.validate({n: params[n] for n in space.names}, source=f"trial {trial.name}")
     problem = record_problem(TrialRecord(trial.name, {}, metrics, values))  # as a log's would
     missing = [o.name for o in objectives if o.name not in values]

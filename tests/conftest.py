@@ -10,8 +10,15 @@ import yaml
 from click.testing import CliRunner
 
 from boanon.cli import main
+from boanon.learners import register_learner
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@register_learner("graphless", "gives no graph (a ValueError), as degenerate trials do: for the tests "
+                  "of a tuner whose learning fails (an unknown learner is refused when it is made)")
+def _graphless(prepared, knowledge, **options):
+    raise ValueError("these trials give no graph")
 
 
 @pytest.fixture(scope="session")

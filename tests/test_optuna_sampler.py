@@ -22,6 +22,7 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 
 import boanon.optuna  # noqa: E402
 from boanon.cli import main  # noqa: E402
+from boanon.errors import StoreError  # noqa: E402
 from boanon.optuna import (  # noqa: E402
     PARAMS_ATTR,
     REASON_ATTR,
@@ -461,3 +462,132 @@ def test_an_import_cut_short_by_a_bad_trial_leaves_no_store(tmp_path):
     assert done.exit_code == 1, done.output
     assert "study 'steps' in" in done.output and "trial 2:" in done.output, done.output
     assert not out.exists() and not Path(f"{out}-wal").exists()
+
+
+def test_a_trial_enqueued_outside_the_distributions_is_left_out_not_fatal():
+    # Optuna runs an enqueued value outside its distribution (with a warning); replaying it into
+    # the Tuner raised "enqueue: x: expected a number in [0.0, 10.0]" at every later proposal
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+    study.enqueue_trial({"x": 20.0, "n": 7})
+    with pytest.warns(UserWarning, match="out of range"):
+        study.optimize(lambda t: (t.suggest_float("x", 0, 10) - 3) ** 2 + t.suggest_int("n", 1, 5),
+                       n_trials=5, catch=())
+    assert [t.state.name for t in study.trials] == ["COMPLETE"] * 5
+    assert study.trials[0].params == {"x": 20.0, "n": 7}
+    assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
+    assert all(0 <= t.params["x"] <= 10 and 1 <= t.params["n"] <= 5 for t in study.trials[1:])
+
+
+def test_a_parameter_named_like_an_objective_or_a_metric_is_refused_naming_it():
+    # a parameter "value" (the unnamed objective's name) raised KeyError('value') from the model
+    # after the initial design; a metric "x" was taken and the learned graph lost parameter x
+    def named(param: str, metric: str):
+        def objective(trial: optuna.Trial) -> float:
+            x, y = trial.suggest_float(param, 0, 1), trial.suggest_float("y", 0, 1)
+            trial.set_user_attr("metrics", {metric: x * y})
+            return x + y
+        return objective
+
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+    with pytest.raises(ValueError, match="'value' is both a parameter and an objective"):
+        study.optimize(named("value", "m"), n_trials=4)
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+    with pytest.raises(ValueError, match="trial 0: metric 'x' is named like a parameter"):
+        study.optimize(named("x", "x"), n_trials=4)
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+    study.set_metric_names(["step_time"])  # the docs' way out: name the objective
+    study.optimize(named("value", "m"), n_trials=4)
+    assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"learn_options": {"alhpa": 0.05}}, "no option 'alhpa' \\(did you mean 'alpha'\\?\\)"),
+    ({"propose_options": {"n_candidatez": 64}}, "'n_candidatez' \\(did you mean 'n_candidates'\\?\\)"),
+    ({"n_startup_trials": 0}, "n_startup_trials must be >= 1"),
+    ({"relearn_every": 0}, "relearn_every must be >= 1")])
+def test_settings_no_study_can_use_are_refused_when_the_sampler_is_made(options, message):
+    # they were refused at the first proposal (trial 1 failed), or never: a misspelt learn option
+    # left every proposal on the plain GP, said only in the reason attribute
+    with pytest.raises(ValueError, match=message):
+        BoAnonSampler(**options)
+
+
+def test_the_sampler_pickles_as_optuna_s_do_and_proposes_on_as_before():
+    # a study (or sampler) sent to another process or saved by a searcher is pickled, as Optuna's
+    # own samplers are: the sampler's lock made that "cannot pickle '_thread.lock' object"
+    import pickle
+
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=3))
+    study.optimize(_objective, n_trials=6)
+    copy = pickle.loads(pickle.dumps(study))
+    study.optimize(_objective, n_trials=2)
+    copy.optimize(_objective, n_trials=2)
+    assert [t.params for t in copy.trials[6:]] == [t.params for t in study.trials[6:]]
+    copy.optimize(_objective, n_trials=2, n_jobs=2)  # its own lock guards its graph cache
+    assert [t.state.name for t in copy.trials] == ["COMPLETE"] * 10
+
+
+def test_a_value_that_is_not_finite_is_a_failed_trial_to_the_tuner():
+    # docs/optuna.md: `return float("inf")` for a configuration that broke
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=3))
+    study.optimize(lambda t: float("inf") if t.suggest_float("x", 0, 1) > 0.6 else t.params["x"], n_trials=8)
+    broke = [t.number for t in study.trials if t.value == float("inf")]
+    assert broke and all(t.state.name == "COMPLETE" for t in study.trials)
+    tuner = study.sampler.tuner(study, boanon.optuna.search_space(study))
+    failed = [t for t in tuner.store.trials() if t.status == "failed"]
+    assert [t.reason for t in failed] == [f"Optuna trial {n}" for n in broke]
+    assert all(t.error == "objective 'value' is not finite (inf)" for t in failed)
+
+
+def test_the_sampler_runs_under_optuna_s_hyperband_pruner():
+    # HyperbandPruner hands samplers a view of one bracket (_BracketStudy), which refuses any
+    # attribute it does not list: reading metric_names there failed every trial after the first
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=3),
+                                pruner=optuna.pruners.HyperbandPruner(min_resource=1, max_resource=9))
+    study.set_metric_names(["loss"])
+
+    def objective(trial: optuna.Trial) -> float:
+        x, y = trial.suggest_float("x", 0, 1), trial.suggest_int("y", 0, 4)
+        for step in range(9):
+            trial.report((x - 0.3) ** 2 + y / (step + 1), step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return (x - 0.3) ** 2 + y / 9
+
+    study.optimize(objective, n_trials=12)
+    assert {t.state.name for t in study.trials} <= {"COMPLETE", "PRUNED"}
+    assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
+
+
+def test_warm_starting_from_an_optuna_storage_says_how_to_import_it(tmp_path):
+    # it said "not a BoAnon run store (a database with tables alembic_version, studies, ...)"
+    storage = tmp_path / "earlier.db"
+    optuna.create_study(study_name="earlier", storage=f"sqlite:///{storage}").optimize(
+        lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=3)
+    with pytest.raises(StoreError, match="an Optuna storage: `boanon import") as refused:
+        BoAnonSampler(warm_start=[storage])
+    command = re.search(r"`boanon (.*?)`", str(refused.value)).group(1)
+    run = tmp_path / "earlier-run.db"
+    command = command.replace("NAME", "earlier").replace("RUN.db", str(run))
+    done = CliRunner().invoke(main, shlex.split(command))
+    assert done.exit_code == 0, done.output
+    assert len(BoAnonSampler(warm_start=[run]).related[0].table) == 3
+
+
+@pytest.mark.parametrize("storage", ["memory", "sqlite"])
+def test_one_sampler_serves_several_studies_each_from_its_own_trials(tmp_path, storage):
+    # the sampler kept Optuna's IntersectionSearchSpace, which caches the first study's space: a
+    # second in-memory study (the same study id) was sampled at random, one in a storage refused
+    url = None if storage == "memory" else f"sqlite:///{tmp_path / 'studies.db'}"
+    sampler = BoAnonSampler(seed=0, n_startup_trials=3)
+    optuna.create_study(study_name="first", storage=url, sampler=sampler).optimize(_objective, n_trials=6)
+
+    def other(trial: optuna.Trial) -> float:
+        return (trial.suggest_float("u", 0, 1) - 0.3) ** 2 + trial.suggest_float("v", 0, 1)
+
+    second = optuna.create_study(study_name="second", storage=url, sampler=sampler)
+    second.optimize(other, n_trials=5)
+    alone = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=3))
+    alone.optimize(other, n_trials=5)
+    assert [t.params for t in second.trials] == [t.params for t in alone.trials]
+    assert second.trials[-1].system_attrs[SURROGATE_ATTR] == "gp"

@@ -59,9 +59,9 @@ def test_a_proposer_object_runs_the_loop_with_the_graph_it_needs() -> None:
 
 def test_a_registered_name_works_where_a_strategy_is_named_and_its_fallback_is_used(tmp_path: Path) -> None:
     assert "test-gp-on-graph" in strategy_names() and not models_graph("test-gp-on-graph")
-    # an unknown learner cannot give a graph: the proposer's own fallback proposes, and says why
+    # a learner that gives no graph (tests/conftest.py): the proposer's own fallback proposes, and says why
     tuner = Tuner(SYSTEM.space, ["cost"], strategy="test-gp-on-graph", n_init=5, seed=0,
-                  learn_options={"learner": "no-such-learner"})
+                  learn_options={"learner": "graphless"})
     sixth = _trials(tuner, 6)[5]
     assert sixth.surrogate == "random"
     assert sixth.reason.startswith("waiting for a graph (learning from 5 trials failed: ValueError")

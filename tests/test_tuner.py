@@ -348,11 +348,13 @@ def test_a_bug_in_learning_surfaces_instead_of_becoming_the_plain_gp(tmp_path: P
 
 
 def test_when_learning_fails_the_plain_gp_is_used_and_the_reason_recorded(tmp_path: Path) -> None:
-    tuner = _structured(tmp_path, budget=7, learn_options={"learner": "no-such-learner"})
+    # "graphless" (tests/conftest.py) fails as degenerate trials do; an unknown learner is refused
+    # when the tuner is made (tests/test_tuner_inputs.py)
+    tuner = _structured(tmp_path, budget=7, learn_options={"learner": "graphless"})
     for n, t in enumerate(tuner.store.trials()[5:], start=5):  # tried again after each trial, early
         assert t.surrogate == "gp" and t.graph_id is None
         assert t.reason.startswith(f"structure not learned (learning from {n} trials failed:")
-        assert "no-such-learner" in t.reason
+        assert "these trials give no graph" in t.reason
 
 
 def test_a_fixed_graph_is_used_as_given(tmp_path: Path) -> None:

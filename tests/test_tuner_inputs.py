@@ -50,6 +50,36 @@ def test_a_told_value_that_is_not_a_number_is_refused_naming_it_and_the_trial_st
     assert tuner.tell(trial.id, {"cost": 1.0, "queue": None}).status == "done"
 
 
+def test_a_name_that_is_both_a_parameter_and_a_result_is_refused() -> None:
+    # an objective named like a parameter raised KeyError from the model once the initial design
+    # was done; a told metric named like one was stored, and the learned graph lost the parameter
+    with pytest.raises(ConfigError, match=r"Tuner: objectives: 'x0' is both a parameter and an objective"):
+        Tuner(SYSTEM.space, ["cost", "x0"], strategy="random")
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    trial = tuner.ask()
+    with pytest.raises(ConfigError, match=r"tell\(t0000\): x1: is both a parameter and a result"):
+        tuner.tell(trial.id, {"cost": 1.0, "x1": 0.5})
+    assert tuner.store.trial(trial.id).status == "running"
+    assert tuner.tell(trial.id, {"cost": 1.0, "x1_seen": 0.5}).status == "done"
+
+
+def test_a_misspelt_learn_or_propose_option_is_refused_when_the_tuner_is_made() -> None:
+    # learn_options={"alhpa": ...} was a failure to learn at every re-learn point, said only in the
+    # proposals' reasons (the plain GP for the whole run); a propose option a TypeError at trial n_init
+    with pytest.raises(ValueError, match=r"'tiered-pc' has no option 'alhpa' \(did you mean 'alpha'\?\)"):
+        Tuner(SYSTEM.space, ["cost"], learn_options={"alhpa": 0.05})
+    with pytest.raises(ValueError, match=r"unknown learner 'tiered_pc'"):
+        Tuner(SYSTEM.space, ["cost"], learn_options={"learner": "tiered_pc"})
+    with pytest.raises(ValueError, match=r"no option 'n_candidatez' \(did you mean 'n_candidates'\?\)"):
+        Tuner(SYSTEM.space, ["cost"], propose_options={"n_candidatez": 64})
+    tuner = Tuner(SYSTEM.space, ["cost"], n_init=5, propose_options={"n_candidates": 64},
+                  learn_options={"alpha": 0.05, "max_parents": 3, "max_depth": 2})
+    for _ in range(6):
+        trial = tuner.ask()
+        tuner.tell(trial.id, SYSTEM.evaluate(trial.config))
+    assert tuner.graph is not None and not tuner.learn_note
+
+
 def test_a_non_finite_objective_fails_the_trial_saying_so_not_that_it_is_missing() -> None:
     tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
     for value, said in ((float("nan"), "NaN"), (float("inf"), "inf")):

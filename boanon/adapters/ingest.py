@@ -16,7 +16,15 @@ from boanon.adapters.base import Adapter, available_adapters, get_adapter
 from boanon.adapters.files import read_config
 from boanon.adapters.table import TABLE_FORMATS, TableAdapter, read_table_file, roles_file, table_format
 from boanon.errors import LogParseError, bounded
-from boanon.table import TRIAL, TrialRecord, columns_of, record_problem, records_to_table, validate_table
+from boanon.table import (
+    TRIAL,
+    TrialRecord,
+    columns_of,
+    record_problem,
+    records_to_table,
+    two_roles,
+    validate_table,
+)
 
 FROM_TRIAL_FOLDERS = "logs are read from the folder holding the trial folders"
 
@@ -167,9 +175,9 @@ def parse_trial_dir(adapter: Adapter, trial_dir: Path) -> TrialRecord:
 def _params_are_no_results(record: TrialRecord, trial_dir: Path, adapter: Adapter) -> None:
     """Refuse a name that is both a parameter and a metric or objective: the graph has one node
     of a name, and learning lost the parameter."""
-    clash = sorted(set(record.params) & (set(record.metrics) | set(record.objectives)))
+    clash = two_roles(record.params, [*record.metrics, *record.objectives])
     if clash:
-        raise LogParseError(trial_dir, f"{clash[0]!r} is both a parameter and a result (as read by "
+        raise LogParseError(trial_dir, f"{clash!r} is both a parameter and a result (as read by "
                             f"the {adapter.name!r} adapter): a quantity has one role")
 
 

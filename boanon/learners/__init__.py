@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral
 from time import perf_counter
@@ -53,6 +55,16 @@ class LearnResult:
     report: dict[str, Any]
 
 
+def check_learn_options(options: Mapping[str, Any]) -> None:
+    """Refuse an unknown ``learner`` or an option neither :func:`learn` nor that learner takes,
+    naming the closest: :func:`learn` raises these as it raises a failure to learn, which a tuning
+    loop survives on the plain GP, so a tuner checks its ``learn_options`` when it is made."""
+    own = set(inspect.signature(learn).parameters) - {"options"}
+    learner = options.get("learner", DEFAULT_LEARNER)
+    check_options(get_learner(learner).fn, {k: v for k, v in options.items() if k not in own},
+                  f"learner {learner!r}", skip=2)
+
+
 def available_learners() -> list[str]:
     return LEARNERS.names()
 
@@ -87,8 +99,8 @@ def learn(table: pd.DataFrame, knowledge: Knowledge | None = None, learner: str 
     _check_counts(max_parents=max_parents, max_metrics=max_metrics, bootstrap=bootstrap)
     start = perf_counter()
     knowledge = knowledge or Knowledge()
+    check_learn_options({"learner": learner, **options})  # before the minutes of work
     info = get_learner(learner)
-    check_options(info.fn, options, f"learner {learner!r}", skip=2)  # before the minutes of work
     roles = {split_column(c)[1]: split_column(c)[0] for r in ROLES for c in columns_of(table, r)}
     knowledge.validate(roles)
     found = find_relations(table, skip=knowledge.node_models, known=knowledge.required_edges(),
