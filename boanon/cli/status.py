@@ -18,6 +18,7 @@ from boanon.learners.relations import Relation
 from boanon.models.dag import node_label, node_parents
 from boanon.multiobjective import (
     OutputConstraint,
+    format_feasible,
     format_front,
     table_hypervolume,
 )
@@ -159,9 +160,11 @@ def summary(store: Store, n_failures: int = 10) -> str:
             lines.append(wrapped(config_line(space, best.config), "  "))
     if done and (len(objectives) > 1 or constraints):
         table = store.to_table(("done",))  # as the best trials above: runs cut short are left out
-        lines.append(format_front(table, objectives, constraints))
         if len(objectives) > 1:
+            lines.append(format_front(table, objectives, constraints))
             lines.append(hypervolume_line(table, trials, objectives, constraints))
+        else:  # one objective has no front: its best feasible trial is the best above
+            lines.append(format_feasible(table, constraints))
     lines += model_lines(trials, store, space)
     failed = [t for t in trials if t.status == "failed"]
     if failed:

@@ -49,6 +49,14 @@ def hypervolume_trace(table: pd.DataFrame, objectives: Sequence[Objective], ref_
                      for i in range(len(table))])
 
 
+def format_feasible(table: pd.DataFrame, constraints: Sequence[OutputConstraint]) -> str:
+    """How many finished trials meet the output constraints, and which bounds, for a run with one
+    objective: it has no Pareto front (its best feasible trial is printed as the best)."""
+    n = int(observed_feasible(table, constraints).sum())
+    bounds = ", ".join(c.describe() for c in constraints)
+    return f"feasible:   {n} of {len(table)} finished trials meet the output constraints ({bounds})"
+
+
 def format_front(table: pd.DataFrame, objectives: Sequence[Objective],
                  constraints: Sequence[OutputConstraint] = (), max_rows: int = 20) -> str:
     """A short text listing of the front for ``boanon status``."""
