@@ -27,6 +27,7 @@ import networkx as nx
 from boanon.graph import CausalGraph, Edge
 from boanon.multitask.tasks import TASK
 from boanon.nodespec import NodeSpec
+from boanon.units import count
 
 STYLE = {
     "param": 'shape=box, style="rounded,filled", fillcolor="#cfe2ff", color="#3d6bb3"',
@@ -237,12 +238,13 @@ def _legend(v: View, labelled: bool) -> str:
     """The key, as the graph's own label under the picture (an HTML-like table: drawn legend
     edges with labels would double every rank's width): the three node kinds, the edge styles,
     what was left out and how to see it, and (large graphs) the formulas of the marked nodes."""
-    notes = [f"{len(v.graph.roles)} nodes, {len(v.graph.edges)} edges"]
+    notes = [f"{count(len(v.graph.roles), 'node')}, {count(len(v.graph.edges), 'edge')}"]
     if v.hidden_nodes:
-        notes.append(f"the objectives' strongest paths: {v.hidden_nodes} more distant or weaker ancestors "
-                     "left out (--max-nodes 0 draws every one)")
+        ancestors = count(v.hidden_nodes, "more distant or weaker ancestor")
+        notes.append(f"the objectives' strongest paths: {ancestors} left out (--max-nodes 0 draws every one)")
     if v.hidden_edges:
-        notes.append(f"{v.hidden_edges} weaker edges hidden ({v.max_parents} strongest parents per node, "
+        notes.append(f"{count(v.hidden_edges, 'weaker edge')} hidden "
+                     f"({count(v.max_parents, 'strongest parent')} per node, "
                      "and its strongest child; --all-edges draws them)")
     if v.groups:
         notes.append("boxes: nodes of one entity (name prefix)")

@@ -73,7 +73,7 @@ def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], pat
         ax.legend(fontsize=8, loc="best")
     axes[-1, 0].set_xlabel("trial (t0000 = 0)")
     axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes[0, 0].set_title(title or f"convergence over {len(history)} trials")
+    axes[0, 0].set_title(title or f"convergence over {units.count(len(history), 'trial')}")
     return _save(fig, path)
 
 

@@ -177,6 +177,44 @@ def test_page_shows_the_run_and_follows_it(run: Path, server: str, browser) -> N
     assert "10 trials measured" in browser.find_element(By.ID, "progress-caption").text
 
 
+def test_a_count_of_one_is_written_in_the_singular(server: str, tmp_path: Path, browser) -> None:
+    """The graph's caption said "1 objectives" and "12 params"; the workers chart of an
+    early-stopped run on one worker "6 trials on 1 lanes": every count goes through one helper."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.config import load_config
+    from boanon.early_stopping import MedianStopping
+    from boanon.executors import LocalExecutor
+    from boanon.parallel import optimize_parallel
+    from boanon.targets.sgd import SgdRunner
+    from boanon.tuner import Tuner
+
+    browser.get(server)
+    wait_for(browser, lambda b: "objective" in b.find_element(By.ID, "graph-caption").text,
+             what="the graph was never drawn")
+    caption = browser.find_element(By.ID, "graph-caption").text
+    assert "12 parameters, " in caption and "1 objective)" in caption, caption
+    assert not re.search(r"\b1 [a-z]+s\b", caption), caption
+
+    config = load_config(ROOT / "examples" / "sgd.yaml")  # the simulated cluster, fast, one worker
+    tuner = Tuner(config.space, config.objectives, strategy="random", seed=3, n_init=6,
+                  store=tmp_path / "sgd.db")
+    runner = SgdRunner(pace=0.003, network="googlenet", iterations=12, warmup=2, noise_seed=1)
+    with LocalExecutor(1, grace=1.0) as executor:
+        optimize_parallel(tuner, runner, 6, executor, trials_dir=tmp_path / "sgd.trials",
+                          stopper=MedianStopping(min_trials=2, min_steps=3))
+    stopped = len(tuner.store.trials("stopped"))
+    tuner.store.close()
+    assert stopped, "the median rule stopped no trial: the workers chart is not shown"
+    with serving(tmp_path / "sgd.db") as url:
+        browser.get(url)
+        wait_for(browser, lambda b: b.find_element(By.ID, "timeline-caption").text,
+                 what="the workers chart was never drawn")
+        caption = browser.find_element(By.ID, "timeline-caption").text
+        assert caption.startswith("6 trials on 1 lane (") and f"; {stopped} stopped early." in caption, \
+            caption
+
+
 def test_tune_serves_the_dashboard_while_it_runs(tmp_path: Path) -> None:
     """``boanon tune --dashboard``: the URL printed answers while trials run, and not after."""
     config = tmp_path / "slow.yaml"

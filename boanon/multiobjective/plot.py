@@ -17,7 +17,7 @@ from boanon.multiobjective.feasibility import OutputConstraint, observed_feasibl
 from boanon.multiobjective.summary import pareto_flags  # noqa: E402
 from boanon.objectives import Objective  # noqa: E402
 from boanon.table import column  # noqa: E402
-from boanon.units import objective_label  # noqa: E402
+from boanon.units import count, objective_label  # noqa: E402
 
 
 def plot_pareto(table: pd.DataFrame, objectives: Sequence[Objective], path: str | Path,
@@ -48,7 +48,7 @@ def plot_pareto(table: pd.DataFrame, objectives: Sequence[Objective], path: str 
         ax.set_ylabel(f"{objective_label(objectives[j])}, {objectives[j].direction}d")
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(title or f"Pareto front: {int(on_front.sum())} of {len(table)} trials")
+    fig.suptitle(title or f"Pareto front: {int(on_front.sum())} of {count(len(table), 'trial')}")
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=120)

@@ -36,6 +36,9 @@ function fmt(v) {
 const unitOf = (name) => ((state.run && state.run.summary.units) || {})[name];
 const withUnit = (name) => unitOf(name) ? `${name} (${unitOf(name)})` : name;
 const fmtU = (name, v) => fmt(v) + (typeof v === "number" && unitOf(name) ? ` ${unitOf(name)}` : "");
+// "1 lane", "3 lanes": every count the page writes goes through here ("1 lanes" did not)
+const count = (n, noun, nouns = `${noun}s`) => `${n} ${n === 1 ? noun : nouns}`;
+const ROLE_NOUN = { param: "parameter", metric: "metric", objective: "objective" };
 function fmtSeconds(s) {
   if (s === null || s === undefined) return "–";
   if (s < 60) return `${fmt(s)} s`;
@@ -134,7 +137,7 @@ function drawConvergence(run) {
   const against = c.default === null ? "; the default configuration was not measured"
     : !c.default_feasible ? ` (the default's ${fmtU(c.objective, c.default)} is infeasible: no gain over it is claimed)`
     : ` against the default's ${fmtU(c.objective, c.default)}` + (gain !== null ? ` (${(100 * Math.abs(gain)).toFixed(1)} % ${gain >= 0 ? "better" : "worse"})` : "");
-  $("#progress-caption").textContent = `${c.points.length} trials measured; best feasible ${c.objective} ${fmtU(c.objective, last)}` + against +
+  $("#progress-caption").textContent = `${count(c.points.length, "trial")} measured; best feasible ${c.objective} ${fmtU(c.objective, last)}` + against +
     ". Hollow points: stopped early; crosses: infeasible. Click a point to open its trial.";
 }
 function pickObjective(k) {  // every panel follows the objective tab
@@ -146,7 +149,8 @@ function drawBest(run) {
   const s = run.summary, o = s.objectives[state.objective] || s.objectives[0];
   const b = o && s.best[o.name];
   if (!b) {  // finished trials that all break an output constraint are no best, but they did finish
-    $("#best-caption").textContent = s.counts.done ? `none of the ${s.counts.done} finished trials meets the output constraints yet`
+    $("#best-caption").textContent = s.counts.done === 1 ? "the one finished trial does not meet the output constraints"
+      : s.counts.done ? `none of the ${s.counts.done} finished trials meets the output constraints yet`
       : "no finished trial yet";
     $("#best-config").replaceChildren(); return;
   }
@@ -339,7 +343,7 @@ function drawParcoords() {
   });
   box.replaceChildren(...kids);
   const kept = trials.filter(inBrush).length;
-  $("#parcoords-caption").textContent = `${trials.length} measured trials over ${axes.length - 1} parameters and ${obj} ` +
+  $("#parcoords-caption").textContent = `${count(trials.length, "measured trial")} over ${count(axes.length - 1, "parameter")} and ${obj} ` +
     `(colour: ${obj}, blue better); axes: the parameters that move ${obj} most in the model, and the table's added columns.` +
     (Object.keys(state.brush).length ? ` ${kept} in the brushed ranges.` : "");
 }
@@ -443,9 +447,9 @@ function drawGraph() {
     ancestors: "The objectives and their ancestors", all: "The whole graph", node: `${view.node}, its ancestors and descendants` }[view.scope];
   for (const b of document.querySelectorAll("#graph-scope button")) b.classList.toggle("on", b.dataset.scope === view.scope);
   $("#graph-caption").textContent = `${what}: ` +
-    `${view.nodes.length} of ${view.total_nodes} nodes (${Object.entries(roles).map(([r, k]) => `${k} ${r}s`).join(", ")}), ` +
-    `${view.edges.length} edges` + (view.learned_from_trials ? `, learned from ${view.learned_from_trials} trials` : "") +
-    (view.groups.length ? `; ${view.groups.length} name groups (${view.groups.slice(0, 8).join(", ")}${view.groups.length > 8 ? "…" : ""})` : "") + ".";
+    `${view.nodes.length} of ${count(view.total_nodes, "node")} (${Object.entries(roles).map(([r, k]) => count(k, ROLE_NOUN[r] || r)).join(", ")}), ` +
+    count(view.edges.length, "edge") + (view.learned_from_trials ? `, learned from ${count(view.learned_from_trials, "trial")}` : "") +
+    (view.groups.length ? `; ${count(view.groups.length, "name group")} (${view.groups.slice(0, 8).join(", ")}${view.groups.length > 8 ? "…" : ""})` : "") + ".";
   const elements = graphElements(view);
   if (!state.cy) {
     // labels never drawn below MIN_LABEL_PX: a graph too large for the box is panned, not shrunk
@@ -488,9 +492,9 @@ function drawNodeDetail(id) {
     n.form.kind === "formula" ? ` (free: ${n.form.free.join(", ") || "none"}; residual ${n.form.residual})` : ""));
   const model = fit ? { label: fit.label, parents: fit.parents } : n.model;
   if (model) parts.push(el("div", { id: "node-model" }, `model in the structured proposal of ${(state.models && state.models.model_trial) || "the run"}: `,
-    el("b", {}, model.label), model.parents.length ? ` on ${model.parents.length} parents (${model.parents.join(", ")})` : ""));
+    el("b", {}, model.label), model.parents.length ? ` on ${count(model.parents.length, "parent")} (${model.parents.join(", ")})` : ""));
   if (fit) {
-    parts.push(el("div", {}, `held-out fit on ${fit.n} trials: rank correlation `, el("b", {}, fmt(fit.rank_correlation)),
+    parts.push(el("div", {}, `held-out fit on ${count(fit.n, "trial")}: rank correlation `, el("b", {}, fmt(fit.rank_correlation)),
       `, standardised RMSE ${fmt(fit.rmse_standardised)} `, el("a", { href: "#models", onclick: () => selectFitNode(id) }, "(plot)")));
   }
   parts.push(el("div", { class: "tabs" }, el("button", { id: "focus-node", onclick: () => focusNode(id) }, "show its ancestors and descendants")));
@@ -506,7 +510,7 @@ function modelStatus(m) {
   if (m.error) return `not available: ${m.error}`;
   return `${m.surrogate} surrogate` + (m.model_trial ? ` as it proposed ${m.model_trial}`
     : m.surrogate === "structured" ? " fitted afresh on the run's current graph (no structured proposal yet)" : "") +
-    `, refitted on ${m.n_trials} measured trials (${fmt(m.seconds)} s to fit)` +
+    `, refitted on ${count(m.n_trials, "measured trial")} (${fmt(m.seconds)} s to fit)` +
     (m.unused && m.unused.length ? `; not sampled (no chosen model reads them): ${m.unused.join(", ")}` : "") + (m.status === "stale" ? "; refitting on newer trials…" : "");
 }
 function drawModels() {
@@ -533,7 +537,7 @@ function drawFit() {
   const pts = f.observed.map((y, i) => ({ x: y, y: f.predicted[i], trial: f.trials[i], sd: f.sd[i] }));
   const all = [...f.observed, ...f.predicted].filter(Number.isFinite);
   const lo = Math.min(...all), hi = Math.max(...all);
-  $("#fit-caption").textContent = `${state.fitNode} (${f.label} on ${f.parents.length} parents): each trial's value predicted by the model refitted without it, from its observed parents. On the line: perfect.`;
+  $("#fit-caption").textContent = `${state.fitNode} (${f.label} on ${count(f.parents.length, "parent")}): each trial's value predicted by the model refitted without it, from its observed parents. On the line: perfect.`;
   chart("fit-chart", { data: { datasets: [
     { type: "scatter", label: "trials", data: pts, parsing: false, backgroundColor: "#2f6fd6", pointRadius: 4 },
     { type: "line", label: "predicted = observed", data: [{ x: lo, y: lo }, { x: hi, y: hi }], parsing: false,
@@ -585,7 +589,7 @@ function drawEffects() {
   $("#effect-metrics").replaceChildren(...(e.metrics.length ? e.metrics.map((x) =>
     el("li", {}, `through ${withUnit(x.name)}: moves ${fmt(x.moved_sd)} × its spread across the trials`)) :
     [el("li", {}, m.surrogate === "structured" ? "reaches the objective directly (no modelled metric in between)" : "the plain GP has no metrics in between")]),
-  e.n_metrics > e.metrics.length ? el("li", {}, `and ${e.n_metrics - e.metrics.length} more metrics`) : "");
+  e.n_metrics > e.metrics.length ? el("li", {}, `and ${count(e.n_metrics - e.metrics.length, "more metric")}`) : "");
 }
 
 // --- Pareto front and workers ----------------------------------------------------------------------------
@@ -596,7 +600,7 @@ function drawPareto(run) {
   const [a, b] = p.objectives;
   const pts = (sel) => p.points.filter(sel).map((q) => ({ x: q.values[0], y: q.values[1], trial: q.trial }));
   const front = pts((q) => q.front).sort((u, v) => u.x - v.x);
-  $("#pareto-caption").textContent = `${front.length} of ${p.points.length} finished trials on the front` +
+  $("#pareto-caption").textContent = `${front.length} of ${count(p.points.length, "finished trial")} on the front` +
     (p.objectives.length > 2 ? ` (first two of ${p.objectives.length} objectives shown)` : "") + ".";
   chart("pareto-chart", { data: { datasets: [
     { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, borderColor: "#d6336c" },
@@ -629,7 +633,7 @@ function drawTimeline(run, serverDate) {
     borderSkipped: false,
     // no end: still running (to the server's clock), or left running by a dead run (end unknown: a mark at its start)
     data: tl.bars.filter((b) => b.status === s).map((b) => ({ x: [b.start, Math.max(b.end ?? (s === "running" && live ? now : b.start), b.start)], y: lanes[b.lane], trial: b.trial })) }));
-  $("#timeline-caption").textContent = `${tl.bars.length} trials on ${tl.lanes} lanes (a trial takes the first lane free when it starts: as many lanes as trials ran at once); ${stopped} stopped early.`;
+  $("#timeline-caption").textContent = `${count(tl.bars.length, "trial")} on ${count(tl.lanes, "lane")} (a trial takes the first lane free when it starts: as many lanes as trials ran at once); ${stopped} stopped early.`;
   chart("timeline-chart", { type: "bar", data: { labels: lanes, datasets },
     options: { indexAxis: "y", maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: "seconds since the first trial started" } } },
       plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${fmt(c.raw.x[0])}–${fmt(c.raw.x[1])} s (${c.dataset.label})` } } },
