@@ -215,6 +215,35 @@ def test_a_count_of_one_is_written_in_the_singular(server: str, tmp_path: Path, 
             caption
 
 
+def test_the_best_configuration_marks_a_change_only_where_there_is_one(server: str, tmp_path: Path,
+                                                                      browser) -> None:
+    """A run whose best is still the default (t0000) said "Bold: differs from the default" over
+    a table with nothing bold, and "0.0 % better" than itself; where the best differs, the
+    caption counts the bold rows."""
+    from selenium.webdriver.common.by import By
+
+    def best_panel(b) -> tuple[str, int]:
+        return (b.find_element(By.ID, "best-caption").text,
+                len(b.find_elements(By.CSS_SELECTOR, "#best-config tr.changed")))
+
+    store = tmp_path / "default.db"
+    tune(store, 3)  # the default, then two Sobol points, both worse
+    with Store(store, read_only=True) as s:
+        assert min(s.trials(), key=lambda t: t.objectives["cost"]).name == "t0000"
+    with serving(store) as url:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 3, what="the trials table never showed the 3 trials")
+        caption, bold = best_panel(browser)
+        assert not bold, caption
+        assert caption.endswith("It is the default configuration: no trial has beaten it yet."), caption
+        progress = browser.find_element(By.ID, "progress-caption").text
+        assert "the default configuration (t0000) itself" in progress and "% better" not in progress, progress
+    browser.get(server)
+    wait_for(browser, lambda b: len(rows(b)) == 8, what="the trials table never showed the 8 trials")
+    caption, bold = best_panel(browser)
+    assert bold and f"Bold: the {bold} parameters that differ from the default." in caption, caption
+
+
 def test_tune_serves_the_dashboard_while_it_runs(tmp_path: Path) -> None:
     """``boanon tune --dashboard``: the URL printed answers while trials run, and not after."""
     config = tmp_path / "slow.yaml"

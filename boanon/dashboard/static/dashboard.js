@@ -134,7 +134,9 @@ function drawConvergence(run) {
   // a gain over the default is only a gain over a configuration one could deploy
   const gain = (last !== null && c.default && c.default_feasible) ? (c.direction === "minimize"
     ? (c.default - last) / Math.abs(c.default) : (last - c.default) / Math.abs(c.default)) : null;
+  const bestIsDefault = (run.summary.best[c.objective] || {}).trial === c.default_trial;
   const against = c.default === null ? "; the default configuration was not measured"
+    : bestIsDefault ? `: the default configuration (${c.default_trial}) itself, no trial has beaten it yet`
     : !c.default_feasible ? ` (the default's ${fmtU(c.objective, c.default)} is infeasible: no gain over it is claimed)`
     : ` against the default's ${fmtU(c.objective, c.default)}` + (gain !== null ? ` (${(100 * Math.abs(gain)).toFixed(1)} % ${gain >= 0 ? "better" : "worse"})` : "");
   $("#progress-caption").textContent = `${count(c.points.length, "trial")} measured; best feasible ${c.objective} ${fmtU(c.objective, last)}` + against +
@@ -154,9 +156,16 @@ function drawBest(run) {
       : "no finished trial yet";
     $("#best-config").replaceChildren(); return;
   }
-  const dflt = (run.trials.find((t) => t.name === (run.convergence[state.objective] || {}).default_trial) || {}).config || {};
+  const defaultTrial = (run.convergence[state.objective] || {}).default_trial;
+  const dflt = (run.trials.find((t) => t.name === defaultTrial) || {}).config || {};
+  const changed = Object.entries(b.config).filter(([k, v]) => k in dflt && dflt[k] !== v).length;
+  // bold marks a change only where there is one: the default itself, or its values, have none
+  const marks = b.trial === defaultTrial ? "It is the default configuration: no trial has beaten it yet."
+    : !defaultTrial ? "The default configuration was not measured."
+    : changed ? `Bold: the ${count(changed, "parameter")} that ${changed === 1 ? "differs" : "differ"} from the default.`
+    : "Every value is the default's.";
   $("#best-head").textContent = `Best configuration by ${o.name}`;
-  $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmtU(o.name, b.value)}, ${b.origin}. Bold: differs from the default.`;
+  $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmtU(o.name, b.value)}, ${b.origin}. ${marks}`;
   $("#best-config").replaceChildren(el("tr", {}, el("td", {}, "parameter"), el("td", {}, "best"), el("td", {}, "default")),
     ...Object.entries(b.config).map(([k, v]) => el("tr", { class: k in dflt && dflt[k] !== v ? "changed" : "" },
       el("td", {}, k), el("td", {}, fmtU(k, v)), el("td", {}, k in dflt ? fmtU(k, dflt[k]) : "–"))));
