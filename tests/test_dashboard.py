@@ -244,6 +244,27 @@ def test_the_best_configuration_marks_a_change_only_where_there_is_one(server: s
     assert bold and f"Bold: the {bold} parameters that differ from the default." in caption, caption
 
 
+def test_the_graph_draws_a_bounded_output_with_its_bound(tmp_path: Path, synthetic_run, browser) -> None:
+    """``outputs: [{name: g0_load, max: 0.6}]``: the run models g0_load and steers it, but the
+    page drew only the objectives' ancestors, without it; it is a node named with its bound, in
+    red, and its panel says what the bound is."""
+    from selenium.webdriver.common.by import By
+
+    store = synthetic_run(tmp_path, budget=9, outputs=[{"name": "g0_load", "max": 0.6}])
+    with serving(store) as url:
+        browser.get(url)
+        label = "const n = window.boanon.cy && window.boanon.cy.getElementById('g0_load'); " \
+                "return n && n.length ? n.data('label') : null;"
+        wait_for(browser, lambda b: b.execute_script(label), what="g0_load was never drawn")
+        assert browser.execute_script(label) == "g0_load <= 0.6"
+        border = "return window.boanon.cy.getElementById('g0_load').style('border-color')"
+        assert browser.execute_script(border) == "rgb(179,64,61)"
+        assert "bounded outputs" in browser.find_element(By.ID, "graph-caption").text
+        browser.execute_script("window.boanon.cy.getElementById('g0_load').emit('tap')")
+        wait_for(browser, lambda b: b.find_elements(By.ID, "node-bound"), what="no bound in the node's panel")
+        assert browser.find_element(By.ID, "node-bound").text.startswith("output constraint: g0_load <= 0.6")
+
+
 def test_tune_serves_the_dashboard_while_it_runs(tmp_path: Path) -> None:
     """``boanon tune --dashboard``: the URL printed answers while trials run, and not after."""
     config = tmp_path / "slow.yaml"

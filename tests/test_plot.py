@@ -274,3 +274,21 @@ def test_a_default_that_breaks_an_output_constraint_is_drawn_as_infeasible(tmp_p
     labels = [t.get_text() for ax in figures[0].axes if ax.get_legend() for t in ax.get_legend().get_texts()]
     defaults = [label for label in labels if label.startswith("default")]
     assert len(defaults) == 2 and all(label.endswith(", infeasible)") for label in defaults), labels
+
+
+@needs_dot
+def test_the_graph_draws_a_bounded_output_with_its_bound(tmp_path, synthetic_run):
+    """``outputs: [{name: g0_load, max: 0.6}]``: the run models g0_load and steers it, but the
+    graph left it out (the learner found no path into it, and only the objectives were drawn)."""
+    store = synthetic_run(tmp_path, budget=9, outputs=[{"name": "g0_load", "max": 0.6}])
+    dot = tmp_path / "g.dot"
+    _invoke("plot", str(store), "--kind", "graph", "-o", str(dot))
+    text = dot.read_text()
+    node = next((line for line in text.splitlines() if line.strip().startswith('"g0_load" [')), None)
+    assert node is not None and 'label="g0_load <= 0.6"' in node and 'color="#b3403d"' in node, text
+    assert "red border: an output constraint (its bound)" in text
+    with Store(store, read_only=True) as s:
+        learned = s.graph(s.last_graph_id()).parents("g0_load")
+    assert bool(learned) != ("no learned path into g0_load" in text)
+    assert _png_size(Path(_invoke("plot", str(store), "--kind", "graph", "-o", str(tmp_path / "g.png"))
+                          .split()[-1]))[0] > 0

@@ -131,4 +131,4 @@ def _graph(run: RunView, output: str, all_nodes: bool, max_parents: int | None, 
     assert run.graph is not None  # _figure_of refused the run without one
     render(view(run.graph, [o.name for o in run.objectives], ancestors=not all_nodes,
                 max_parents=max_parents, group=ENTITY if group is None else group or None,
-                max_nodes=max_nodes), Path(output))
+                max_nodes=max_nodes, bounds={c.name: c.describe() for c in run.constraints}), Path(output))

@@ -177,13 +177,14 @@ class RunView:
         return self.cached(("graph", scope, node), lambda: self._graph(scope, node))
 
     def _graph(self, scope: str, node: str | None) -> dict[str, Any]:
-        study, trials, objectives, _, graph_id = self.snapshot()
+        study, trials, objectives, constraints, graph_id = self.snapshot()
         if study is None or graph_id is None:
             return {"graph": None}
         latest = model_trial(trials)
         view = data.graph_view(self.store.graph(graph_id), study_space(study),
                                [o.name for o in objectives], scope,
-                               None if latest is None else latest.info["structure"], node)
+                               None if latest is None else latest.info["structure"], node,
+                               {c.name: c.describe() for c in constraints})
         return {"graph": view, "graph_id": graph_id}
 
     def model_views(self) -> dict[str, Any]:

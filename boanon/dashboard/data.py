@@ -228,6 +228,12 @@ def node_form(node: str, spec: Mapping[str, Any] | None, learned: bool = False) 
             "source": "learned from the logs" if learned else "annotated"}
 
 
+def bound_view(node: str, bounds: Mapping[str, str], g: nx.DiGraph) -> dict[str, Any] | None:
+    """A bounded output's bound as text, and whether the graph has a learned path into it (else
+    the model reads it from the parameters directly)."""
+    return {"text": bounds[node], "learned": g.in_degree(node) > 0} if node in bounds else None
+
+
 SCOPES = ("auto", "neighbourhood", "ancestors", "all", "node")
 """What part of the graph the page draws: the objectives' strongest paths
 (:func:`boanon.graph_render.neighbourhood`, as ``boanon plot --kind graph``), the objectives and
@@ -237,10 +243,13 @@ NEIGHBOURHOOD_NODES = 30
 
 
 def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scope: str = "ancestors",
-               structure: Mapping[str, Any] | None = None, node: str | None = None) -> dict[str, Any]:
+               structure: Mapping[str, Any] | None = None, node: str | None = None,
+               bounds: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The graph for drawing, the part ``scope`` names (:data:`SCOPES`); nodes with role, name
-    group, expression (annotated or learned) and the model the last structured proposal recorded
-    (``structure``: its label and parents, as ``boanon status`` prints them); edges with weight,
+    group, expression (annotated or learned), the model the last structured proposal recorded
+    (``structure``: its label and parents, as ``boanon status`` prints them) and, for an output
+    an output constraint bounds, its bound (``bounds``: output -> its bound as text; a target as
+    the objectives are, drawn even where the learner found no path into it); edges with weight,
     stability, whether they are fallbacks (a parameter connected straight to an objective for
     want of a learned path) and whether only a node's expression implies them. ``names`` lists
     every drawable node, for the page's search."""
@@ -253,7 +262,9 @@ def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scop
     except ValueError:  # drawn as stored; the model would have refused it
         g = graph.to_networkx()
     g.remove_nodes_from(HIDDEN)
-    targets = [o for o in objectives if o in g]
+    bounds = dict(bounds or {})
+    g.add_nodes_from(bounds)  # one the learner left out is still modelled (from the parameters)
+    targets = [o for o in [*objectives, *bounds] if o in g]
     ancestry = set(targets).union(*(nx.ancestors(g, o) for o in targets)) if targets else set(g)
     if scope == "auto":
         scope = "neighbourhood" if len(ancestry) > NEIGHBOURHOOD_NODES else "ancestors"
@@ -267,7 +278,7 @@ def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scop
         keep = ancestry if scope == "ancestors" else set(g)
     stored = {(e.source, e.target) for e in graph.edges}
     fallback = {tuple(s.split(" -> ")) for s in graph.metadata.get("params_connected", [])}
-    roles = {n: graph.roles.get(n, "param") for n in g if n in keep}
+    roles = {n: graph.roles.get(n, "metric" if n in bounds else "param") for n in g if n in keep}
     groups = name_groups(roles) if scope != "neighbourhood" else {}
     models = (structure or {}).get("nodes", {})
     unused = set((structure or {}).get("unused", []))
@@ -275,6 +286,7 @@ def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scop
     return {
         "nodes": [{"id": n, "role": role, "group": groups.get(n),
                    "form": node_form(n, graph.node_models.get(n), n in relations),
+                   "bound": bound_view(n, bounds, g),
                    "model": node_model_view(models.get(n), space, n in unused),
                    "parents": sum(1 for p in g.predecessors(n) if p in roles)} for n, role in roles.items()],
         "edges": [{"source": s, "target": t, "weight": d.get("weight"), "stability": d.get("stability"),

@@ -404,9 +404,10 @@ function graphElements(view) {
     shown[n.id] = n.group && folded.has(n.group) ? `group:${n.group}` : n.id;
     if (shown[n.id] !== n.id) continue;
     const [fill, border, shape] = ROLE_STYLE[n.role] || ROLE_STYLE.metric;
-    nodes.push({ group: "nodes", data: { id: n.id, label: n.id, kind: "node", role: n.role, fill, border, shape,
-      form: n.form ? n.form.kind : "", parent: n.group ? `group:${n.group}` : undefined,
-      w: Math.max(40, 7.8 * n.id.length + 14) } });
+    const label = n.bound ? n.bound.text : n.id;  // a bounded output wears its bound: the run steers it too
+    nodes.push({ group: "nodes", data: { id: n.id, label, kind: "node", role: n.role, fill, border, shape,
+      form: n.form ? n.form.kind : "", bounded: Boolean(n.bound), parent: n.group ? `group:${n.group}` : undefined,
+      w: Math.max(40, 7.8 * label.length + 14) } });
   }
   const edges = {};
   for (const e of view.edges) {
@@ -427,6 +428,7 @@ const GRAPH_STYLE = [
   { selector: "node[kind = 'node']", style: { label: "data(label)", "background-color": "data(fill)", "border-color": "data(border)",
     "border-width": 1.2, shape: "data(shape)", width: "data(w)", height: 26, "font-size": LABEL_PX, "text-valign": "center", "text-halign": "center" } },
   { selector: "node[form = 'function'], node[form = 'formula']", style: { "border-color": "#6a3d9a", "border-width": 3 } },
+  { selector: "node[?bounded]", style: { "border-color": "#b3403d", "border-width": 3 } },
   { selector: "node[kind = 'group']", style: { label: "data(label)", "text-valign": "top", "text-halign": "center", "font-size": LABEL_PX,
     "font-weight": "bold", color: "#8a6d00", "background-color": "#fffbeb", "background-opacity": 0.6, "border-color": "#e2c76a",
     "border-width": 1, shape: "round-rectangle", padding: 20, "text-margin-y": 18 } },
@@ -453,7 +455,7 @@ function drawGraph() {
   const roles = {};
   for (const n of view.nodes) roles[n.role] = (roles[n.role] || 0) + 1;
   const what = { neighbourhood: "The objectives' strongest paths (the parameters that reach them most strongly, each by its strongest way)",
-    ancestors: "The objectives and their ancestors", all: "The whole graph", node: `${view.node}, its ancestors and descendants` }[view.scope];
+    ancestors: view.nodes.some((n) => n.bound) ? "The objectives, the bounded outputs and their ancestors" : "The objectives and their ancestors", all: "The whole graph", node: `${view.node}, its ancestors and descendants` }[view.scope];
   for (const b of document.querySelectorAll("#graph-scope button")) b.classList.toggle("on", b.dataset.scope === view.scope);
   $("#graph-caption").textContent = `${what}: ` +
     `${view.nodes.length} of ${count(view.total_nodes, "node")} (${Object.entries(roles).map(([r, k]) => count(k, ROLE_NOUN[r] || r)).join(", ")}), ` +
@@ -497,6 +499,8 @@ function drawNodeDetail(id) {
   const edgeLine = (e, other) => el("li", {}, other, e.weight !== null ? ` (weight ${fmt(e.weight)}${e.stability !== null ? `, stability ${fmt(e.stability)}` : ""})` : "",
     e.fallback ? " fallback" : "", e.annotated ? " (expression)" : "");
   const parts = [el("h3", {}, id), el("div", { class: "hint" }, `${n.role}${n.group ? `, group ${n.group}` : ""}`)];
+  if (n.bound) parts.push(el("div", { class: "why", id: "node-bound" }, `output constraint: ${n.bound.text}` +
+    (n.bound.learned ? "" : " (no learned path into it: modelled from the parameters directly)")));
   if (n.form) parts.push(el("div", { class: "why" }, `${n.form.kind} ${n.form.source}: `, el("span", { class: "mono" }, n.form.text),
     n.form.kind === "formula" ? ` (free: ${n.form.free.join(", ") || "none"}; residual ${n.form.residual})` : ""));
   const model = fit ? { label: fit.label, parents: fit.parents } : n.model;
