@@ -292,3 +292,34 @@ def test_the_graph_draws_a_bounded_output_with_its_bound(tmp_path, synthetic_run
     assert bool(learned) != ("no learned path into g0_load" in text)
     assert _png_size(Path(_invoke("plot", str(store), "--kind", "graph", "-o", str(tmp_path / "g.png"))
                           .split()[-1]))[0] > 0
+
+
+def test_a_failed_trial_is_no_point_at_the_bottom_of_the_convergence(tmp_path, monkeypatch):
+    """A failed trial has no value: it was a red cross at the panel's lowest value (there the
+    best trial's), read as a measurement; it is a dotted line across the panel at its number."""
+    from boanon import plots
+    from boanon.runners.base import TrialFailed
+    from boanon.runners.function import CallableRunner
+    from boanon.space import Float, Space
+    from boanon.tuner import Tuner
+
+    def system(config: dict) -> dict:
+        if config["x"] > 0.7:
+            raise TrialFailed("crash above 0.7")
+        return {"cost": (config["x"] - 0.3) ** 2}
+
+    tuner = Tuner(Space([Float("x", 0.0, 1.0)]), ["cost"], store=tmp_path / "run.db", n_init=6, seed=0,
+                  strategy="random")
+    tuner.optimize(CallableRunner(system), 6)
+    failed = [t.id for t in tuner.store.trials("failed")]
+    tuner.store.close()
+    assert failed, "no trial failed"
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or Path(path))
+    _invoke("plot", str(tmp_path / "run.db"), "-o", str(tmp_path / "run.png"))
+    ax = figures[0].axes[0]
+    drawn_at = {float(x) for c in ax.collections for x, _ in c.get_offsets()}
+    assert not drawn_at & set(failed), "a failed trial was drawn as a point"
+    lines = [ln for ln in ax.get_lines() if list(ln.get_xdata()) == [failed[0]] * 2]
+    assert lines and list(lines[0].get_ydata()) == [0, 1]  # the panel's full height, in axes units
+    assert "failed (no value)" in [t.get_text() for t in ax.get_legend().get_texts()]
