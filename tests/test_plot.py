@@ -323,3 +323,28 @@ def test_a_failed_trial_is_no_point_at_the_bottom_of_the_convergence(tmp_path, m
     lines = [ln for ln in ax.get_lines() if list(ln.get_xdata()) == [failed[0]] * 2]
     assert lines and list(lines[0].get_ydata()) == [0, 1]  # the panel's full height, in axes units
     assert "failed (no value)" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_the_pareto_figure_draws_the_reference_point_status_prints(tmp_path, monkeypatch):
+    """``status`` and the dashboard print the hypervolume's reference point; the Pareto figure
+    did not draw it, so the front's hypervolume could not be read off the picture."""
+    import re
+
+    from boanon.multiobjective import plot as mo_plot
+
+    store = tmp_path / "mo.db"
+    monkeypatch.chdir(ROOT)
+    _invoke("tune", str(ROOT / "examples" / "synthetic-multiobjective.yaml"), "--budget", "8",
+            "--store", str(store))
+    status = _invoke("status", str(store))
+    printed = re.search(r"reference point cost=(\S+), cost2=(\S+): (.+)\)$", status, re.M)
+    assert printed, "status printed no reference point"
+    figures = []
+    monkeypatch.setattr(mo_plot.plt, "close", figures.append)  # the figure, once written
+    out = tmp_path / "front.png"
+    _invoke("plot", str(store), "--kind", "pareto", "-o", str(out))
+    assert _png_size(out)[0] > 0
+    ax = figures[0].axes[0]
+    ref = next(c for c in ax.collections if c.get_label().startswith("hypervolume reference point"))
+    assert ref.get_offsets().tolist()[0] == pytest.approx([float(printed[1]), float(printed[2])], rel=1e-3)
+    assert printed[3] in figures[0].get_suptitle().replace("\n", " ")
