@@ -171,6 +171,13 @@ class RunView:
             "graph_id": graph_id,
         }
 
+    def trial_files(self, name: str) -> dict[str, Any]:
+        """The files of trial ``name``'s directory the page lists (:func:`data.trial_files`); a
+        name that is no trial of the run (``../..``) is a ValueError, never a path to read."""
+        if name not in {t.name for t in self.snapshot().trials}:
+            raise ValueError(f"no trial {name!r} in the run")
+        return data.trial_files(self.trials_dir / name)
+
     def graph(self, scope: str = "auto", node: str | None = None) -> dict[str, Any]:
         """The run's current graph (None before it has one), the part ``scope`` names
         (:data:`data.SCOPES`), with the node models of the last structured proposal."""
@@ -280,6 +287,12 @@ def create_app(views: RunView | Sequence[RunView]) -> Starlette:
         except ValueError as exc:  # an unknown study, scope or node: the page says what
             return JSON({"error": str(exc)}, status_code=400)
 
+    def trial_files(request: Request) -> JSON:
+        try:
+            return JSON(pick(request).trial_files(request.query_params.get("trial", "")))
+        except ValueError as exc:  # an unknown study or trial
+            return JSON({"error": str(exc)}, status_code=400)
+
     def models(request: Request) -> JSON:
         try:
             return JSON(pick(request).model_views())
@@ -295,6 +308,7 @@ def create_app(views: RunView | Sequence[RunView]) -> Starlette:
         Route("/api/run", run),
         Route("/api/graph", graph),
         Route("/api/models", models),
+        Route("/api/trial-files", trial_files),
         Route("/api/studies", compare),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         *(Mount(logs_path(i), TrialFiles(directory=v.trials_dir, check_dir=False), name=f"logs{i}")

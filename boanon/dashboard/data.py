@@ -7,6 +7,7 @@ request. Every function reads values the store already holds; none writes.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -115,7 +116,10 @@ def convergence(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
 def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None,
                outputs: Sequence[str]) -> list[dict[str, Any]]:
     """The trials table: one plain row per trial, newest last, with what proposed it and why,
-    what the model predicted for it, and where its logs are. Its objectives are the run's
+    what the model predicted for it, and where its logs are (the files in that directory are
+    :func:`trial_files`, asked for one trial at a time: listing every trial's at every poll sent
+    each name of each directory, hundreds per trial where a system logs a file per step, and
+    links that lead out of the run). Its objectives are the run's
     ``outputs`` (objectives and constrained outputs); whatever else the adapter reported as an
     objective (ZigZag's energy beside the EDP a run tunes) is listed with the metrics, as the
     run's table and models read it (:func:`boanon.table.with_objectives`)."""
@@ -123,8 +127,6 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None,
     rows = []
     for t in trials:
         folder = None if trials_dir is None else trials_dir / t.name
-        files = sorted(p.name for p in folder.iterdir() if p.is_file()) \
-            if folder is not None and folder.is_dir() else []
         rows.append({
             "id": t.id, "name": t.name, "status": t.status, "started": t.started, "finished": t.finished,
             "duration_s": seconds(t.started, t.ran_until), "surrogate": t.surrogate,
@@ -135,9 +137,36 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None,
             "retry_of": t.retry_of,
             "predicted": t.info.get("predicted", {}), "cv": t.info.get("cv", {}),
             "timings_s": t.info.get("timings_s", {}), "graph_id": t.graph_id,
-            "logs": None if folder is None else str(folder), "log_files": files,
+            "logs": None if folder is None else str(folder),
         })
     return rows
+
+
+NUMBER = re.compile(r"(\d+)")
+MAX_TRIAL_FILES = 50
+"""The most files of one trial's directory the page lists (the rest are counted)."""
+
+
+def natural(name: str) -> list[tuple[int, int, str]]:
+    """A sort key that puts ``iter-2.log`` before ``iter-10.log``."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in NUMBER.split(name)]
+
+
+def trial_files(folder: Path, limit: int = MAX_TRIAL_FILES) -> dict[str, Any]:
+    """The files of a trial's directory that the page links to, served under ``/logs``: plain
+    files only, not links (one may lead out of the run, and the server refuses it) nor hidden
+    ones (a lock, an editor's swap file), the first ``limit`` with their sizes (a core dump is
+    not opened unawares), and how many more there are. Files of their own name come first, then
+    numbered series (``iter-7.log``), in number order: a series of hundreds left the trial's
+    ``result.json`` and ``stdout.txt`` past the limit."""
+    found: list[os.DirEntry[str]] = []
+    if folder.is_dir():
+        with os.scandir(folder) as entries:
+            found = [e for e in entries if not e.name.startswith(".") and e.is_file(follow_symlinks=False)]
+    series = Counter(NUMBER.sub("#", e.name) for e in found)
+    found.sort(key=lambda e: (series[NUMBER.sub("#", e.name)] > 1, natural(e.name)))
+    listed = [{"name": e.name, "bytes": e.stat(follow_symlinks=False).st_size} for e in found[:limit]]
+    return {"files": listed, "more": max(0, len(found) - limit)}
 
 
 # --- Pareto front and workers ----------------------------------------------------------------------

@@ -285,11 +285,26 @@ function drawTrialDetail() {
   if (cv.length) parts.push(el("h3", {}, "surrogates compared (held-out)"), el("table", { class: "kv" },
     el("tr", {}, el("td", {}, "model"), el("td", {}, "log density"), el("td", {}, "rank corr")),
     ...cv.map(([m, s]) => el("tr", {}, el("td", {}, m), el("td", {}, fmt(s.log_predictive_density)), el("td", {}, fmt(s.rank_correlation))))));
-  parts.push(el("h3", {}, "logs"), el("div", { class: "mono" }, t.logs || "–"));
-  if (t.log_files.length) parts.push(el("ul", {}, ...t.log_files.map((f) =>
-    el("li", {}, el("a", { href: logsUrl(t.name, f), target: "_blank" }, f)))));
-  else parts.push(el("div", { class: "hint" }, "no files there (yet)"));
+  parts.push(el("h3", {}, "logs"), el("div", { class: "mono" }, t.logs || "–"), el("div", { id: "trial-files" }));
   box.replaceChildren(...parts);
+  drawTrialFiles(t.name);
+}
+function fmtBytes(n) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  const i = n > 0 ? Math.min(units.length - 1, Math.floor(Math.log2(n) / 10)) : 0;
+  return i ? `${fmt(Number((n / 1024 ** i).toPrecision(3)))} ${units[i]}` : `${n} B`;
+}
+// one trial's files, asked for when it is opened (the run's JSON lists none: a system that logs a
+// file per step made every poll carry hundreds of names per trial)
+async function drawTrialFiles(name) {
+  const study = state.study;
+  const { data } = await getJSON(apiUrl(`/api/trial-files?trial=${encodeURIComponent(name)}`));
+  const box = $("#trial-files");
+  if (study !== state.study || state.selectedTrial !== name || !box) return;  // another trial was opened meanwhile
+  box.replaceChildren(data.files.length ? el("ul", {}, ...data.files.map((f) =>
+    el("li", {}, el("a", { href: logsUrl(name, f.name), target: "_blank" }, f.name), ` (${fmtBytes(f.bytes)})`))) :
+    el("div", { class: "hint" }, "no files there (yet)"),
+  data.more ? el("div", { class: "hint" }, `and ${count(data.more, "more file")}, not listed (the directory above holds them)`) : "");
 }
 
 // --- trials in parameter space: parallel coordinates (brushable) and slices ------------------------------
