@@ -69,6 +69,17 @@ def test_explain_prints_the_path_and_the_moved_metrics(run_db):
     assert " 1. x" in out and "measured" in out  # the ends were measured by the run itself
 
 
+def test_a_default_that_breaks_an_output_constraint_is_said_to(tmp_path, synthetic_run):
+    """The default (g0_load 0.98) breaks g0_load <= 0.6: the header read "against the default
+    t0000 (cost=11.83)", a baseline one could deploy, and the path's "improvement" a gain over it."""
+    store = synthetic_run(tmp_path, budget=10, outputs=[{"name": "g0_load", "max": 0.6}])
+    result = CliRunner().invoke(main, ["explain", str(store)])
+    assert result.exit_code == 0, result.output
+    header = result.output.splitlines()[0]
+    assert "against the default t0000 (cost=11.8272, infeasible: breaks g0_load <= 0.6), minimize" in header
+    assert header.split(" against ")[0].endswith(")") and "infeasible" not in header.split(" against ")[0]
+
+
 def test_an_unknown_trial_is_one_plain_line_naming_the_store_once(run_db):
     result = CliRunner().invoke(main, ["explain", str(run_db), "--trial", "t9999"])
     assert result.exit_code == 1
