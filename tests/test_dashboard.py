@@ -333,6 +333,46 @@ def test_the_run_view_names_no_trial_file_and_one_trial_lists_a_bounded_few(tmp_
             assert r.read() == (folder / "result.json").read_bytes()
 
 
+LINE_AT = """
+const [id, label, x0, x1] = arguments, c = Chart.getChart(id), r = c.currentDevicePixelRatio;
+const color = c.data.datasets.find((d) => d.label === label).borderColor;
+const want = [1, 3, 5].map((k) => parseInt(color.slice(k, k + 2), 16));
+const [left, right] = [x0, x1].map((x) => Math.round(c.scales.x.getPixelForValue(x) * r));
+const ys = [];
+for (let px = left; px <= right; px++) {  // a span of columns: another line may cross one of them
+  const column = c.ctx.getImageData(px, 0, 1, c.canvas.height).data;
+  for (let i = 0; i < c.canvas.height; i++) {
+    if (column[4 * i + 3] > 200 && want.every((v, k) => Math.abs(column[4 * i + k] - v) < 16)) ys.push(i / r);
+  }
+}
+return ys.length ? ys.reduce((a, b) => a + b) / ys.length : null;
+"""
+"""The mean height (CSS pixels) at which the line ``label`` of chart ``id`` is drawn between
+``x0`` and ``x1``: read off the canvas, where the reader sees it."""
+
+
+def test_the_best_so_far_steps_down_at_the_trial_that_improved(tmp_path: Path, browser) -> None:
+    """The best-so-far line was drawn with Chart.js's ``stepped: "after"``, which drops at the
+    trial before the improving one: the page showed a trial's value before it had run."""
+    store = latency_run(tmp_path / "steps.db", "random", 8)
+    with serving(store) as url:
+        browser.get(url)
+        wait_for(browser, lambda b: b.execute_script("return Chart.getChart('convergence') !== undefined"),
+                 what="no convergence chart")
+        best = api(url, "api/run")["convergence"][0]["best"]
+        pixels = "const s = Chart.getChart('convergence').scales.y; " \
+                 "return [...arguments].map((v) => s.getPixelForValue(v))"
+        changes = [(a, b, *browser.execute_script(pixels, a["y"], b["y"]))
+                   for a, b in zip(best, best[1:], strict=False) if b["y"] != a["y"]]
+        changes = [c for c in changes if abs(c[2] - c[3]) > 20]  # far enough apart to tell on the canvas
+        assert changes, f"no improvement large enough to see: {best}"
+        for before, after, old, new in changes:
+            span = after["x"] - before["x"]
+            y = browser.execute_script(LINE_AT, "convergence", "best so far", before["x"] + 0.2 * span,
+                                       after["x"] - 0.2 * span)
+            assert y == pytest.approx(old, abs=3), (before, after, y, old, new)  # the old best, not the new
+
+
 def test_tune_serves_the_dashboard_while_it_runs(tmp_path: Path) -> None:
     """``boanon tune --dashboard``: the URL printed answers while trials run, and not after."""
     config = tmp_path / "slow.yaml"

@@ -113,7 +113,9 @@ function drawConvergence(run) {
     backgroundColor: pts.map((p) => p.status === "stopped" ? "rgba(255,255,255,0.9)" : COLORS[name] || "#495057"),
     borderColor: COLORS[name] || "#495057", borderWidth: 1.5,
   }));
-  datasets.push({ type: "line", label: "best so far", data: c.best, parsing: false, stepped: "after",
+  // Chart.js's "before" is matplotlib's where="post": the old best holds up to the trial that improves
+  // on it ("after" drew the drop at the trial before, showing a value before it was measured)
+  datasets.push({ type: "line", label: "best so far", data: c.best, parsing: false, stepped: "before",
     borderColor: "#1f2933", borderWidth: 2, pointRadius: 0, order: 1 });
   if (c.default !== null) {
     datasets.push({ type: "line", label: `default configuration (${c.default_trial})`, parsing: false,
@@ -641,7 +643,7 @@ function drawPareto(run) {
     onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
   $("#hv-caption").textContent = "Hypervolume of the feasible finished trials after each trial, against one reference point fixed from the run's start: " +
     (p.ref ? p.objectives.map((o, i) => `${o} = ${fmtU(o, p.ref[i])}`).join(", ") + ` (${p.ref_how}).` : `none yet (${p.ref_how}).`);
-  chart("hv-chart", { data: { datasets: [{ type: "line", label: "hypervolume", data: p.hypervolume, parsing: false, stepped: "after",
+  chart("hv-chart", { data: { datasets: [{ type: "line", label: "hypervolume", data: p.hypervolume, parsing: false, stepped: "before",
     borderColor: "#2f6fd6", pointRadius: 2 }] },
   options: { maintainAspectRatio: false, plugins: { legend: { display: false } },
     scales: { x: { type: "linear", title: { display: true, text: "trial (t0000 = 0)" }, ticks: { precision: 0 } }, y: { title: { display: true, text: "hypervolume" } } } } });
@@ -717,7 +719,7 @@ function drawStudies() {
   ...names.map((n) => el("td", { class: "num" }, x.best[n] ? `${fmt(x.best[n].value)} (${x.best[n].trial})` : "–")))));
   chart("studies-chart", { data: { datasets: same.map((x) => {
     const h = x.history.find((y) => y.objective === obj), color = STUDY_COLORS[x.index % STUDY_COLORS.length];
-    return { type: "line", label: `${x.name} (${x.strategy})`, data: h.best, parsing: false, stepped: "after",
+    return { type: "line", label: `${x.name} (${x.strategy})`, data: h.best, parsing: false, stepped: "before",
       borderColor: color, backgroundColor: color, borderWidth: x.index === state.study ? 3 : 1.8, pointRadius: 2 };
   }) },
   options: { maintainAspectRatio: false, scales: {
