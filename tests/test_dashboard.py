@@ -373,6 +373,29 @@ def test_the_best_so_far_steps_down_at_the_trial_that_improved(tmp_path: Path, b
             assert y == pytest.approx(old, abs=3), (before, after, y, old, new)  # the old best, not the new
 
 
+def test_the_pareto_front_is_drawn_as_the_staircase_its_trials_attain(tmp_path: Path, browser) -> None:
+    """Two front points were joined by a straight line, as if the trade-offs between them had
+    been reached; between two of them (both minimised) the front holds the left one's value up
+    to the right one, as ``boanon plot --kind pareto`` draws it."""
+    store = tmp_path / "mo.db"
+    subprocess.run([*BOANON, "tune", "examples/synthetic-multiobjective.yaml", "--budget", "10", "--store",
+                    str(store)], cwd=ROOT, capture_output=True, text=True, timeout=300, check=True)
+    with serving(store) as url:
+        browser.get(url)
+        wait_for(browser, lambda b: b.execute_script("return Chart.getChart('pareto-chart') !== undefined"),
+                 what="no Pareto chart")
+        front = sorted(q["values"] for q in api(url, "api/run")["pareto"]["points"] if q["front"])
+        assert len(front) >= 2, front
+        pixels = "const s = Chart.getChart('pareto-chart').scales.y; " \
+                 "return [...arguments].map((v) => s.getPixelForValue(v))"
+        for (x0, y0), (x1, y1) in zip(front, front[1:], strict=False):
+            left, right = browser.execute_script(pixels, y0, y1)
+            span = x1 - x0
+            y = browser.execute_script(LINE_AT, "pareto-chart", "Pareto front", x0 + 0.2 * span,
+                                       x1 - 0.2 * span)
+            assert abs(left - right) > 20 and y == pytest.approx(left, abs=3), (front, y, left, right)
+
+
 def test_tune_serves_the_dashboard_while_it_runs(tmp_path: Path) -> None:
     """``boanon tune --dashboard``: the URL printed answers while trials run, and not after."""
     config = tmp_path / "slow.yaml"

@@ -632,8 +632,12 @@ function drawPareto(run) {
   const front = pts((q) => q.front).sort((u, v) => u.x - v.x);
   $("#pareto-caption").textContent = `${front.length} of ${count(p.points.length, "finished trial")} on the front` +
     (p.objectives.length > 2 ? ` (first two of ${p.objectives.length} objectives shown)` : "") + ".";
+  // the front as the staircase of what its trials attain (as boanon plot draws it): a straight line
+  // between two of them claimed the trade-offs in between were reached
+  const directions = p.objectives.slice(0, 2).map((o) => (run.summary.objectives.find((x) => x.name === o) || {}).direction);
+  const stepped = directions[0] === directions[1] ? "before" : "after";
   chart("pareto-chart", { data: { datasets: [
-    { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, borderColor: "#d6336c" },
+    { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, stepped, borderColor: "#d6336c" },
     { type: "scatter", label: "dominated", data: pts((q) => !q.front && q.feasible), parsing: false, backgroundColor: "#adb5bd", pointRadius: 4 },
     { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 },
     ...(p.ref ? [{ type: "scatter", label: "hypervolume reference point", data: [{ x: p.ref[0], y: p.ref[1], trial: "reference point" }], parsing: false,
