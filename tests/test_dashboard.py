@@ -396,6 +396,40 @@ def test_the_pareto_front_is_drawn_as_the_staircase_its_trials_attain(tmp_path: 
             assert abs(left - right) > 20 and y == pytest.approx(left, abs=3), (front, y, left, right)
 
 
+def test_an_opened_trial_says_which_output_constraint_it_or_the_default_breaks(tmp_path: Path, synthetic_run,
+                                                                                browser) -> None:
+    """Under ``g0_load <= 0.6`` the default (0.98) is infeasible: an opened trial was compared
+    "against the default configuration (t0000)" as with a baseline to deploy, and an infeasible
+    trial's panel said only "done"."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.multiobjective import OutputConstraint
+    from boanon.results import is_feasible
+
+    store = synthetic_run(tmp_path, budget=6, outputs=[{"name": "g0_load", "max": 0.6}])
+    bound = [OutputConstraint("g0_load", max=0.6)]
+    with Store(store, read_only=True) as s:
+        done = s.trials("done")
+    assert not is_feasible(done[0], bound)
+    feasible = next(t.name for t in done if is_feasible(t, bound))
+    infeasible = next(t.name for t in done[1:] if not is_feasible(t, bound))
+    with serving(store) as url:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 6, what="the trials table never showed the 6 trials")
+
+        def open_trial(name: str) -> None:
+            browser.find_element(By.CSS_SELECTOR, f"#trial-table tbody tr[data-trial='{name}']").click()
+            heading = lambda b: b.find_element(By.CSS_SELECTOR, "#trial-detail h3").text  # noqa: E731
+            wait_for(browser, lambda b: heading(b).startswith(name), what=f"{name} did not open")
+
+        open_trial(feasible)
+        assert browser.find_element(By.ID, "vs-default").text.startswith(
+            "against the default configuration (t0000, infeasible: breaks g0_load <= 0.6): ")
+        assert not browser.find_elements(By.ID, "trial-breaks")
+        open_trial(infeasible)
+        assert browser.find_element(By.ID, "trial-breaks").text == "infeasible: breaks g0_load <= 0.6"
+
+
 def test_tune_serves_the_dashboard_while_it_runs(tmp_path: Path) -> None:
     """``boanon tune --dashboard``: the URL printed answers while trials run, and not after."""
     config = tmp_path / "slow.yaml"

@@ -165,7 +165,8 @@ class RunView:
         return {
             "summary": summary, "poll_s": self.poll_s,
             "convergence": data.convergence(trials, objectives, constraints, study_space(study)),
-            "trials": data.trial_rows(trials, self.trials_dir, [o.name for o in [*objectives, *constraints]]),
+            "trials": data.trial_rows(trials, self.trials_dir, [o.name for o in [*objectives, *constraints]],
+                                      constraints),
             "pareto": data.pareto(trials, objectives, constraints),
             "timeline": data.timeline(trials),
             "graph_id": graph_id,

@@ -28,7 +28,7 @@ from boanon.multitask.tasks import TASK as TASK_NODE
 from boanon.nodespec import NodeSpec
 from boanon.objectives import Objective
 from boanon.report import default_trial, history_reference_point
-from boanon.results import best_trial, is_feasible, origin
+from boanon.results import best_trial, broken, is_feasible, origin
 from boanon.space import Space
 from boanon.store import MEASURED, StoredTrial, TrialState
 from boanon.table import records_to_table, with_objectives
@@ -113,8 +113,8 @@ def convergence(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
     return out
 
 
-def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None,
-               outputs: Sequence[str]) -> list[dict[str, Any]]:
+def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None, outputs: Sequence[str],
+               constraints: Sequence[OutputConstraint] = ()) -> list[dict[str, Any]]:
     """The trials table: one plain row per trial, newest last, with what proposed it and why,
     what the model predicted for it, and where its logs are (the files in that directory are
     :func:`trial_files`, asked for one trial at a time: listing every trial's at every poll sent
@@ -122,7 +122,9 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None,
     links that lead out of the run). Its objectives are the run's
     ``outputs`` (objectives and constrained outputs); whatever else the adapter reported as an
     objective (ZigZag's energy beside the EDP a run tunes) is listed with the metrics, as the
-    run's table and models read it (:func:`boanon.table.with_objectives`)."""
+    run's table and models read it (:func:`boanon.table.with_objectives`). A measured trial's
+    ``breaks`` are the output ``constraints`` it breaks, as text: an infeasible trial (or default)
+    is said to be one wherever it is shown, not only as a cross on the chart."""
     kept = set(outputs)
     rows = []
     for t in trials:
@@ -138,6 +140,7 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None,
             "predicted": t.info.get("predicted", {}), "cv": t.info.get("cv", {}),
             "timings_s": t.info.get("timings_s", {}), "graph_id": t.graph_id,
             "logs": None if folder is None else str(folder),
+            "breaks": [c.describe() for c in broken(t, constraints)] if t.status in MEASURED else [],
         })
     return rows
 

@@ -261,6 +261,8 @@ function drawTrialDetail() {
       t.retry_of !== null ? ` (re-run of t${String(t.retry_of).padStart(4, "0")})` : "")];
   if (t.reason) parts.push(el("div", { class: "why" }, t.reason));
   if (t.error) parts.push(el("div", { class: "why bad" }, "error: ", t.error));
+  const breaks = (x) => x.breaks.length ? `infeasible: breaks ${x.breaks.join(", ")}` : "";
+  if (t.breaks.length) parts.push(el("div", { class: "why bad", id: "trial-breaks" }, breaks(t)));
   const objs = Object.keys({ ...t.objectives, ...t.predicted });
   if (objs.length) {
     parts.push(el("table", { class: "kv" }, el("tr", {}, el("td", {}, "objective"), el("td", {}, "observed"), el("td", {}, "predicted")),
@@ -271,7 +273,7 @@ function drawTrialDetail() {
   const other = dflt && dflt.name !== t.name ? dflt : null;
   const change = (a, b) => typeof a === "number" && typeof b === "number" && b !== 0 ? ` (${a >= b ? "+" : ""}${fmt(100 * (a - b) / Math.abs(b))} %)` : "";
   if (other) {
-    parts.push(el("div", { class: "hint", id: "vs-default" }, `against the default configuration (${other.name}): ` +
+    parts.push(el("div", { class: "hint", id: "vs-default" }, `against the default configuration (${other.name}${other.breaks.length ? `, ${breaks(other)}` : ""}): ` +
       Object.keys(t.objectives).map((o) => `${o} ${fmtU(o, t.objectives[o])} vs ${fmtU(o, other.objectives[o])}${change(t.objectives[o], other.objectives[o])}`).join("; ")));
   }
   parts.push(el("h3", {}, "configuration"), el("table", { class: "kv", id: "trial-config" },
