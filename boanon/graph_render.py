@@ -142,7 +142,7 @@ def entity_groups(nodes: Iterable[str], pattern: str = ENTITY) -> dict[str, str]
 
 def with_outputs(graph: CausalGraph, outputs: Iterable[str]) -> CausalGraph:
     """``graph`` with every one of ``outputs`` a node: a bounded output the learner found no path
-    into is still one the run models (from every parameter), so it is drawn, alone."""
+    into is still one the run steers, so it is drawn, alone (the key says it has no path)."""
     absent = [o for o in outputs if o not in graph.roles]
     return replace(graph, roles={**graph.roles, **dict.fromkeys(absent, "metric")}) if absent else graph
 
@@ -268,8 +268,7 @@ def _legend(v: View, labelled: bool) -> str:
                      "and its strongest child; --all-edges draws them)")
     if v.groups:
         notes.append("boxes: nodes of one entity (name prefix)")
-    notes += [f"no learned path into {n} (modelled from the parameters directly)"
-              for n in v.bounds if not v.graph.parents(n)]
+    notes += [f"no learned path into {n}" for n in v.bounds if not v.graph.parents(n)]
     if not labelled:
         notes.append("edge width = weight (labels off: too many edges)")
     formulas = [] if labelled else [

@@ -261,8 +261,7 @@ def node_form(node: str, spec: Mapping[str, Any] | None, learned: bool = False) 
 
 
 def bound_view(node: str, bounds: Mapping[str, str], g: nx.DiGraph) -> dict[str, Any] | None:
-    """A bounded output's bound as text, and whether the graph has a learned path into it (else
-    the model reads it from the parameters directly)."""
+    """A bounded output's bound as text, and whether the graph has a learned path into it."""
     return {"text": bounds[node], "learned": g.in_degree(node) > 0} if node in bounds else None
 
 
@@ -295,7 +294,7 @@ def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scop
         g = graph.to_networkx()
     g.remove_nodes_from(HIDDEN)
     bounds = dict(bounds or {})
-    g.add_nodes_from(bounds)  # one the learner left out is still modelled (from the parameters)
+    g.add_nodes_from(bounds)  # one the learner left out is still steered: drawn, alone
     targets = [o for o in [*objectives, *bounds] if o in g]
     ancestry = set(targets).union(*(nx.ancestors(g, o) for o in targets)) if targets else set(g)
     if scope == "auto":

@@ -519,7 +519,7 @@ function drawNodeDetail(id) {
     e.fallback ? " fallback" : "", e.annotated ? " (expression)" : "");
   const parts = [el("h3", {}, id), el("div", { class: "hint" }, `${n.role}${n.group ? `, group ${n.group}` : ""}`)];
   if (n.bound) parts.push(el("div", { class: "why", id: "node-bound" }, `output constraint: ${n.bound.text}` +
-    (n.bound.learned ? "" : " (no learned path into it: modelled from the parameters directly)")));
+    (n.bound.learned ? "" : " (no learned path into it)")));
   if (n.form) parts.push(el("div", { class: "why" }, `${n.form.kind} ${n.form.source}: `, el("span", { class: "mono" }, n.form.text),
     n.form.kind === "formula" ? ` (free: ${n.form.free.join(", ") || "none"}; residual ${n.form.residual})` : ""));
   const model = fit ? { label: fit.label, parents: fit.parents } : n.model;
