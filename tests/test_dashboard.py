@@ -197,6 +197,7 @@ def test_a_count_of_one_is_written_in_the_singular(server: str, tmp_path: Path, 
     caption = browser.find_element(By.ID, "graph-caption").text
     assert "12 parameters, " in caption and "1 objective)" in caption, caption
     assert not re.search(r"\b1 [a-z]+s\b", caption), caption
+    assert not browser.find_element(By.ID, "legend-bound").is_displayed()  # no bounded output: no key for one
 
     config = load_config(ROOT / "examples" / "sgd.yaml")  # the simulated cluster, fast, one worker
     tuner = Tuner(config.space, config.objectives, strategy="random", seed=3, n_init=6,
@@ -265,6 +266,7 @@ def test_the_graph_draws_a_bounded_output_with_its_bound(tmp_path: Path, synthet
         border = "return window.boanon.cy.getElementById('g0_load').style('border-color')"
         assert browser.execute_script(border) == "rgb(179,64,61)"
         assert "bounded outputs" in browser.find_element(By.ID, "graph-caption").text
+        assert browser.find_element(By.ID, "legend-bound").is_displayed()
         browser.execute_script("window.boanon.cy.getElementById('g0_load').emit('tap')")
         wait_for(browser, lambda b: b.find_elements(By.ID, "node-bound"), what="no bound in the node's panel")
         assert browser.find_element(By.ID, "node-bound").text.startswith("output constraint: g0_load <= 0.6")

@@ -473,6 +473,7 @@ function drawGraph() {
   }
   const roles = {};
   for (const n of view.nodes) roles[n.role] = (roles[n.role] || 0) + 1;
+  $("#legend-bound").hidden = !view.nodes.some((n) => n.bound);  // the key names what the picture holds
   const what = { neighbourhood: "The objectives' strongest paths (the parameters that reach them most strongly, each by its strongest way)",
     ancestors: view.nodes.some((n) => n.bound) ? "The objectives, the bounded outputs and their ancestors" : "The objectives and their ancestors", all: "The whole graph", node: `${view.node}, its ancestors and descendants` }[view.scope];
   for (const b of document.querySelectorAll("#graph-scope button")) b.classList.toggle("on", b.dataset.scope === view.scope);
