@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from boanon import units
 from boanon.best import plain_config
 from boanon.cli.stores import reading_store, writing_store
 from boanon.config import TuneConfig, load_config
@@ -80,8 +81,9 @@ def explain_command(store_file: str, trial_id: str | None, objective: str | None
         steps = path.iloc[1:].sort_values("gain", ascending=False)  # most helpful change first
         params = [n for name in steps["param"] for n in name.split("+")]
         moves = metric_moves(run.graph, default.metrics, target.metrics, params, goal.name)
+    differ = "differs" if len(params) == 1 else "differ"
     click.echo(f"{_valued(target, goal, run)} against the default {_valued(default, goal, run)}, "
-               f"{goal.direction}: {len(params)} of {len(run.space)} parameters differ")
+               f"{goal.direction}: {len(params)} of {units.count(len(run.space), 'parameter')} {differ}")
     click.echo(_path_text(path, run, surrogate.name, goal.name, default, target, measured))
     caveat = model_caveat(path["gain"].sum(), goal.to_minimize(default.objectives[goal.name])
                           - goal.to_minimize(target.objectives[goal.name]))
@@ -122,7 +124,8 @@ def _path_text(path: pd.DataFrame, run: RunView, model: str, objective: str, def
     if len(steps) > 1 and steps["share"].notna().all():
         order = steps.sort_values("share", ascending=False)
         top = order[order["share"].cumsum().shift(fill_value=0) < 0.8]
-        lines.append(f"{len(top)} of {len(steps)} changes give {top['share'].sum():.0%} of the predicted "
+        give = "gives" if len(top) == 1 else "give"
+        lines.append(f"{len(top)} of {len(steps)} changes {give} {top['share'].sum():.0%} of the predicted "
                      f"improvement: {', '.join(top['param'])}")
     return "\n".join(lines)
 
