@@ -1,6 +1,7 @@
 """Draw a causal graph: Graphviz DOT text, rendered to SVG or PNG by the ``dot`` program.
 
-Parameters are blue boxes, metrics grey ellipses, objectives red double octagons. Edge width
+Parameters are blue boxes, metrics grey ellipses, objectives red double octagons, and a metric an
+output constraint bounds (``outputs:``) wears its bound and a red border: the run aims at it too. Edge width
 follows the weight; the fallback edges of parameters without a learned path are dotted. A
 key under the picture explains all of that and says what was left out.
 
@@ -18,8 +19,8 @@ import re
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import networkx as nx
@@ -27,12 +28,15 @@ import networkx as nx
 from boanon.graph import CausalGraph, Edge
 from boanon.multitask.tasks import TASK
 from boanon.nodespec import NodeSpec
+from boanon.units import count
 
 STYLE = {
     "param": 'shape=box, style="rounded,filled", fillcolor="#cfe2ff", color="#3d6bb3"',
     "metric": 'shape=ellipse, style=filled, fillcolor="#eeeeee", color="#777777", margin="0.02,0.02"',
     "objective": 'shape=doubleoctagon, style=filled, fillcolor="#f8c4c0", color="#b3403d"',
 }
+BOUND_STYLE = ', color="#b3403d", penwidth=2.2'
+"""A bounded output's border (the objectives' red): the run steers it as it steers them."""
 FORMATS = ("svg", "png")
 ENTITY = r"^([A-Za-z]+\d+)[_.:/-]"
 """The default grouping: a name's leading token when it ends in a number (``m3_``, ``node12.``,
@@ -52,6 +56,8 @@ class View:
     hidden_edges: int = 0
     max_parents: int | None = None
     hidden_nodes: int = 0
+    bounds: dict[str, str] = field(default_factory=dict)
+    """Node -> its output constraint as text (``g0_load <= 0.6``), drawn as the node's label."""
 
 
 def ancestors_of_objectives(graph: CausalGraph, objectives: Iterable[str] | None = None) -> CausalGraph:
@@ -134,14 +140,24 @@ def entity_groups(nodes: Iterable[str], pattern: str = ENTITY) -> dict[str, str]
     return {n: g for n, g in found.items() if sizes[g] > 1}
 
 
+def with_outputs(graph: CausalGraph, outputs: Iterable[str]) -> CausalGraph:
+    """``graph`` with every one of ``outputs`` a node: a bounded output the learner found no path
+    into is still one the run steers, so it is drawn, alone (the key says it has no path)."""
+    absent = [o for o in outputs if o not in graph.roles]
+    return replace(graph, roles={**graph.roles, **dict.fromkeys(absent, "metric")}) if absent else graph
+
+
 def view(graph: CausalGraph, objectives: Iterable[str] | None = None, ancestors: bool = True,
-         max_parents: int | None = 3, group: str | None = ENTITY, max_nodes: int | None = None) -> View:
+         max_parents: int | None = 3, group: str | None = ENTITY, max_nodes: int | None = None,
+         bounds: Mapping[str, str] | None = None) -> View:
     """The picture a person asks for (see the module docstring); ``ancestors=False`` keeps nodes
     without a path to an objective, ``max_parents=None`` every edge, ``group=None`` no boxes;
     ``max_nodes`` keeps the objectives' :func:`neighbourhood` of that size (the strongest paths
-    into them). Internal nodes (the task indicator of a warm start) are never drawn."""
-    graph = without(graph, HIDDEN)
-    targets = list(objectives if objectives is not None else graph.nodes("objective"))
+    into them). ``bounds`` (output -> its constraint as text) are targets as the objectives are,
+    each drawn with its bound. Internal nodes (the task indicator of a warm start) are never drawn."""
+    bounds = dict(bounds or {})
+    graph = with_outputs(without(graph, HIDDEN), bounds)
+    targets = [*(objectives if objectives is not None else graph.nodes("objective")), *bounds]
     if ancestors:
         graph = ancestors_of_objectives(graph, targets)
     n_before = len(graph.roles)
@@ -152,7 +168,8 @@ def view(graph: CausalGraph, objectives: Iterable[str] | None = None, ancestors:
     if max_parents is not None:
         graph, hidden = strongest_parents(graph, max_parents)
     groups = entity_groups(graph.roles, group) if group else {}
-    return View(graph, groups, hidden, max_parents if hidden else None, n_before - len(graph.roles))
+    return View(graph, groups, hidden, max_parents if hidden else None, n_before - len(graph.roles),
+                {n: b for n, b in bounds.items() if n in graph.roles})
 
 
 def _quote(text: str) -> str:
@@ -169,16 +186,17 @@ def _formula(node: str, spec: dict | None, width: int) -> str | None:
     return f"{sign} {text if len(text) <= width else text[: width - 3] + '...'}"
 
 
-def _label(node: str, spec: dict | None, inline: bool, width: int = 34) -> str:
-    """A node's attributes beyond its role's style: a small graph shows its relation or formula
-    under its name; a large one marks the node (a thick purple border, as the dashboard does)
-    and lists the formula in the key, so long formulas do not widen every rank."""
+def _label(node: str, spec: dict | None, inline: bool, bound: str | None = None, width: int = 34) -> str:
+    """A node's attributes beyond its role's style: a bounded output is named with its bound
+    and has a red border; a small graph shows a node's relation or formula under its name; a
+    large one marks the node (a thick purple border, as the dashboard does) and lists the
+    formula in the key, so long formulas do not widen every rank."""
     formula = _formula(node, spec, width)
-    if formula is None:
-        return ""
-    if inline:
-        return f", label={_quote(node + chr(10) + formula)}"
-    return ', penwidth=2.5, color="#6a3d9a"'
+    label = (bound or node) + (chr(10) + formula if formula is not None and inline else "")
+    attrs = f", label={_quote(label)}" if label != node else ""
+    if bound:
+        return attrs + BOUND_STYLE
+    return attrs + (', penwidth=2.5, color="#6a3d9a"' if formula is not None and not inline else "")
 
 
 def _width(weight: float | None) -> float:
@@ -192,6 +210,11 @@ def to_dot(graph: CausalGraph | View, legend: bool = True) -> str:
     g = v.graph
     fallback = {tuple(s.split(" -> ")) for s in g.metadata.get("params_connected", [])}
     labelled = len(g.edges) <= LABEL_EDGES_UP_TO
+
+    def node(n: str) -> str:
+        extra = _label(n, g.node_models.get(n), labelled, v.bounds.get(n))
+        return f"{_quote(n)} [{STYLE[g.roles[n]]}{extra}];"
+
     lines = ["digraph causal {", "  rankdir=LR; ranksep=0.4; nodesep=0.12; labelloc=b; labeljust=l;",
              '  graph [fontname="Helvetica", fontsize=12];',
              '  node [fontname="Helvetica", fontsize=11];',
@@ -201,16 +224,14 @@ def to_dot(graph: CausalGraph | View, legend: bool = True) -> str:
         lines += [f"  subgraph {_quote('cluster_' + name)} {{",
                   f'    label={_quote(name)}; labelloc=t; style="rounded,filled"; fillcolor="#fbfbf4";'
                   ' color="#bbbbaa";',
-                  *[f"    {_quote(n)} [{STYLE[g.roles[n]]}{_label(n, g.node_models.get(n), labelled)}];"
-                    for n in members], "  }"]
+                  *[f"    {node(n)}" for n in members], "  }"]
     for role in ("param", "metric", "objective"):
         loose = [n for n in g.nodes(role) if n not in v.groups]
         if loose:
             lines.append(f"  subgraph {role}s {{")
             if role != "metric" and not v.groups:  # ranks across group boxes would fight the boxes
                 lines.append(f"    rank={'source' if role == 'param' else 'sink'};")
-            lines += [f"    {_quote(n)} [{STYLE[role]}{_label(n, g.node_models.get(n), labelled)}];"
-                      for n in loose]
+            lines += [f"    {node(n)}" for n in loose]
             lines.append("  }")
     for e in g.edges:
         attrs = [f"penwidth={_width(e.weight):.2f}"] if e.weight is not None else []
@@ -237,30 +258,35 @@ def _legend(v: View, labelled: bool) -> str:
     """The key, as the graph's own label under the picture (an HTML-like table: drawn legend
     edges with labels would double every rank's width): the three node kinds, the edge styles,
     what was left out and how to see it, and (large graphs) the formulas of the marked nodes."""
-    notes = [f"{len(v.graph.roles)} nodes, {len(v.graph.edges)} edges"]
+    notes = [f"{count(len(v.graph.roles), 'node')}, {count(len(v.graph.edges), 'edge')}"]
     if v.hidden_nodes:
-        notes.append(f"the objectives' strongest paths: {v.hidden_nodes} more distant or weaker ancestors "
-                     "left out (--max-nodes 0 draws every one)")
+        ancestors = count(v.hidden_nodes, "more distant or weaker ancestor")
+        notes.append(f"the objectives' strongest paths: {ancestors} left out (--max-nodes 0 draws every one)")
     if v.hidden_edges:
-        notes.append(f"{v.hidden_edges} weaker edges hidden ({v.max_parents} strongest parents per node, "
+        notes.append(f"{count(v.hidden_edges, 'weaker edge')} hidden "
+                     f"({count(v.max_parents, 'strongest parent')} per node, "
                      "and its strongest child; --all-edges draws them)")
     if v.groups:
         notes.append("boxes: nodes of one entity (name prefix)")
+    notes += [f"no learned path into {n}" for n in v.bounds if not v.graph.parents(n)]
     if not labelled:
         notes.append("edge width = weight (labels off: too many edges)")
     formulas = [] if labelled else [
         f"{n} {f}" for n in v.graph.roles if (f := _formula(n, v.graph.node_models.get(n), 70)) is not None]
     cell = '<td bgcolor="{}" border="1" color="{}">&nbsp;{}&nbsp;</td>'
+    kinds = [cell.format("#cfe2ff", "#3d6bb3", "parameter"), cell.format("#eeeeee", "#777777", "metric"),
+             cell.format("#f8c4c0", "#b3403d", "objective")]
+    if v.bounds:
+        kinds.append(cell.format("#eeeeee", "#b3403d", "red border: an output constraint (its bound)"))
+    if not labelled:
+        kinds.append(cell.format("#eeeeee", "#6a3d9a", "purple border: has a formula (below)"))
+    span = f'<td colspan="{len(kinds)}" align="left">'
     rows = [
-        "<tr>" + cell.format("#cfe2ff", "#3d6bb3", "parameter") + cell.format("#eeeeee", "#777777", "metric")
-        + cell.format("#f8c4c0", "#b3403d", "objective")
-        + ("" if labelled else cell.format("#eeeeee", "#6a3d9a", "purple border: has a formula (below)"))
-        + "</tr>",
-        '<tr><td colspan="4" align="left">edges: thick = strong (weight 1), thin = weak (weight 0.1),'
+        "<tr>" + "".join(kinds) + "</tr>",
+        f"<tr>{span}edges: thick = strong (weight 1), thin = weak (weight 0.1),"
         " dotted = fallback (no learned path)</td></tr>",
-        *(f'<tr><td colspan="4" align="left">{_html(n)}</td></tr>' for n in notes),
-        *(f'<tr><td colspan="4" align="left"><font point-size="9">{_html(f)}</font></td></tr>'
-          for f in formulas),
+        *(f"<tr>{span}{_html(n)}</td></tr>" for n in notes),
+        *(f'<tr>{span}<font point-size="9">{_html(f)}</font></td></tr>' for f in formulas),
     ]
     return '<table border="0" cellborder="0" cellspacing="2" cellpadding="1">' + "".join(rows) + "</table>"
 

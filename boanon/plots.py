@@ -21,16 +21,18 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from boanon import units  # noqa: E402
 from boanon.objectives import Objective  # noqa: E402
 
-STATUS_STYLE = {"done": ("o", "tab:blue"), "stopped": ("v", "tab:orange"), "failed": ("x", "tab:red"),
-                "interrupted": ("x", "tab:gray")}
+STATUS_STYLE = {"done": ("o", "tab:blue"), "stopped": ("v", "tab:orange")}
+UNMEASURED_STYLE = {"failed": "tab:red", "interrupted": "tab:gray"}
+"""Trials without a value: a dotted vertical line at their number, never a point at some height."""
 
 
 def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], path: str | Path,
                      default: dict[str, float] | None = None, title: str = "",
                      hypervolume: pd.DataFrame | None = None, default_feasible: bool = True) -> Path:
     """Each trial's objective value and the best so far against the trial number, one panel per
-    objective; the default configuration's value (``default[name]``) is a dashed line, failed
-    trials are red crosses at the bottom of the panel. A default that breaks an output constraint
+    objective; the default configuration's value (``default[name]``) is a dashed line; failed
+    (and interrupted) trials, which have no value, are dotted vertical lines at their number (a
+    cross at the panel's bottom read as the lowest value). A default that breaks an output constraint
     (``default_feasible`` False) says so: it is no alternative to deploy. ``hypervolume`` (of
     :func:`boanon.report.hypervolume_history`) adds a panel of the front's hypervolume."""
     panels = len(objectives) + (hypervolume is not None)
@@ -51,17 +53,15 @@ def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], pat
             rows = (history["status"] == status).to_numpy()
             if not rows.any():
                 continue
-            if status in ("failed", "interrupted"):  # nothing measured: marked at the bottom
-                low = np.nanmin(y) if np.isfinite(y).any() else 0.0
-                ax.scatter(x[rows], np.full(rows.sum(), low), marker=marker, c=colour, s=30,
-                           label=status, zorder=3)
-                continue
             infeasible = rows & ~history["feasible"].to_numpy(dtype=bool) & (status == "done")
             ax.scatter(x[rows & ~infeasible], y[rows & ~infeasible], marker=marker, c=colour, s=18,
                        alpha=0.7, label=f"trial ({status})" if status != "done" else "trial")
             if infeasible.any():
                 ax.scatter(x[infeasible], y[infeasible], marker="o", facecolors="none",
                            edgecolors="0.5", s=18, label="infeasible")
+        for status, colour in UNMEASURED_STYLE.items():
+            for i, at in enumerate(x[(history["status"] == status).to_numpy()]):
+                ax.axvline(at, c=colour, ls=":", lw=1.2, label=f"{status} (no value)" if i == 0 else None)
         ax.step(x, history[f"best_{o.name}"].to_numpy(dtype=float), where="post", c="k", lw=1.5,
                 label="best so far")
         if default and np.isfinite(default.get(o.name, np.nan)):
@@ -73,7 +73,7 @@ def plot_convergence(history: pd.DataFrame, objectives: Sequence[Objective], pat
         ax.legend(fontsize=8, loc="best")
     axes[-1, 0].set_xlabel("trial (t0000 = 0)")
     axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes[0, 0].set_title(title or f"convergence over {len(history)} trials")
+    axes[0, 0].set_title(title or f"convergence over {units.count(len(history), 'trial')}")
     return _save(fig, path)
 
 

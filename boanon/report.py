@@ -17,6 +17,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from boanon import units
 from boanon.graph import CausalGraph
 from boanon.graph_render import ENTITY
 from boanon.models import DAGSurrogate, PlainGPSurrogate, Surrogate
@@ -179,9 +180,10 @@ def history_reference_point(trials: list[StoredTrial] | tuple[StoredTrial, ...],
     worst, spread = points.max(axis=0), np.ptp(points, axis=0)
     spread = np.where(spread > 0, spread, np.where(worst != 0, np.abs(worst), 1.0))
     ref = [float(o.from_minimize(v)) for o, v in zip(objectives, worst + 0.1 * spread, strict=True)]
-    what = f"the initial design's {len(first)}" if all(t.surrogate == INIT for t in first) \
-        else f"the first {len(first)}"
-    return ref, f"the worst values of {what} feasible trial(s), pushed out by a tenth of their range"
+    trials = units.count(len(first), "feasible trial")
+    what = f"the initial design's {trials}" if all(t.surrogate == INIT for t in first) \
+        else f"the first {trials}"
+    return ref, f"the worst values of {what}, pushed out by a tenth of their range"
 
 
 def duration_s(trial: StoredTrial) -> float:

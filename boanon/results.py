@@ -43,9 +43,15 @@ def study_goals(store: Store) -> tuple[list[Objective], list[OutputConstraint]]:
     return objectives, parse_output_constraints(study.outputs, source=source)
 
 
+def broken(trial: StoredTrial, constraints: Sequence[OutputConstraint]) -> list[OutputConstraint]:
+    """The output constraints that do not hold on what the trial measured (an unmeasured output
+    breaks its constraint)."""
+    return [c for c in constraints if not c.holds(trial.objectives.get(c.name, trial.metrics.get(c.name)))]
+
+
 def is_feasible(trial: StoredTrial, constraints: Sequence[OutputConstraint]) -> bool:
     """Every output constraint holds on what the trial measured (an unmeasured output fails)."""
-    return all(c.holds(trial.objectives.get(c.name, trial.metrics.get(c.name))) for c in constraints)
+    return not broken(trial, constraints)
 
 
 def best_trial(trials: Sequence[StoredTrial], objective: Objective,

@@ -93,6 +93,12 @@ def units(names: Iterable[str], declared_units: Mapping[str, str] | None = None)
     return out
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 lane``, ``3 lanes``: a number with what it counts, as every view writes one (the
+    dashboard's ``count`` is its twin in the page; "1 lanes" and "trial(s)" were what they replace)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def label(name: str, unit: str | None) -> str:
     """``name (unit)``, or the name alone when it has no unit."""
     return f"{name} ({unit})" if unit else name

@@ -21,6 +21,8 @@ from boanon.adapters.ingest import ingest
 from boanon.cli import main
 from boanon.cli.outputs import directory_problem
 from boanon.errors import ConfigError
+from boanon.multiobjective import OutputConstraint
+from boanon.results import is_feasible
 from boanon.store import Store
 from boanon.store_lock import lock_path
 from boanon.table import read_table
@@ -621,9 +623,28 @@ def test_status_and_export_of_a_run_whose_output_no_trial_logged(tmp_path: Path)
     config = _yaml(tmp_path, n_init=2, outputs=[{"name": "g0_laod", "max": 1.5}])
     CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(store)])
     status = CliRunner().invoke(main, ["status", str(store)])
-    assert status.exit_code == 0 and "Pareto front: 0 of 2 trials (feasible: 0)" in status.output
+    assert status.exit_code == 0 and "feasible:   0 of 2 finished trials meet the output constraints " \
+        "(g0_laod <= 1.5)" in status.output
     export = CliRunner().invoke(main, ["export", str(store), "-o", "-"])
     assert export.exit_code == 0 and export.output.splitlines()[1].startswith("t0000,False,")
+
+
+def test_one_objective_under_an_output_constraint_has_a_best_and_no_pareto_front(tmp_path: Path) -> None:
+    """A run of one objective with an ``outputs:`` bound: tune and status printed "Pareto front:
+    1 of 6 trials" (a front of one objective is its best trial, and tune then never said "best");
+    they say the best and how many trials met the bound."""
+    store = tmp_path / "run.db"
+    config = _yaml(tmp_path, n_init=6, outputs=[{"name": "g0_load", "max": 0.95}])
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "6", "--store", str(store)])
+    status = CliRunner().invoke(main, ["status", str(store)])
+    assert result.exit_code == 0 and status.exit_code == 0, result.output + status.output
+    with Store(store, read_only=True) as stored:
+        feasible = sum(is_feasible(t, [OutputConstraint("g0_load", max=0.95)]) for t in stored.trials("done"))
+    assert 0 < feasible < 6  # the default breaks the bound (g0_load 0.98); some of the design meets it
+    line = f"feasible:   {feasible} of 6 finished trials meet the output constraints (g0_load <= 0.95)"
+    for text in (result.output, status.output):
+        assert "Pareto" not in text and line in text, text
+    assert "best: t000" in result.output and "best cost: " in status.output
 
 
 def test_a_structure_the_annotations_keep_from_being_learned_is_warned_of_once(tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import urllib.error
+import urllib.parse
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
@@ -175,6 +177,259 @@ def test_page_shows_the_run_and_follows_it(run: Path, server: str, browser) -> N
     tune(run, 10, "--resume")
     wait_for(browser, lambda b: len(rows(b)) == 10, what="the page did not follow the run to 10 trials")
     assert "10 trials measured" in browser.find_element(By.ID, "progress-caption").text
+
+
+def test_a_count_of_one_is_written_in_the_singular(server: str, tmp_path: Path, browser) -> None:
+    """The graph's caption said "1 objectives" and "12 params"; the workers chart of an
+    early-stopped run on one worker "6 trials on 1 lanes": every count goes through one helper."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.config import load_config
+    from boanon.early_stopping import MedianStopping
+    from boanon.executors import LocalExecutor
+    from boanon.parallel import optimize_parallel
+    from boanon.targets.sgd import SgdRunner
+    from boanon.tuner import Tuner
+
+    browser.get(server)
+    wait_for(browser, lambda b: "objective" in b.find_element(By.ID, "graph-caption").text,
+             what="the graph was never drawn")
+    caption = browser.find_element(By.ID, "graph-caption").text
+    assert "12 parameters, " in caption and "1 objective)" in caption, caption
+    assert not re.search(r"\b1 [a-z]+s\b", caption), caption
+    assert not browser.find_element(By.ID, "legend-bound").is_displayed()  # no bounded output: no key for one
+
+    config = load_config(ROOT / "examples" / "sgd.yaml")  # the simulated cluster, fast, one worker
+    tuner = Tuner(config.space, config.objectives, strategy="random", seed=3, n_init=6,
+                  store=tmp_path / "sgd.db")
+    runner = SgdRunner(pace=0.003, network="googlenet", iterations=12, warmup=2, noise_seed=1)
+    with LocalExecutor(1, grace=1.0) as executor:
+        optimize_parallel(tuner, runner, 6, executor, trials_dir=tmp_path / "sgd.trials",
+                          stopper=MedianStopping(min_trials=2, min_steps=3))
+    stopped = len(tuner.store.trials("stopped"))
+    tuner.store.close()
+    assert stopped, "the median rule stopped no trial: the workers chart is not shown"
+    with serving(tmp_path / "sgd.db") as url:
+        browser.get(url)
+        wait_for(browser, lambda b: b.find_element(By.ID, "timeline-caption").text,
+                 what="the workers chart was never drawn")
+        caption = browser.find_element(By.ID, "timeline-caption").text
+        assert caption.startswith("6 trials on 1 lane (") and f"; {stopped} stopped early." in caption, \
+            caption
+
+
+def test_the_best_configuration_marks_a_change_only_where_there_is_one(run: Path, server: str,
+                                                                      tmp_path: Path, browser) -> None:
+    """A run whose best is still the default (t0000) said "Bold: differs from the default" over
+    a table with nothing bold, and "0.0 % better" than itself; where the best differs, the
+    caption counts the bold rows."""
+    from selenium.webdriver.common.by import By
+
+    def best_panel(b) -> tuple[str, int]:
+        return (b.find_element(By.ID, "best-caption").text,
+                len(b.find_elements(By.CSS_SELECTOR, "#best-config tr.changed")))
+
+    store = tmp_path / "default.db"
+    tune(store, 3)  # the default, then two Sobol points, both worse
+    with Store(store, read_only=True) as s:
+        assert min(s.trials(), key=lambda t: t.objectives["cost"]).name == "t0000"
+    with serving(store) as url:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 3, what="the trials table never showed the 3 trials")
+        caption, bold = best_panel(browser)
+        assert not bold, caption
+        assert caption.endswith("It is the default configuration: no trial has beaten it yet."), caption
+        progress = browser.find_element(By.ID, "progress-caption").text
+        assert "the default configuration (t0000) itself" in progress and "% better" not in progress, progress
+    browser.get(server)  # the module's run: 8 trials, or 10 once the first test has resumed it
+    with Store(run, read_only=True) as s:
+        n = len(s.trials())
+    wait_for(browser, lambda b: len(rows(b)) == n, what=f"the trials table never showed the {n} trials")
+    caption, bold = best_panel(browser)
+    assert bold, caption
+    assert re.search(rf"Bold: the {bold} parameters? that differs? from the default\.$", caption), caption
+
+
+def test_the_graph_draws_a_bounded_output_with_its_bound(tmp_path: Path, synthetic_run, browser) -> None:
+    """``outputs: [{name: g0_load, max: 0.6}]``: the run models g0_load and steers it, but the
+    page drew only the objectives' ancestors, without it; it is a node named with its bound, in
+    red, and its panel says what the bound is."""
+    from selenium.webdriver.common.by import By
+
+    store = synthetic_run(tmp_path, budget=9, outputs=[{"name": "g0_load", "max": 0.6}])
+    with serving(store) as url:
+        browser.get(url)
+        label = "const n = window.boanon.cy && window.boanon.cy.getElementById('g0_load'); " \
+                "return n && n.length ? n.data('label') : null;"
+        wait_for(browser, lambda b: b.execute_script(label), what="g0_load was never drawn")
+        assert browser.execute_script(label) == "g0_load <= 0.6"
+        border = "return window.boanon.cy.getElementById('g0_load').style('border-color')"
+        assert browser.execute_script(border) == "rgb(179,64,61)"
+        assert "bounded outputs" in browser.find_element(By.ID, "graph-caption").text
+        assert browser.find_element(By.ID, "legend-bound").is_displayed()
+        browser.execute_script("window.boanon.cy.getElementById('g0_load').emit('tap')")
+        wait_for(browser, lambda b: b.find_elements(By.ID, "node-bound"), what="no bound in the node's panel")
+        assert browser.find_element(By.ID, "node-bound").text.startswith("output constraint: g0_load <= 0.6")
+
+
+LOGGY = """#!/bin/sh
+# a system that logs a file per step, links out of its directory, hides a lock, nests a folder
+out="$1"
+i=0; while [ $i -lt 80 ]; do echo "step $i" > "$out/step-$i.log"; i=$((i+1)); done
+ln -s /etc/hostname "$out/host-link"
+echo locked > "$out/.lock"
+mkdir "$out/sub"
+printf '{"objectives": {"cost": %s}}' "$2" > "$out/result.json"
+"""
+
+
+def test_the_run_view_names_no_trial_file_and_one_trial_lists_a_bounded_few(tmp_path: Path, browser) -> None:
+    """/api/run listed every file of every trial's directory at every poll (a system logging a
+    file per step sent hundreds of names per trial, links leading out of the run among them, with
+    no size). It names none; a trial opened lists its plain files, its own first, at most 50 with
+    their sizes, and counts the rest; a name that is no trial of the run is refused."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.dashboard.data import MAX_TRIAL_FILES
+
+    (tmp_path / "loggy.sh").write_text(LOGGY)
+    (tmp_path / "loggy.sh").chmod(0o755)
+    (tmp_path / "tune.yaml").write_text(json.dumps({
+        "space": {"x": {"type": "float", "low": 0.0, "high": 1.0, "default": 0.5}},
+        "objectives": [{"name": "cost"}], "strategy": "random", "n_init": 2, "seed": 0,
+        "runner": {"command": [str(tmp_path / "loggy.sh"), "{trial_dir}", "{x}"]}, "adapter": "table"}))
+    store = tmp_path / "loggy.db"
+    subprocess.run([*BOANON, "tune", str(tmp_path / "tune.yaml"), "--budget", "2", "--store", str(store)],
+                   cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    folder = tmp_path / "loggy.trials" / "t0000"
+    plain = sorted(p.name for p in folder.iterdir() if p.is_file() and not p.is_symlink()
+                   and not p.name.startswith("."))
+    with serving(store) as url:
+        with urllib.request.urlopen(url + "api/run", timeout=10) as r:
+            body = r.read().decode()
+        assert "step-" not in body and "host-link" not in body and "log_files" not in body
+        listed = api(url, "api/trial-files?trial=t0000")
+        names = [f["name"] for f in listed["files"]]
+        assert len(names) == MAX_TRIAL_FILES and listed["more"] == len(plain) - MAX_TRIAL_FILES
+        assert names[:5] == ["config.json", "result.json", "stderr.txt", "stdout.txt", "step-0.log"]
+        assert names[5:7] == ["step-1.log", "step-2.log"]  # in number order, not step-10 after step-1
+        assert all(f["bytes"] == (folder / f["name"]).stat().st_size for f in listed["files"])
+        for bad in ("..", "../..", "t0000/..", "t9999"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(url + "api/trial-files?trial=" + urllib.parse.quote(bad), timeout=10)
+            assert refused.value.code == 400
+            assert f"no trial {bad!r} in the run" in refused.value.read().decode()
+
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 2, what="the trials table never showed the 2 trials")
+        browser.find_element(By.CSS_SELECTOR, "#trial-table tbody tr[data-trial='t0000']").click()
+        wait_for(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#trial-files a"),
+                 what="the trial's files were never listed")
+        links = browser.find_elements(By.CSS_SELECTOR, "#trial-files a")
+        assert [a.text for a in links] == names
+        assert links[1].find_element(By.XPATH, "..").text == \
+            f"result.json ({(folder / 'result.json').stat().st_size} B)"
+        more = len(plain) - MAX_TRIAL_FILES
+        assert f"and {more} more files, not listed" in browser.find_element(By.ID, "trial-files").text
+        with urllib.request.urlopen(links[1].get_attribute("href"), timeout=10) as r:
+            assert r.read() == (folder / "result.json").read_bytes()
+
+
+LINE_AT = """
+const [id, label, x0, x1] = arguments, c = Chart.getChart(id), r = c.currentDevicePixelRatio;
+const color = c.data.datasets.find((d) => d.label === label).borderColor;
+const want = [1, 3, 5].map((k) => parseInt(color.slice(k, k + 2), 16));
+const [left, right] = [x0, x1].map((x) => Math.round(c.scales.x.getPixelForValue(x) * r));
+const ys = [];
+for (let px = left; px <= right; px++) {  // a span of columns: another line may cross one of them
+  const column = c.ctx.getImageData(px, 0, 1, c.canvas.height).data;
+  for (let i = 0; i < c.canvas.height; i++) {
+    if (column[4 * i + 3] > 200 && want.every((v, k) => Math.abs(column[4 * i + k] - v) < 16)) ys.push(i / r);
+  }
+}
+return ys.length ? ys.reduce((a, b) => a + b) / ys.length : null;
+"""
+"""The mean height (CSS pixels) at which the line ``label`` of chart ``id`` is drawn between
+``x0`` and ``x1``: read off the canvas, where the reader sees it."""
+
+
+def test_the_best_so_far_steps_down_at_the_trial_that_improved(tmp_path: Path, browser) -> None:
+    """The best-so-far line was drawn with Chart.js's ``stepped: "after"``, which drops at the
+    trial before the improving one: the page showed a trial's value before it had run."""
+    store = latency_run(tmp_path / "steps.db", "random", 8)
+    with serving(store) as url:
+        browser.get(url)
+        wait_for(browser, lambda b: b.execute_script("return Chart.getChart('convergence') !== undefined"),
+                 what="no convergence chart")
+        best = api(url, "api/run")["convergence"][0]["best"]
+        pixels = "const s = Chart.getChart('convergence').scales.y; " \
+                 "return [...arguments].map((v) => s.getPixelForValue(v))"
+        changes = [(a, b, *browser.execute_script(pixels, a["y"], b["y"]))
+                   for a, b in zip(best, best[1:], strict=False) if b["y"] != a["y"]]
+        changes = [c for c in changes if abs(c[2] - c[3]) > 20]  # far enough apart to tell on the canvas
+        assert changes, f"no improvement large enough to see: {best}"
+        for before, after, old, new in changes:
+            span = after["x"] - before["x"]
+            y = browser.execute_script(LINE_AT, "convergence", "best so far", before["x"] + 0.2 * span,
+                                       after["x"] - 0.2 * span)
+            assert y == pytest.approx(old, abs=3), (before, after, y, old, new)  # the old best, not the new
+
+
+def test_the_pareto_front_is_drawn_as_the_staircase_its_trials_attain(tmp_path: Path, browser) -> None:
+    """Two front points were joined by a straight line, as if the trade-offs between them had
+    been reached; between two of them (both minimised) the front holds the left one's value up
+    to the right one, as ``boanon plot --kind pareto`` draws it."""
+    store = tmp_path / "mo.db"
+    subprocess.run([*BOANON, "tune", "examples/synthetic-multiobjective.yaml", "--budget", "10", "--store",
+                    str(store)], cwd=ROOT, capture_output=True, text=True, timeout=300, check=True)
+    with serving(store) as url:
+        browser.get(url)
+        wait_for(browser, lambda b: b.execute_script("return Chart.getChart('pareto-chart') !== undefined"),
+                 what="no Pareto chart")
+        front = sorted(q["values"] for q in api(url, "api/run")["pareto"]["points"] if q["front"])
+        assert len(front) >= 2, front
+        pixels = "const s = Chart.getChart('pareto-chart').scales.y; " \
+                 "return [...arguments].map((v) => s.getPixelForValue(v))"
+        for (x0, y0), (x1, y1) in zip(front, front[1:], strict=False):
+            left, right = browser.execute_script(pixels, y0, y1)
+            span = x1 - x0
+            y = browser.execute_script(LINE_AT, "pareto-chart", "Pareto front", x0 + 0.2 * span,
+                                       x1 - 0.2 * span)
+            assert abs(left - right) > 20 and y == pytest.approx(left, abs=3), (front, y, left, right)
+
+
+def test_an_opened_trial_says_which_output_constraint_it_or_the_default_breaks(tmp_path: Path, synthetic_run,
+                                                                                browser) -> None:
+    """Under ``g0_load <= 0.6`` the default (0.98) is infeasible: an opened trial was compared
+    "against the default configuration (t0000)" as with a baseline to deploy, and an infeasible
+    trial's panel said only "done"."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.multiobjective import OutputConstraint
+    from boanon.results import is_feasible
+
+    store = synthetic_run(tmp_path, budget=6, outputs=[{"name": "g0_load", "max": 0.6}])
+    bound = [OutputConstraint("g0_load", max=0.6)]
+    with Store(store, read_only=True) as s:
+        done = s.trials("done")
+    assert not is_feasible(done[0], bound)
+    feasible = next(t.name for t in done if is_feasible(t, bound))
+    infeasible = next(t.name for t in done[1:] if not is_feasible(t, bound))
+    with serving(store) as url:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 6, what="the trials table never showed the 6 trials")
+
+        def open_trial(name: str) -> None:
+            browser.find_element(By.CSS_SELECTOR, f"#trial-table tbody tr[data-trial='{name}']").click()
+            heading = lambda b: b.find_element(By.CSS_SELECTOR, "#trial-detail h3").text  # noqa: E731
+            wait_for(browser, lambda b: heading(b).startswith(name), what=f"{name} did not open")
+
+        open_trial(feasible)
+        assert browser.find_element(By.ID, "vs-default").text.startswith(
+            "against the default configuration (t0000, infeasible: breaks g0_load <= 0.6): ")
+        assert not browser.find_elements(By.ID, "trial-breaks")
+        open_trial(infeasible)
+        assert browser.find_element(By.ID, "trial-breaks").text == "infeasible: breaks g0_load <= 0.6"
 
 
 def test_tune_serves_the_dashboard_while_it_runs(tmp_path: Path) -> None:
@@ -393,7 +648,8 @@ def test_several_studies_side_by_side(tmp_path: Path, browser) -> None:
         wait_for(browser, lambda b: len(rows(b)) == 7, what="the second study's 7 trials not shown")
         assert browser.find_element(By.ID, "store").text == str(stores["random"])
         browser.find_element(By.CSS_SELECTOR, "#trial-table tbody tr[data-trial='t0006']").click()
-        link = browser.find_element(By.CSS_SELECTOR, "#trial-detail ul a")
+        link = wait_for(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#trial-detail ul a"),
+                        what="the trial's files were never listed")[0]  # asked for when it is opened
         assert "/logs-1/t0006/" in link.get_attribute("href")
         with urllib.request.urlopen(link.get_attribute("href"), timeout=10) as r:
             assert r.read() == (tmp_path / "random.trials" / "t0006" / link.text).read_bytes()

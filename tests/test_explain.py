@@ -69,6 +69,32 @@ def test_explain_prints_the_path_and_the_moved_metrics(run_db):
     assert " 1. x" in out and "measured" in out  # the ends were measured by the run itself
 
 
+def test_a_default_that_breaks_an_output_constraint_is_said_to(tmp_path, synthetic_run):
+    """The default (g0_load 0.98) breaks g0_load <= 0.6: the header read "against the default
+    t0000 (cost=11.83)", a baseline one could deploy, and the path's "improvement" a gain over it."""
+    store = synthetic_run(tmp_path, budget=10, outputs=[{"name": "g0_load", "max": 0.6}])
+    result = CliRunner().invoke(main, ["explain", str(store)])
+    assert result.exit_code == 0, result.output
+    header = result.output.splitlines()[0]
+    assert "against the default t0000 (cost=11.8272, infeasible: breaks g0_load <= 0.6), minimize" in header
+    assert header.split(" against ")[0].endswith(")") and "infeasible" not in header.split(" against ")[0]
+
+
+def test_a_count_of_one_is_singular_in_the_header_and_the_summary(tmp_path):
+    """A one-parameter run: the header said "1 of 1 parameters differ"."""
+    from boanon.runners.function import CallableRunner
+    from boanon.space import Float, Space
+    from boanon.tuner import Tuner
+
+    tuner = Tuner(Space([Float("x", 0.0, 1.0, default=0.9)]), ["cost"], store=tmp_path / "one.db", n_init=4,
+                  seed=0, strategy="random")
+    tuner.optimize(CallableRunner(lambda config: {"cost": (config["x"] - 0.3) ** 2}), 4)
+    tuner.store.close()
+    result = CliRunner().invoke(main, ["explain", str(tmp_path / "one.db")])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].endswith(", minimize: 1 of 1 parameter differs"), result.output
+
+
 def test_an_unknown_trial_is_one_plain_line_naming_the_store_once(run_db):
     result = CliRunner().invoke(main, ["explain", str(run_db), "--trial", "t9999"])
     assert result.exit_code == 1

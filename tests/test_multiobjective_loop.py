@@ -95,7 +95,9 @@ def test_cli_status_front_export_flag_and_warm_start(tmp_path: Path):
     assert "warm start: 7 trials of 'mo'" in lines[0] and "warm start: 7 trials of 'plain'" in lines[1]
     assert next(ln for ln in lines if ln.startswith("t0002 ")).endswith("[multitask-gp]")
     status = CliRunner().invoke(main, ["status", str(tmp_path / "s.db")]).output
-    assert f"related:    2 task(s): {out}, {plain}; related outputs: g0_load\n" in status
+    assert f"related:    2 tasks: {out}, {plain}; related outputs: g0_load\n" in status
+    one = CliRunner().invoke(main, ["status", str(tmp_path / "w.db")]).output  # was "1 task(s)"
+    assert f"related:    1 task: {out}\n" in one, one
 
 
 # Which acquisition is ahead on a known front (EHVI, a scalarised run, random search) and how much

@@ -274,3 +274,77 @@ def test_a_default_that_breaks_an_output_constraint_is_drawn_as_infeasible(tmp_p
     labels = [t.get_text() for ax in figures[0].axes if ax.get_legend() for t in ax.get_legend().get_texts()]
     defaults = [label for label in labels if label.startswith("default")]
     assert len(defaults) == 2 and all(label.endswith(", infeasible)") for label in defaults), labels
+
+
+@needs_dot
+def test_the_graph_draws_a_bounded_output_with_its_bound(tmp_path, synthetic_run):
+    """``outputs: [{name: g0_load, max: 0.6}]``: the run models g0_load and steers it, but the
+    graph left it out (the learner found no path into it, and only the objectives were drawn)."""
+    store = synthetic_run(tmp_path, budget=9, outputs=[{"name": "g0_load", "max": 0.6}])
+    dot = tmp_path / "g.dot"
+    _invoke("plot", str(store), "--kind", "graph", "-o", str(dot))
+    text = dot.read_text()
+    node = next((line for line in text.splitlines() if line.strip().startswith('"g0_load" [')), None)
+    assert node is not None and 'label="g0_load <= 0.6"' in node and 'color="#b3403d"' in node, text
+    assert "red border: an output constraint (its bound)" in text
+    with Store(store, read_only=True) as s:
+        learned = s.graph(s.last_graph_id()).parents("g0_load")
+    assert bool(learned) != ("no learned path into g0_load" in text)
+    assert _png_size(Path(_invoke("plot", str(store), "--kind", "graph", "-o", str(tmp_path / "g.png"))
+                          .split()[-1]))[0] > 0
+
+
+def test_a_failed_trial_is_no_point_at_the_bottom_of_the_convergence(tmp_path, monkeypatch):
+    """A failed trial has no value: it was a red cross at the panel's lowest value (there the
+    best trial's), read as a measurement; it is a dotted line across the panel at its number."""
+    from boanon import plots
+    from boanon.runners.base import TrialFailed
+    from boanon.runners.function import CallableRunner
+    from boanon.space import Float, Space
+    from boanon.tuner import Tuner
+
+    def system(config: dict) -> dict:
+        if config["x"] > 0.7:
+            raise TrialFailed("crash above 0.7")
+        return {"cost": (config["x"] - 0.3) ** 2}
+
+    tuner = Tuner(Space([Float("x", 0.0, 1.0)]), ["cost"], store=tmp_path / "run.db", n_init=6, seed=0,
+                  strategy="random")
+    tuner.optimize(CallableRunner(system), 6)
+    failed = [t.id for t in tuner.store.trials("failed")]
+    tuner.store.close()
+    assert failed, "no trial failed"
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or Path(path))
+    _invoke("plot", str(tmp_path / "run.db"), "-o", str(tmp_path / "run.png"))
+    ax = figures[0].axes[0]
+    drawn_at = {float(x) for c in ax.collections for x, _ in c.get_offsets()}
+    assert not drawn_at & set(failed), "a failed trial was drawn as a point"
+    lines = [ln for ln in ax.get_lines() if list(ln.get_xdata()) == [failed[0]] * 2]
+    assert lines and list(lines[0].get_ydata()) == [0, 1]  # the panel's full height, in axes units
+    assert "failed (no value)" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_the_pareto_figure_draws_the_reference_point_status_prints(tmp_path, monkeypatch):
+    """``status`` and the dashboard print the hypervolume's reference point; the Pareto figure
+    did not draw it, so the front's hypervolume could not be read off the picture."""
+    import re
+
+    from boanon.multiobjective import plot as mo_plot
+
+    store = tmp_path / "mo.db"
+    monkeypatch.chdir(ROOT)
+    _invoke("tune", str(ROOT / "examples" / "synthetic-multiobjective.yaml"), "--budget", "8",
+            "--store", str(store))
+    status = _invoke("status", str(store))
+    printed = re.search(r"reference point cost=(\S+), cost2=(\S+): (.+)\)$", status, re.M)
+    assert printed, "status printed no reference point"
+    figures = []
+    monkeypatch.setattr(mo_plot.plt, "close", figures.append)  # the figure, once written
+    out = tmp_path / "front.png"
+    _invoke("plot", str(store), "--kind", "pareto", "-o", str(out))
+    assert _png_size(out)[0] > 0
+    ax = figures[0].axes[0]
+    ref = next(c for c in ax.collections if c.get_label().startswith("hypervolume reference point"))
+    assert ref.get_offsets().tolist()[0] == pytest.approx([float(printed[1]), float(printed[2])], rel=1e-3)
+    assert printed[3] in figures[0].get_suptitle().replace("\n", " ")

@@ -12,13 +12,15 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from boanon import units
 from boanon.best import plain_config
 from boanon.cli.stores import reading_store, writing_store
 from boanon.config import TuneConfig, load_config
 from boanon.errors import ConfigError, MissingFile
 from boanon.explain import START, ablation_path, metric_moves
+from boanon.objectives import Objective
 from boanon.report import RunView, fit_surrogate, read_run
-from boanon.results import ABLATION
+from boanon.results import ABLATION, broken
 from boanon.space import Space
 from boanon.store import CONFIG_NOTE, DIRECTORY_NOTE, TRIALS_NOTE, StoredTrial
 from boanon.store import trials_dir as store_trials_dir
@@ -79,15 +81,23 @@ def explain_command(store_file: str, trial_id: str | None, objective: str | None
         steps = path.iloc[1:].sort_values("gain", ascending=False)  # most helpful change first
         params = [n for name in steps["param"] for n in name.split("+")]
         moves = metric_moves(run.graph, default.metrics, target.metrics, params, goal.name)
-    click.echo(f"{target.name} ({goal.name}={target.objectives[goal.name]:.6g}) against the default "
-               f"{default.name} ({goal.name}={default.objectives[goal.name]:.6g}), {goal.direction}: "
-               f"{len(params)} of {len(run.space)} parameters differ")
+    differ = "differs" if len(params) == 1 else "differ"
+    click.echo(f"{_valued(target, goal, run)} against the default {_valued(default, goal, run)}, "
+               f"{goal.direction}: {len(params)} of {units.count(len(run.space), 'parameter')} {differ}")
     click.echo(_path_text(path, run, surrogate.name, goal.name, default, target, measured))
     caveat = model_caveat(path["gain"].sum(), goal.to_minimize(default.objectives[goal.name])
                           - goal.to_minimize(target.objectives[goal.name]))
     if caveat:
         click.echo(caveat)
     click.echo(_moves_text(moves, n_metrics, run.graph is not None))
+
+
+def _valued(trial: StoredTrial, goal: Objective, run: RunView) -> str:
+    """``t0000 (cost=11.83, infeasible: breaks g0_load <= 0.6)``: the output constraints it breaks
+    are said, for a gain over a default that breaks one is no gain over a configuration to deploy."""
+    bounds = ", ".join(c.describe() for c in broken(trial, run.constraints))
+    return f"{trial.name} ({goal.name}={trial.objectives[goal.name]:.6g}" \
+        + (f", infeasible: breaks {bounds})" if bounds else ")")
 
 
 def _path_text(path: pd.DataFrame, run: RunView, model: str, objective: str, default: StoredTrial,
@@ -114,7 +124,8 @@ def _path_text(path: pd.DataFrame, run: RunView, model: str, objective: str, def
     if len(steps) > 1 and steps["share"].notna().all():
         order = steps.sort_values("share", ascending=False)
         top = order[order["share"].cumsum().shift(fill_value=0) < 0.8]
-        lines.append(f"{len(top)} of {len(steps)} changes give {top['share'].sum():.0%} of the predicted "
+        give = "gives" if len(top) == 1 else "give"
+        lines.append(f"{len(top)} of {len(steps)} changes {give} {top['share'].sum():.0%} of the predicted "
                      f"improvement: {', '.join(top['param'])}")
     return "\n".join(lines)
 

@@ -7,6 +7,7 @@ from collections import defaultdict
 
 import click
 
+from boanon import units
 from boanon.adapters import available_adapters, ingest
 from boanon.annotations import Knowledge
 from boanon.cli.outputs import OutputFile, refuse_overwriting
@@ -124,17 +125,14 @@ def _edge_text(source: str, weight: float | None, stability: float | None) -> st
     return f"{source} ({', '.join(extra)})" if extra else source
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def summary(result: LearnResult, verbose: bool = False) -> str:
     """What ``boanon learn`` prints: edges into the objectives, nodes by role, drops and timings."""
     graph, report = result.graph, result.report
     lines = ["edges into the objectives:"] + [f"  {line}" for line in objective_edges(graph)]
-    counts = ", ".join(_count(len(graph.nodes(r)), r) for r in ("param", "metric", "objective"))
-    lines.append(f"graph: {counts}, {_count(len(graph.edges), 'edge')} (learner {graph.metadata['learner']}, "
-                 f"{graph.metadata['n_trials']} trials)")
+    counts = ", ".join(units.count(len(graph.nodes(r)), r) for r in ("param", "metric", "objective"))
+    lines.append(f"graph: {counts}, {units.count(len(graph.edges), 'edge')} "
+                 f"(learner {graph.metadata['learner']}, "
+                 f"{units.count(graph.metadata['n_trials'], 'trial')})")
     by_reason: dict[str, list[str]] = defaultdict(list)
     for name, reason in report["dropped"].items():
         if name in graph.roles:  # set aside from the tests but in the graph (a relation's target)

@@ -18,6 +18,7 @@ from boanon.report import (
     effects,
     fit_surrogate,
     history,
+    history_reference_point,
     hypervolume_history,
     read_run,
 )
@@ -75,7 +76,9 @@ def plot_command(store_file: str, kind: str, output: str, objective: str | None,
             elif kind == "pareto":
                 from boanon.multiobjective.plot import plot_pareto
 
-                plot_pareto(store.to_table(("done",)), run.objectives, output, run.constraints)
+                ref, how = history_reference_point(run.trials, run.objectives, run.constraints)
+                plot_pareto(store.to_table(("done",)), run.objectives, output, run.constraints,
+                            ref_point=ref, ref_how=how)
             elif kind == "effects":
                 _effects(run, output, chosen)
             else:
@@ -131,4 +134,4 @@ def _graph(run: RunView, output: str, all_nodes: bool, max_parents: int | None, 
     assert run.graph is not None  # _figure_of refused the run without one
     render(view(run.graph, [o.name for o in run.objectives], ancestors=not all_nodes,
                 max_parents=max_parents, group=ENTITY if group is None else group or None,
-                max_nodes=max_nodes), Path(output))
+                max_nodes=max_nodes, bounds={c.name: c.describe() for c in run.constraints}), Path(output))

@@ -18,6 +18,7 @@ from boanon.learners.relations import Relation
 from boanon.models.dag import node_label, node_parents
 from boanon.multiobjective import (
     OutputConstraint,
+    format_feasible,
     format_front,
     table_hypervolume,
 )
@@ -71,7 +72,7 @@ def model_lines(trials: list[StoredTrial], store: Store, space: Space) -> list[s
         parents = sum(node_parents(spec, space), [])
         shown = ", ".join(parents[:MAX_PARENTS_SHOWN]) + (", ..." if len(parents) > MAX_PARENTS_SHOWN else "")
         r2 = f"; held-out R^2 of the form {spec['heldout_r2']:.2f}" if "heldout_r2" in spec else ""
-        count = f"{len(parents)} parent" + ("" if len(parents) == 1 else "s")
+        count = units.count(len(parents), "parent")
         lines.append(wrapped(f"{node}: {node_label(spec)}, {count}" + (f" ({shown})" if parents else "") + r2,
                              "    "))
     if structure.get("unused"):
@@ -135,7 +136,7 @@ def summary(store: Store, n_failures: int = 10) -> str:
     if related:  # one source as a string, several as a list (Study)
         sources = [related] if isinstance(related, str) else related
         outputs = study.related_outputs
-        lines.insert(2, f"related:    {len(sources)} task(s): {', '.join(map(str, sources))}"
+        lines.insert(2, f"related:    {units.count(len(sources), 'task')}: {', '.join(map(str, sources))}"
                      + (f"; related outputs: {', '.join(map(str, outputs))}" if outputs else ""))
     if trials:
         # every trial that counts, however it ended (an interrupted attempt's re-run counts once),
@@ -159,9 +160,11 @@ def summary(store: Store, n_failures: int = 10) -> str:
             lines.append(wrapped(config_line(space, best.config), "  "))
     if done and (len(objectives) > 1 or constraints):
         table = store.to_table(("done",))  # as the best trials above: runs cut short are left out
-        lines.append(format_front(table, objectives, constraints))
         if len(objectives) > 1:
+            lines.append(format_front(table, objectives, constraints))
             lines.append(hypervolume_line(table, trials, objectives, constraints))
+        else:  # one objective has no front: its best feasible trial is the best above
+            lines.append(format_feasible(table, constraints))
     lines += model_lines(trials, store, space)
     failed = [t for t in trials if t.status == "failed"]
     if failed:

@@ -20,7 +20,7 @@ from boanon.cli.progress import Progress
 from boanon.errors import StoreError, did_you_mean
 from boanon.executors import WorkerLost
 from boanon.failures import TooManyFailures
-from boanon.multiobjective import OutputConstraint, format_front
+from boanon.multiobjective import OutputConstraint, format_feasible, format_front
 from boanon.multitask import RelatedTask
 from boanon.objectives import Objective
 from boanon.planning.run import PlannedRun
@@ -209,12 +209,15 @@ def _echo_end(run: TuningRun, outcome: PlannedRun | None) -> None:
         click.echo(f"early stopping ({run.stopper.name}): {stopped} of {counts['done'] + stopped} trials "
                    "stopped" + ("" if stopped else f"; none because {run.stopper.why_none_stopped()}"))
     best = tuner.best()
-    if len(tuner.objectives) > 1 or tuner.output_constraints:
+    if len(tuner.objectives) > 1:
         click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
                                 max_rows=10))
-    elif best is not None:
-        click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
-        click.echo("  " + config_line(tuner.space, best.config))
+    else:  # one objective has no front: its best feasible trial, and how many were feasible
+        if best is not None:
+            click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
+            click.echo("  " + config_line(tuner.space, best.config))
+        if tuner.output_constraints:
+            click.echo(format_feasible(tuner.table(("done",)), tuner.output_constraints))
     counts = tuner.store.counts()
     if not counts["done"] + counts["stopped"]:  # nothing to export or draw: say only where to look
         raise click.ClickException(f"no trial succeeded ({counts['failed']} failed); "

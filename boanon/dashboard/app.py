@@ -165,11 +165,19 @@ class RunView:
         return {
             "summary": summary, "poll_s": self.poll_s,
             "convergence": data.convergence(trials, objectives, constraints, study_space(study)),
-            "trials": data.trial_rows(trials, self.trials_dir, [o.name for o in [*objectives, *constraints]]),
+            "trials": data.trial_rows(trials, self.trials_dir, [o.name for o in [*objectives, *constraints]],
+                                      constraints),
             "pareto": data.pareto(trials, objectives, constraints),
             "timeline": data.timeline(trials),
             "graph_id": graph_id,
         }
+
+    def trial_files(self, name: str) -> dict[str, Any]:
+        """The files of trial ``name``'s directory the page lists (:func:`data.trial_files`); a
+        name that is no trial of the run (``../..``) is a ValueError, never a path to read."""
+        if name not in {t.name for t in self.snapshot().trials}:
+            raise ValueError(f"no trial {name!r} in the run")
+        return data.trial_files(self.trials_dir / name)
 
     def graph(self, scope: str = "auto", node: str | None = None) -> dict[str, Any]:
         """The run's current graph (None before it has one), the part ``scope`` names
@@ -177,13 +185,14 @@ class RunView:
         return self.cached(("graph", scope, node), lambda: self._graph(scope, node))
 
     def _graph(self, scope: str, node: str | None) -> dict[str, Any]:
-        study, trials, objectives, _, graph_id = self.snapshot()
+        study, trials, objectives, constraints, graph_id = self.snapshot()
         if study is None or graph_id is None:
             return {"graph": None}
         latest = model_trial(trials)
         view = data.graph_view(self.store.graph(graph_id), study_space(study),
                                [o.name for o in objectives], scope,
-                               None if latest is None else latest.info["structure"], node)
+                               None if latest is None else latest.info["structure"], node,
+                               {c.name: c.describe() for c in constraints})
         return {"graph": view, "graph_id": graph_id}
 
     def model_views(self) -> dict[str, Any]:
@@ -279,6 +288,12 @@ def create_app(views: RunView | Sequence[RunView]) -> Starlette:
         except ValueError as exc:  # an unknown study, scope or node: the page says what
             return JSON({"error": str(exc)}, status_code=400)
 
+    def trial_files(request: Request) -> JSON:
+        try:
+            return JSON(pick(request).trial_files(request.query_params.get("trial", "")))
+        except ValueError as exc:  # an unknown study or trial
+            return JSON({"error": str(exc)}, status_code=400)
+
     def models(request: Request) -> JSON:
         try:
             return JSON(pick(request).model_views())
@@ -294,6 +309,7 @@ def create_app(views: RunView | Sequence[RunView]) -> Starlette:
         Route("/api/run", run),
         Route("/api/graph", graph),
         Route("/api/models", models),
+        Route("/api/trial-files", trial_files),
         Route("/api/studies", compare),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         *(Mount(logs_path(i), TrialFiles(directory=v.trials_dir, check_dir=False), name=f"logs{i}")

@@ -7,6 +7,7 @@ request. Every function reads values the store already holds; none writes.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -27,7 +28,7 @@ from boanon.multitask.tasks import TASK as TASK_NODE
 from boanon.nodespec import NodeSpec
 from boanon.objectives import Objective
 from boanon.report import default_trial, history_reference_point
-from boanon.results import best_trial, is_feasible, origin
+from boanon.results import best_trial, broken, is_feasible, origin
 from boanon.space import Space
 from boanon.store import MEASURED, StoredTrial, TrialState
 from boanon.table import records_to_table, with_objectives
@@ -112,19 +113,22 @@ def convergence(trials: Sequence[StoredTrial], objectives: Sequence[Objective],
     return out
 
 
-def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None,
-               outputs: Sequence[str]) -> list[dict[str, Any]]:
+def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None, outputs: Sequence[str],
+               constraints: Sequence[OutputConstraint] = ()) -> list[dict[str, Any]]:
     """The trials table: one plain row per trial, newest last, with what proposed it and why,
-    what the model predicted for it, and where its logs are. Its objectives are the run's
+    what the model predicted for it, and where its logs are (the files in that directory are
+    :func:`trial_files`, asked for one trial at a time: listing every trial's at every poll sent
+    each name of each directory, hundreds per trial where a system logs a file per step, and
+    links that lead out of the run). Its objectives are the run's
     ``outputs`` (objectives and constrained outputs); whatever else the adapter reported as an
     objective (ZigZag's energy beside the EDP a run tunes) is listed with the metrics, as the
-    run's table and models read it (:func:`boanon.table.with_objectives`)."""
+    run's table and models read it (:func:`boanon.table.with_objectives`). A measured trial's
+    ``breaks`` are the output ``constraints`` it breaks, as text: an infeasible trial (or default)
+    is said to be one wherever it is shown, not only as a cross on the chart."""
     kept = set(outputs)
     rows = []
     for t in trials:
         folder = None if trials_dir is None else trials_dir / t.name
-        files = sorted(p.name for p in folder.iterdir() if p.is_file()) \
-            if folder is not None and folder.is_dir() else []
         rows.append({
             "id": t.id, "name": t.name, "status": t.status, "started": t.started, "finished": t.finished,
             "duration_s": seconds(t.started, t.ran_until), "surrogate": t.surrogate,
@@ -135,9 +139,37 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None,
             "retry_of": t.retry_of,
             "predicted": t.info.get("predicted", {}), "cv": t.info.get("cv", {}),
             "timings_s": t.info.get("timings_s", {}), "graph_id": t.graph_id,
-            "logs": None if folder is None else str(folder), "log_files": files,
+            "logs": None if folder is None else str(folder),
+            "breaks": [c.describe() for c in broken(t, constraints)] if t.status in MEASURED else [],
         })
     return rows
+
+
+NUMBER = re.compile(r"(\d+)")
+MAX_TRIAL_FILES = 50
+"""The most files of one trial's directory the page lists (the rest are counted)."""
+
+
+def natural(name: str) -> list[tuple[int, int, str]]:
+    """A sort key that puts ``iter-2.log`` before ``iter-10.log``."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in NUMBER.split(name)]
+
+
+def trial_files(folder: Path, limit: int = MAX_TRIAL_FILES) -> dict[str, Any]:
+    """The files of a trial's directory that the page links to, served under ``/logs``: plain
+    files only, not links (one may lead out of the run, and the server refuses it) nor hidden
+    ones (a lock, an editor's swap file), the first ``limit`` with their sizes (a core dump is
+    not opened unawares), and how many more there are. Files of their own name come first, then
+    numbered series (``iter-7.log``), in number order: a series of hundreds left the trial's
+    ``result.json`` and ``stdout.txt`` past the limit."""
+    found: list[os.DirEntry[str]] = []
+    if folder.is_dir():
+        with os.scandir(folder) as entries:
+            found = [e for e in entries if not e.name.startswith(".") and e.is_file(follow_symlinks=False)]
+    series = Counter(NUMBER.sub("#", e.name) for e in found)
+    found.sort(key=lambda e: (series[NUMBER.sub("#", e.name)] > 1, natural(e.name)))
+    listed = [{"name": e.name, "bytes": e.stat(follow_symlinks=False).st_size} for e in found[:limit]]
+    return {"files": listed, "more": max(0, len(found) - limit)}
 
 
 # --- Pareto front and workers ----------------------------------------------------------------------
@@ -228,6 +260,11 @@ def node_form(node: str, spec: Mapping[str, Any] | None, learned: bool = False) 
             "source": "learned from the logs" if learned else "annotated"}
 
 
+def bound_view(node: str, bounds: Mapping[str, str], g: nx.DiGraph) -> dict[str, Any] | None:
+    """A bounded output's bound as text, and whether the graph has a learned path into it."""
+    return {"text": bounds[node], "learned": g.in_degree(node) > 0} if node in bounds else None
+
+
 SCOPES = ("auto", "neighbourhood", "ancestors", "all", "node")
 """What part of the graph the page draws: the objectives' strongest paths
 (:func:`boanon.graph_render.neighbourhood`, as ``boanon plot --kind graph``), the objectives and
@@ -237,10 +274,13 @@ NEIGHBOURHOOD_NODES = 30
 
 
 def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scope: str = "ancestors",
-               structure: Mapping[str, Any] | None = None, node: str | None = None) -> dict[str, Any]:
+               structure: Mapping[str, Any] | None = None, node: str | None = None,
+               bounds: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The graph for drawing, the part ``scope`` names (:data:`SCOPES`); nodes with role, name
-    group, expression (annotated or learned) and the model the last structured proposal recorded
-    (``structure``: its label and parents, as ``boanon status`` prints them); edges with weight,
+    group, expression (annotated or learned), the model the last structured proposal recorded
+    (``structure``: its label and parents, as ``boanon status`` prints them) and, for an output
+    an output constraint bounds, its bound (``bounds``: output -> its bound as text; a target as
+    the objectives are, drawn even where the learner found no path into it); edges with weight,
     stability, whether they are fallbacks (a parameter connected straight to an objective for
     want of a learned path) and whether only a node's expression implies them. ``names`` lists
     every drawable node, for the page's search."""
@@ -253,7 +293,9 @@ def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scop
     except ValueError:  # drawn as stored; the model would have refused it
         g = graph.to_networkx()
     g.remove_nodes_from(HIDDEN)
-    targets = [o for o in objectives if o in g]
+    bounds = dict(bounds or {})
+    g.add_nodes_from(bounds)  # one the learner left out is still steered: drawn, alone
+    targets = [o for o in [*objectives, *bounds] if o in g]
     ancestry = set(targets).union(*(nx.ancestors(g, o) for o in targets)) if targets else set(g)
     if scope == "auto":
         scope = "neighbourhood" if len(ancestry) > NEIGHBOURHOOD_NODES else "ancestors"
@@ -267,7 +309,7 @@ def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scop
         keep = ancestry if scope == "ancestors" else set(g)
     stored = {(e.source, e.target) for e in graph.edges}
     fallback = {tuple(s.split(" -> ")) for s in graph.metadata.get("params_connected", [])}
-    roles = {n: graph.roles.get(n, "param") for n in g if n in keep}
+    roles = {n: graph.roles.get(n, "metric" if n in bounds else "param") for n in g if n in keep}
     groups = name_groups(roles) if scope != "neighbourhood" else {}
     models = (structure or {}).get("nodes", {})
     unused = set((structure or {}).get("unused", []))
@@ -275,6 +317,7 @@ def graph_view(graph: CausalGraph, space: Space, objectives: Sequence[str], scop
     return {
         "nodes": [{"id": n, "role": role, "group": groups.get(n),
                    "form": node_form(n, graph.node_models.get(n), n in relations),
+                   "bound": bound_view(n, bounds, g),
                    "model": node_model_view(models.get(n), space, n in unused),
                    "parents": sum(1 for p in g.predecessors(n) if p in roles)} for n, role in roles.items()],
         "edges": [{"source": s, "target": t, "weight": d.get("weight"), "stability": d.get("stability"),

@@ -19,6 +19,7 @@ from boanon.multiobjective.pareto import (
 from boanon.multiobjective.scalarize import Scalarization
 from boanon.multiobjective.summary import (
     PARETO,
+    format_feasible,
     format_front,
     front_table,
     hypervolume_trace,
@@ -27,7 +28,7 @@ from boanon.multiobjective.summary import (
 )
 
 __all__ = [
-    "PARETO", "OutputConstraint", "Scalarization", "format_front",
+    "PARETO", "OutputConstraint", "Scalarization", "format_feasible", "format_front",
     "front_table", "hypervolume", "hypervolume_improvement", "hypervolume_trace", "infer_reference_point",
     "nondominated_boxes", "nondominated_ranks", "objective_matrix", "observed_feasible", "pareto_flags",
     "pareto_front", "pareto_mask", "parse_output_constraints", "parse_ref_point",

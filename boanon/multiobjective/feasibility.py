@@ -46,6 +46,13 @@ class OutputConstraint:
             ok &= v >= self.min
         return ok
 
+    def describe(self) -> str:
+        """The bound as a person reads it (``area <= 2``, ``0.1 <= ratio <= 0.9``), for the text
+        and pictures that show it (``boanon status``, the graph views)."""
+        low = f"{self.min:g} <= " if self.min is not None else ""
+        high = f" <= {self.max:g}" if self.max is not None else ""
+        return f"{low}{self.name}{high}"
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
         out.update({k: getattr(self, k) for k in ("min", "max") if getattr(self, k) is not None})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
@@ -17,15 +18,18 @@ from boanon.multiobjective.feasibility import OutputConstraint, observed_feasibl
 from boanon.multiobjective.summary import pareto_flags  # noqa: E402
 from boanon.objectives import Objective  # noqa: E402
 from boanon.table import column  # noqa: E402
-from boanon.units import objective_label  # noqa: E402
+from boanon.units import count, objective_label  # noqa: E402
 
 
 def plot_pareto(table: pd.DataFrame, objectives: Sequence[Objective], path: str | Path,
                 constraints: Sequence[OutputConstraint] = (), title: str | None = None,
-                known_front: np.ndarray | None = None) -> Path:
+                known_front: np.ndarray | None = None, ref_point: Sequence[float] | None = None,
+                ref_how: str = "") -> Path:
     """Scatter of every trial with the feasible Pareto front highlighted; one panel per pair of
     objectives (three objectives give three panels). ``known_front`` (points in the objectives'
-    units), where the true front is known, is drawn for comparison. Returns the written file."""
+    units), where the true front is known, is drawn for comparison; ``ref_point`` (the
+    objectives' units), the hypervolume's reference point that ``boanon status`` and the
+    dashboard print, is drawn with its values and ``ref_how`` (what it is). Returns the written file."""
     if len(objectives) < 2:
         raise ValueError("a Pareto plot needs at least two objectives")
     on_front = pareto_flags(table, objectives, constraints).to_numpy()
@@ -44,11 +48,18 @@ def plot_pareto(table: pd.DataFrame, objectives: Sequence[Objective], path: str 
         ax.scatter(x[on_front], y[on_front], s=28, c="tab:blue", zorder=3, label="Pareto front")
         if len(objectives) == 2 and on_front.any():
             _staircase(ax, x[on_front], y[on_front], objectives[i], objectives[j])
+        if ref_point is not None:
+            ax.scatter([ref_point[i]], [ref_point[j]], s=60, marker="D", c="tab:orange", zorder=4,
+                       label=f"hypervolume reference point ({ref_point[i]:.4g}, {ref_point[j]:.4g})")
         ax.set_xlabel(f"{objective_label(objectives[i])}, {objectives[i].direction}d")
         ax.set_ylabel(f"{objective_label(objectives[j])}, {objectives[j].direction}d")
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(title or f"Pareto front: {int(on_front.sum())} of {len(table)} trials")
+    how = ""  # what the reference point is, wrapped at about 11 characters to an inch of the figure
+    if ref_point is not None and ref_how:
+        how = textwrap.fill(f"reference point: {ref_how}", 11 * 5 * len(pairs))
+    fig.suptitle(title or f"Pareto front: {int(on_front.sum())} of {count(len(table), 'trial')}"
+                 + (f"\n{how}" if how else ""), fontsize=10 if how else None)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=120)

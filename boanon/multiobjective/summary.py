@@ -12,6 +12,7 @@ from boanon.multiobjective.hypervolume import hypervolume
 from boanon.multiobjective.pareto import objective_matrix, pareto_mask, reference_point
 from boanon.objectives import Objective
 from boanon.table import PARETO, TRIAL, column
+from boanon.units import count
 
 
 def pareto_flags(table: pd.DataFrame, objectives: Sequence[Objective],
@@ -49,12 +50,20 @@ def hypervolume_trace(table: pd.DataFrame, objectives: Sequence[Objective], ref_
                      for i in range(len(table))])
 
 
+def format_feasible(table: pd.DataFrame, constraints: Sequence[OutputConstraint]) -> str:
+    """How many finished trials meet the output constraints, and which bounds, for a run with one
+    objective: it has no Pareto front (its best feasible trial is printed as the best)."""
+    n = int(observed_feasible(table, constraints).sum())
+    bounds = ", ".join(c.describe() for c in constraints)
+    return f"feasible:   {n} of {count(len(table), 'finished trial')} meet the output constraints ({bounds})"
+
+
 def format_front(table: pd.DataFrame, objectives: Sequence[Objective],
                  constraints: Sequence[OutputConstraint] = (), max_rows: int = 20) -> str:
     """A short text listing of the front for ``boanon status``."""
     front = front_table(table, objectives, constraints)
     cols = [TRIAL] + [column("objective", o.name) for o in objectives]
-    header = (f"Pareto front: {len(front)} of {len(table)} trials"
+    header = (f"Pareto front: {len(front)} of {count(len(table), 'trial')}"
               + (f" (feasible: {int(observed_feasible(table, constraints).sum())})" if constraints else ""))
     if front.empty:
         return header

@@ -36,6 +36,9 @@ function fmt(v) {
 const unitOf = (name) => ((state.run && state.run.summary.units) || {})[name];
 const withUnit = (name) => unitOf(name) ? `${name} (${unitOf(name)})` : name;
 const fmtU = (name, v) => fmt(v) + (typeof v === "number" && unitOf(name) ? ` ${unitOf(name)}` : "");
+// "1 lane", "3 lanes": every count the page writes goes through here ("1 lanes" did not)
+const count = (n, noun, nouns = `${noun}s`) => `${n} ${n === 1 ? noun : nouns}`;
+const ROLE_NOUN = { param: "parameter", metric: "metric", objective: "objective" };
 function fmtSeconds(s) {
   if (s === null || s === undefined) return "–";
   if (s < 60) return `${fmt(s)} s`;
@@ -110,7 +113,9 @@ function drawConvergence(run) {
     backgroundColor: pts.map((p) => p.status === "stopped" ? "rgba(255,255,255,0.9)" : COLORS[name] || "#495057"),
     borderColor: COLORS[name] || "#495057", borderWidth: 1.5,
   }));
-  datasets.push({ type: "line", label: "best so far", data: c.best, parsing: false, stepped: "after",
+  // Chart.js's "before" is matplotlib's where="post": the old best holds up to the trial that improves
+  // on it ("after" drew the drop at the trial before, showing a value before it was measured)
+  datasets.push({ type: "line", label: "best so far", data: c.best, parsing: false, stepped: "before",
     borderColor: "#1f2933", borderWidth: 2, pointRadius: 0, order: 1 });
   if (c.default !== null) {
     datasets.push({ type: "line", label: `default configuration (${c.default_trial})`, parsing: false,
@@ -131,10 +136,12 @@ function drawConvergence(run) {
   // a gain over the default is only a gain over a configuration one could deploy
   const gain = (last !== null && c.default && c.default_feasible) ? (c.direction === "minimize"
     ? (c.default - last) / Math.abs(c.default) : (last - c.default) / Math.abs(c.default)) : null;
+  const bestIsDefault = (run.summary.best[c.objective] || {}).trial === c.default_trial;
   const against = c.default === null ? "; the default configuration was not measured"
+    : bestIsDefault ? `: the default configuration (${c.default_trial}) itself, no trial has beaten it yet`
     : !c.default_feasible ? ` (the default's ${fmtU(c.objective, c.default)} is infeasible: no gain over it is claimed)`
     : ` against the default's ${fmtU(c.objective, c.default)}` + (gain !== null ? ` (${(100 * Math.abs(gain)).toFixed(1)} % ${gain >= 0 ? "better" : "worse"})` : "");
-  $("#progress-caption").textContent = `${c.points.length} trials measured; best feasible ${c.objective} ${fmtU(c.objective, last)}` + against +
+  $("#progress-caption").textContent = `${count(c.points.length, "trial")} measured; best feasible ${c.objective} ${fmtU(c.objective, last)}` + against +
     ". Hollow points: stopped early; crosses: infeasible. Click a point to open its trial.";
 }
 function pickObjective(k) {  // every panel follows the objective tab
@@ -146,13 +153,21 @@ function drawBest(run) {
   const s = run.summary, o = s.objectives[state.objective] || s.objectives[0];
   const b = o && s.best[o.name];
   if (!b) {  // finished trials that all break an output constraint are no best, but they did finish
-    $("#best-caption").textContent = s.counts.done ? `none of the ${s.counts.done} finished trials meets the output constraints yet`
+    $("#best-caption").textContent = s.counts.done === 1 ? "the one finished trial does not meet the output constraints"
+      : s.counts.done ? `none of the ${s.counts.done} finished trials meets the output constraints yet`
       : "no finished trial yet";
     $("#best-config").replaceChildren(); return;
   }
-  const dflt = (run.trials.find((t) => t.name === (run.convergence[state.objective] || {}).default_trial) || {}).config || {};
+  const defaultTrial = (run.convergence[state.objective] || {}).default_trial;
+  const dflt = (run.trials.find((t) => t.name === defaultTrial) || {}).config || {};
+  const changed = Object.entries(b.config).filter(([k, v]) => k in dflt && dflt[k] !== v).length;
+  // bold marks a change only where there is one: the default itself, or its values, have none
+  const marks = b.trial === defaultTrial ? "It is the default configuration: no trial has beaten it yet."
+    : !defaultTrial ? "The default configuration was not measured."
+    : changed ? `Bold: the ${count(changed, "parameter")} that ${changed === 1 ? "differs" : "differ"} from the default.`
+    : "Every value is the default's.";
   $("#best-head").textContent = `Best configuration by ${o.name}`;
-  $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmtU(o.name, b.value)}, ${b.origin}. Bold: differs from the default.`;
+  $("#best-caption").textContent = `${b.trial}: ${o.name} = ${fmtU(o.name, b.value)}, ${b.origin}. ${marks}`;
   $("#best-config").replaceChildren(el("tr", {}, el("td", {}, "parameter"), el("td", {}, "best"), el("td", {}, "default")),
     ...Object.entries(b.config).map(([k, v]) => el("tr", { class: k in dflt && dflt[k] !== v ? "changed" : "" },
       el("td", {}, k), el("td", {}, fmtU(k, v)), el("td", {}, k in dflt ? fmtU(k, dflt[k]) : "–"))));
@@ -246,6 +261,8 @@ function drawTrialDetail() {
       t.retry_of !== null ? ` (re-run of t${String(t.retry_of).padStart(4, "0")})` : "")];
   if (t.reason) parts.push(el("div", { class: "why" }, t.reason));
   if (t.error) parts.push(el("div", { class: "why bad" }, "error: ", t.error));
+  const breaks = (x) => x.breaks.length ? `infeasible: breaks ${x.breaks.join(", ")}` : "";
+  if (t.breaks.length) parts.push(el("div", { class: "why bad", id: "trial-breaks" }, breaks(t)));
   const objs = Object.keys({ ...t.objectives, ...t.predicted });
   if (objs.length) {
     parts.push(el("table", { class: "kv" }, el("tr", {}, el("td", {}, "objective"), el("td", {}, "observed"), el("td", {}, "predicted")),
@@ -256,7 +273,7 @@ function drawTrialDetail() {
   const other = dflt && dflt.name !== t.name ? dflt : null;
   const change = (a, b) => typeof a === "number" && typeof b === "number" && b !== 0 ? ` (${a >= b ? "+" : ""}${fmt(100 * (a - b) / Math.abs(b))} %)` : "";
   if (other) {
-    parts.push(el("div", { class: "hint", id: "vs-default" }, `against the default configuration (${other.name}): ` +
+    parts.push(el("div", { class: "hint", id: "vs-default" }, `against the default configuration (${other.name}${other.breaks.length ? `, ${breaks(other)}` : ""}): ` +
       Object.keys(t.objectives).map((o) => `${o} ${fmtU(o, t.objectives[o])} vs ${fmtU(o, other.objectives[o])}${change(t.objectives[o], other.objectives[o])}`).join("; ")));
   }
   parts.push(el("h3", {}, "configuration"), el("table", { class: "kv", id: "trial-config" },
@@ -272,11 +289,26 @@ function drawTrialDetail() {
   if (cv.length) parts.push(el("h3", {}, "surrogates compared (held-out)"), el("table", { class: "kv" },
     el("tr", {}, el("td", {}, "model"), el("td", {}, "log density"), el("td", {}, "rank corr")),
     ...cv.map(([m, s]) => el("tr", {}, el("td", {}, m), el("td", {}, fmt(s.log_predictive_density)), el("td", {}, fmt(s.rank_correlation))))));
-  parts.push(el("h3", {}, "logs"), el("div", { class: "mono" }, t.logs || "–"));
-  if (t.log_files.length) parts.push(el("ul", {}, ...t.log_files.map((f) =>
-    el("li", {}, el("a", { href: logsUrl(t.name, f), target: "_blank" }, f)))));
-  else parts.push(el("div", { class: "hint" }, "no files there (yet)"));
+  parts.push(el("h3", {}, "logs"), el("div", { class: "mono" }, t.logs || "–"), el("div", { id: "trial-files" }));
   box.replaceChildren(...parts);
+  drawTrialFiles(t.name);
+}
+function fmtBytes(n) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  const i = n > 0 ? Math.min(units.length - 1, Math.floor(Math.log2(n) / 10)) : 0;
+  return i ? `${fmt(Number((n / 1024 ** i).toPrecision(3)))} ${units[i]}` : `${n} B`;
+}
+// one trial's files, asked for when it is opened (the run's JSON lists none: a system that logs a
+// file per step made every poll carry hundreds of names per trial)
+async function drawTrialFiles(name) {
+  const study = state.study;
+  const { data } = await getJSON(apiUrl(`/api/trial-files?trial=${encodeURIComponent(name)}`));
+  const box = $("#trial-files");
+  if (study !== state.study || state.selectedTrial !== name || !box) return;  // another trial was opened meanwhile
+  box.replaceChildren(data.files.length ? el("ul", {}, ...data.files.map((f) =>
+    el("li", {}, el("a", { href: logsUrl(name, f.name), target: "_blank" }, f.name), ` (${fmtBytes(f.bytes)})`))) :
+    el("div", { class: "hint" }, "no files there (yet)"),
+  data.more ? el("div", { class: "hint" }, `and ${count(data.more, "more file")}, not listed (the directory above holds them)`) : "");
 }
 
 // --- trials in parameter space: parallel coordinates (brushable) and slices ------------------------------
@@ -339,7 +371,7 @@ function drawParcoords() {
   });
   box.replaceChildren(...kids);
   const kept = trials.filter(inBrush).length;
-  $("#parcoords-caption").textContent = `${trials.length} measured trials over ${axes.length - 1} parameters and ${obj} ` +
+  $("#parcoords-caption").textContent = `${count(trials.length, "measured trial")} over ${count(axes.length - 1, "parameter")} and ${obj} ` +
     `(colour: ${obj}, blue better); axes: the parameters that move ${obj} most in the model, and the table's added columns.` +
     (Object.keys(state.brush).length ? ` ${kept} in the brushed ranges.` : "");
 }
@@ -391,9 +423,10 @@ function graphElements(view) {
     shown[n.id] = n.group && folded.has(n.group) ? `group:${n.group}` : n.id;
     if (shown[n.id] !== n.id) continue;
     const [fill, border, shape] = ROLE_STYLE[n.role] || ROLE_STYLE.metric;
-    nodes.push({ group: "nodes", data: { id: n.id, label: n.id, kind: "node", role: n.role, fill, border, shape,
-      form: n.form ? n.form.kind : "", parent: n.group ? `group:${n.group}` : undefined,
-      w: Math.max(40, 7.8 * n.id.length + 14) } });
+    const label = n.bound ? n.bound.text : n.id;  // a bounded output wears its bound: the run steers it too
+    nodes.push({ group: "nodes", data: { id: n.id, label, kind: "node", role: n.role, fill, border, shape,
+      form: n.form ? n.form.kind : "", bounded: Boolean(n.bound), parent: n.group ? `group:${n.group}` : undefined,
+      w: Math.max(40, 7.8 * label.length + 14) } });
   }
   const edges = {};
   for (const e of view.edges) {
@@ -414,6 +447,7 @@ const GRAPH_STYLE = [
   { selector: "node[kind = 'node']", style: { label: "data(label)", "background-color": "data(fill)", "border-color": "data(border)",
     "border-width": 1.2, shape: "data(shape)", width: "data(w)", height: 26, "font-size": LABEL_PX, "text-valign": "center", "text-halign": "center" } },
   { selector: "node[form = 'function'], node[form = 'formula']", style: { "border-color": "#6a3d9a", "border-width": 3 } },
+  { selector: "node[?bounded]", style: { "border-color": "#b3403d", "border-width": 3 } },
   { selector: "node[kind = 'group']", style: { label: "data(label)", "text-valign": "top", "text-halign": "center", "font-size": LABEL_PX,
     "font-weight": "bold", color: "#8a6d00", "background-color": "#fffbeb", "background-opacity": 0.6, "border-color": "#e2c76a",
     "border-width": 1, shape: "round-rectangle", padding: 20, "text-margin-y": 18 } },
@@ -439,13 +473,14 @@ function drawGraph() {
   }
   const roles = {};
   for (const n of view.nodes) roles[n.role] = (roles[n.role] || 0) + 1;
+  $("#legend-bound").hidden = !view.nodes.some((n) => n.bound);  // the key names what the picture holds
   const what = { neighbourhood: "The objectives' strongest paths (the parameters that reach them most strongly, each by its strongest way)",
-    ancestors: "The objectives and their ancestors", all: "The whole graph", node: `${view.node}, its ancestors and descendants` }[view.scope];
+    ancestors: view.nodes.some((n) => n.bound) ? "The objectives, the bounded outputs and their ancestors" : "The objectives and their ancestors", all: "The whole graph", node: `${view.node}, its ancestors and descendants` }[view.scope];
   for (const b of document.querySelectorAll("#graph-scope button")) b.classList.toggle("on", b.dataset.scope === view.scope);
   $("#graph-caption").textContent = `${what}: ` +
-    `${view.nodes.length} of ${view.total_nodes} nodes (${Object.entries(roles).map(([r, k]) => `${k} ${r}s`).join(", ")}), ` +
-    `${view.edges.length} edges` + (view.learned_from_trials ? `, learned from ${view.learned_from_trials} trials` : "") +
-    (view.groups.length ? `; ${view.groups.length} name groups (${view.groups.slice(0, 8).join(", ")}${view.groups.length > 8 ? "…" : ""})` : "") + ".";
+    `${view.nodes.length} of ${count(view.total_nodes, "node")} (${Object.entries(roles).map(([r, k]) => count(k, ROLE_NOUN[r] || r)).join(", ")}), ` +
+    count(view.edges.length, "edge") + (view.learned_from_trials ? `, learned from ${count(view.learned_from_trials, "trial")}` : "") +
+    (view.groups.length ? `; ${count(view.groups.length, "name group")} (${view.groups.slice(0, 8).join(", ")}${view.groups.length > 8 ? "…" : ""})` : "") + ".";
   const elements = graphElements(view);
   if (!state.cy) {
     // labels never drawn below MIN_LABEL_PX: a graph too large for the box is panned, not shrunk
@@ -484,13 +519,15 @@ function drawNodeDetail(id) {
   const edgeLine = (e, other) => el("li", {}, other, e.weight !== null ? ` (weight ${fmt(e.weight)}${e.stability !== null ? `, stability ${fmt(e.stability)}` : ""})` : "",
     e.fallback ? " fallback" : "", e.annotated ? " (expression)" : "");
   const parts = [el("h3", {}, id), el("div", { class: "hint" }, `${n.role}${n.group ? `, group ${n.group}` : ""}`)];
+  if (n.bound) parts.push(el("div", { class: "why", id: "node-bound" }, `output constraint: ${n.bound.text}` +
+    (n.bound.learned ? "" : " (no learned path into it)")));
   if (n.form) parts.push(el("div", { class: "why" }, `${n.form.kind} ${n.form.source}: `, el("span", { class: "mono" }, n.form.text),
     n.form.kind === "formula" ? ` (free: ${n.form.free.join(", ") || "none"}; residual ${n.form.residual})` : ""));
   const model = fit ? { label: fit.label, parents: fit.parents } : n.model;
   if (model) parts.push(el("div", { id: "node-model" }, `model in the structured proposal of ${(state.models && state.models.model_trial) || "the run"}: `,
-    el("b", {}, model.label), model.parents.length ? ` on ${model.parents.length} parents (${model.parents.join(", ")})` : ""));
+    el("b", {}, model.label), model.parents.length ? ` on ${count(model.parents.length, "parent")} (${model.parents.join(", ")})` : ""));
   if (fit) {
-    parts.push(el("div", {}, `held-out fit on ${fit.n} trials: rank correlation `, el("b", {}, fmt(fit.rank_correlation)),
+    parts.push(el("div", {}, `held-out fit on ${count(fit.n, "trial")}: rank correlation `, el("b", {}, fmt(fit.rank_correlation)),
       `, standardised RMSE ${fmt(fit.rmse_standardised)} `, el("a", { href: "#models", onclick: () => selectFitNode(id) }, "(plot)")));
   }
   parts.push(el("div", { class: "tabs" }, el("button", { id: "focus-node", onclick: () => focusNode(id) }, "show its ancestors and descendants")));
@@ -506,7 +543,7 @@ function modelStatus(m) {
   if (m.error) return `not available: ${m.error}`;
   return `${m.surrogate} surrogate` + (m.model_trial ? ` as it proposed ${m.model_trial}`
     : m.surrogate === "structured" ? " fitted afresh on the run's current graph (no structured proposal yet)" : "") +
-    `, refitted on ${m.n_trials} measured trials (${fmt(m.seconds)} s to fit)` +
+    `, refitted on ${count(m.n_trials, "measured trial")} (${fmt(m.seconds)} s to fit)` +
     (m.unused && m.unused.length ? `; not sampled (no chosen model reads them): ${m.unused.join(", ")}` : "") + (m.status === "stale" ? "; refitting on newer trials…" : "");
 }
 function drawModels() {
@@ -533,7 +570,7 @@ function drawFit() {
   const pts = f.observed.map((y, i) => ({ x: y, y: f.predicted[i], trial: f.trials[i], sd: f.sd[i] }));
   const all = [...f.observed, ...f.predicted].filter(Number.isFinite);
   const lo = Math.min(...all), hi = Math.max(...all);
-  $("#fit-caption").textContent = `${state.fitNode} (${f.label} on ${f.parents.length} parents): each trial's value predicted by the model refitted without it, from its observed parents. On the line: perfect.`;
+  $("#fit-caption").textContent = `${state.fitNode} (${f.label} on ${count(f.parents.length, "parent")}): each trial's value predicted by the model refitted without it, from its observed parents. On the line: perfect.`;
   chart("fit-chart", { data: { datasets: [
     { type: "scatter", label: "trials", data: pts, parsing: false, backgroundColor: "#2f6fd6", pointRadius: 4 },
     { type: "line", label: "predicted = observed", data: [{ x: lo, y: lo }, { x: hi, y: hi }], parsing: false,
@@ -585,7 +622,7 @@ function drawEffects() {
   $("#effect-metrics").replaceChildren(...(e.metrics.length ? e.metrics.map((x) =>
     el("li", {}, `through ${withUnit(x.name)}: moves ${fmt(x.moved_sd)} × its spread across the trials`)) :
     [el("li", {}, m.surrogate === "structured" ? "reaches the objective directly (no modelled metric in between)" : "the plain GP has no metrics in between")]),
-  e.n_metrics > e.metrics.length ? el("li", {}, `and ${e.n_metrics - e.metrics.length} more metrics`) : "");
+  e.n_metrics > e.metrics.length ? el("li", {}, `and ${count(e.n_metrics - e.metrics.length, "more metric")}`) : "");
 }
 
 // --- Pareto front and workers ----------------------------------------------------------------------------
@@ -596,10 +633,14 @@ function drawPareto(run) {
   const [a, b] = p.objectives;
   const pts = (sel) => p.points.filter(sel).map((q) => ({ x: q.values[0], y: q.values[1], trial: q.trial }));
   const front = pts((q) => q.front).sort((u, v) => u.x - v.x);
-  $("#pareto-caption").textContent = `${front.length} of ${p.points.length} finished trials on the front` +
+  $("#pareto-caption").textContent = `${front.length} of ${count(p.points.length, "finished trial")} on the front` +
     (p.objectives.length > 2 ? ` (first two of ${p.objectives.length} objectives shown)` : "") + ".";
+  // the front as the staircase of what its trials attain (as boanon plot draws it): a straight line
+  // between two of them claimed the trade-offs in between were reached
+  const directions = p.objectives.slice(0, 2).map((o) => (run.summary.objectives.find((x) => x.name === o) || {}).direction);
+  const stepped = directions[0] === directions[1] ? "before" : "after";
   chart("pareto-chart", { data: { datasets: [
-    { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, borderColor: "#d6336c" },
+    { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, stepped, borderColor: "#d6336c" },
     { type: "scatter", label: "dominated", data: pts((q) => !q.front && q.feasible), parsing: false, backgroundColor: "#adb5bd", pointRadius: 4 },
     { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 },
     ...(p.ref ? [{ type: "scatter", label: "hypervolume reference point", data: [{ x: p.ref[0], y: p.ref[1], trial: "reference point" }], parsing: false,
@@ -609,7 +650,7 @@ function drawPareto(run) {
     onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
   $("#hv-caption").textContent = "Hypervolume of the feasible finished trials after each trial, against one reference point fixed from the run's start: " +
     (p.ref ? p.objectives.map((o, i) => `${o} = ${fmtU(o, p.ref[i])}`).join(", ") + ` (${p.ref_how}).` : `none yet (${p.ref_how}).`);
-  chart("hv-chart", { data: { datasets: [{ type: "line", label: "hypervolume", data: p.hypervolume, parsing: false, stepped: "after",
+  chart("hv-chart", { data: { datasets: [{ type: "line", label: "hypervolume", data: p.hypervolume, parsing: false, stepped: "before",
     borderColor: "#2f6fd6", pointRadius: 2 }] },
   options: { maintainAspectRatio: false, plugins: { legend: { display: false } },
     scales: { x: { type: "linear", title: { display: true, text: "trial (t0000 = 0)" }, ticks: { precision: 0 } }, y: { title: { display: true, text: "hypervolume" } } } } });
@@ -629,7 +670,7 @@ function drawTimeline(run, serverDate) {
     borderSkipped: false,
     // no end: still running (to the server's clock), or left running by a dead run (end unknown: a mark at its start)
     data: tl.bars.filter((b) => b.status === s).map((b) => ({ x: [b.start, Math.max(b.end ?? (s === "running" && live ? now : b.start), b.start)], y: lanes[b.lane], trial: b.trial })) }));
-  $("#timeline-caption").textContent = `${tl.bars.length} trials on ${tl.lanes} lanes (a trial takes the first lane free when it starts: as many lanes as trials ran at once); ${stopped} stopped early.`;
+  $("#timeline-caption").textContent = `${count(tl.bars.length, "trial")} on ${count(tl.lanes, "lane")} (a trial takes the first lane free when it starts: as many lanes as trials ran at once); ${stopped} stopped early.`;
   chart("timeline-chart", { type: "bar", data: { labels: lanes, datasets },
     options: { indexAxis: "y", maintainAspectRatio: false, scales: { x: { type: "linear", title: { display: true, text: "seconds since the first trial started" } } },
       plugins: { tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${fmt(c.raw.x[0])}–${fmt(c.raw.x[1])} s (${c.dataset.label})` } } },
@@ -685,7 +726,7 @@ function drawStudies() {
   ...names.map((n) => el("td", { class: "num" }, x.best[n] ? `${fmt(x.best[n].value)} (${x.best[n].trial})` : "–")))));
   chart("studies-chart", { data: { datasets: same.map((x) => {
     const h = x.history.find((y) => y.objective === obj), color = STUDY_COLORS[x.index % STUDY_COLORS.length];
-    return { type: "line", label: `${x.name} (${x.strategy})`, data: h.best, parsing: false, stepped: "after",
+    return { type: "line", label: `${x.name} (${x.strategy})`, data: h.best, parsing: false, stepped: "before",
       borderColor: color, backgroundColor: color, borderWidth: x.index === state.study ? 3 : 1.8, pointRadius: 2 };
   }) },
   options: { maintainAspectRatio: false, scales: {
