@@ -366,6 +366,30 @@ def test_the_resume_command_status_gives_for_a_killed_run_does_the_same_job(tmp_
     assert len(names) == 5 and names <= {p.name for p in trials.iterdir()}, names
 
 
+@pytest.mark.slow
+def test_the_resume_command_of_a_killed_warm_run_gives_each_related_task(tmp_path: Path) -> None:
+    """A repeated option was printed as a tuple (``--warm-start "('a.db', 'b.db')"``), a path that
+    does not exist: the command status gave for a killed warm-started run could not resume it."""
+    related = []
+    for name in ("a", "b"):  # two related runs, one task each
+        related.append(tmp_path / f"{name}.db")
+        made = CliRunner().invoke(main, ["tune", str(_yaml(tmp_path, n_init=2)), "--budget", "2",
+                                         "--store", str(related[-1]), "--seed", str(len(related))])
+        assert made.exit_code == 0, made.output
+    options = ("--warm-start", str(related[0]), "--warm-start", str(related[1]))
+    _, store, _ = _start_and_signal(tmp_path, 5, signal.SIGKILL, options)
+    result = CliRunner().invoke(main, ["status", str(store)])
+    said = re.search(r"resume it with (.*) from (.*)\)", result.output)
+    assert said, result.output
+    resumed = subprocess.run(shlex.split(said[1].replace("boanon", BOANON, 1)), cwd=said[2],
+                             capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "warm start: 2 trials of 'a'" in resumed.stdout and "of 'b'" in resumed.stdout, resumed.stdout
+    with Store(store) as s:
+        assert s.counts()["done"] == 5
+
+
 def test_status_of_a_run_that_ended_says_nothing_of_a_kill(tmp_path: Path) -> None:
     config = _yaml(tmp_path, n_init=2)
     store = tmp_path / "run.db"

@@ -272,7 +272,11 @@ def resume_command(store_file: Path) -> str:
                 or ctx.get_parameter_source(param.name) is not ParameterSource.COMMANDLINE:
             continue
         value = ctx.params[param.name]
-        args += [param.opts[0]] if param.is_flag else [param.opts[0], str(value)]
+        if param.is_flag:
+            args.append(param.opts[0])
+        else:  # a repeated option (--warm-start A --warm-start B) is given once per value
+            args += [part for item in (value if param.multiple else (value,))
+                     for part in (param.opts[0], str(item))]
     return shlex.join([*args, "--resume"])
 
 
