@@ -418,6 +418,20 @@ def test_a_resume_with_a_budget_below_the_runs_trials_says_so_and_runs_nothing(t
     assert not lock_path(store).exists()  # the refused resume let go of the store
 
 
+def test_a_multiobjective_run_whose_every_trial_failed_says_so_without_a_traceback(tmp_path: Path) -> None:
+    # the summary drew the Pareto front of no trial: KeyError "the table has no column 'objective:cost'"
+    data = yaml.safe_load((ROOT / "examples" / "synthetic-multiobjective.yaml").read_text())
+    (tmp_path / "broken.py").write_text("def evaluate(config):\n    raise RuntimeError('broken')\n")
+    data["runner"] = {"callable": f"{tmp_path / 'broken.py'}:evaluate"}  # every trial raises
+    config = tmp_path / "mo.yaml"
+    config.write_text(yaml.safe_dump(data))
+    store = tmp_path / "run.db"
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(store)])
+    assert result.exit_code == 1 and not isinstance(result.exception, KeyError), result.output
+    assert result.output.endswith(f"Error: no trial succeeded (2 failed); see boanon status {store}\n"), \
+        result.output
+
+
 def test_misnamed_objective_stops_after_one_trial_and_resumes_once_fixed(tmp_path: Path) -> None:
     config = _yaml(tmp_path, n_init=4, objectives=[{"name": "costs", "direction": "minimize"}])
     store = tmp_path / "run.db"

@@ -184,10 +184,10 @@ def _echo_end(run: TuningRun, outcome: PlannedRun | None) -> None:
         stopped = counts["stopped"]
         click.echo(f"early stopping ({run.stopper.name}): {stopped} of {counts['done'] + stopped} trials "
                    "stopped" + ("" if stopped else f"; none because {run.stopper.why_none_stopped()}"))
-    best = tuner.best()
+    best, done = tuner.best(), tuner.table(("done",))
     if len(tuner.objectives) > 1 or tuner.output_constraints:
-        click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
-                                max_rows=10))
+        if not done.empty:  # no trial done, no objective column: the error below says so
+            click.echo(format_front(done, tuner.objectives, tuner.output_constraints, max_rows=10))
     elif best is not None:
         click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
         click.echo("  " + config_line(tuner.space, best.config))
