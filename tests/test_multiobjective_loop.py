@@ -150,3 +150,15 @@ def test_a_trial_stopped_early_is_never_on_the_front_nor_the_best(tmp_path):
     assert CliRunner().invoke(main, ["export", str(path), "-o", str(out)]).exit_code == 0
     exported = pd.read_csv(out)
     assert exported.set_index("trial")[PARETO].to_dict() == {"t0000": True, "t0001": True, "t0002": False}
+
+
+def test_a_product_scalarisation_runs_past_model_draws_below_zero(tmp_path):
+    """ED^2P as the docs write it stopped the example at its 8th trial with a traceback ("a
+    product scalarisation needs positive objective values"): the model's draws of the positive
+    costs fell below 0, and the check meant for measured values refused them."""
+    config = tmp_path / "ed2p.yaml"
+    config.write_text(yaml.safe_dump(_example(scalarization={"kind": "product", "weights": [1, 2]})))
+    store = tmp_path / "ed2p.db"
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "9", "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert "t0008" in result.output and "Pareto front:" in result.output

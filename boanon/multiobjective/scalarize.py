@@ -73,6 +73,16 @@ class Scalarization:
             raise ValueError(f"{len(w)} scalarisation weights for {d} objectives")
         return w
 
+    def of_draws(self, values: np.ndarray, ideal: np.ndarray, nadir: np.ndarray,
+                 signs: Sequence[float] | None = None) -> np.ndarray:
+        """Scalarised draws of a model, to be minimised. A model's draw of a positive objective
+        may fall to 0 or below (a GP's tail); for a product it is the best value there is, and
+        folds as the smallest positive one (the run stopped there with "a product scalarisation
+        needs positive objective values", which holds for measured values only)."""
+        if self.kind == "product":
+            values = np.maximum(values, np.finfo(float).tiny)  # NaN stays NaN
+        return self(values, ideal, nadir, signs)
+
     def __call__(self, values: np.ndarray, ideal: np.ndarray, nadir: np.ndarray,
                  signs: Sequence[float] | None = None) -> np.ndarray:
         """Scalarised values, to be minimised. ``signs`` (+1 minimise, -1 maximise) are needed
