@@ -162,3 +162,12 @@ def test_a_product_scalarisation_runs_past_model_draws_below_zero(tmp_path):
     result = CliRunner().invoke(main, ["tune", str(config), "--budget", "9", "--store", str(store)])
     assert result.exit_code == 0, result.output
     assert "t0008" in result.output and "Pareto front:" in result.output
+
+
+def test_a_product_scalarisation_of_a_maximised_objective_is_refused_when_the_yaml_is_read():
+    # the YAML was taken; the run then stopped at its first model proposal with a traceback
+    objectives = [{"name": "cost", "direction": "minimize"}, {"name": "cost2", "direction": "maximize"}]
+    with pytest.raises(ConfigError, match="mo.yaml: scalarization: a product needs objectives that are all "
+                                          "minimised; cost2 is maximised"):
+        parse_config(_example(objectives=objectives, scalarization="product"), "mo.yaml")
+    assert parse_config(_example(objectives=objectives, scalarization="chebyshev"), "mo.yaml").scalarization
