@@ -251,6 +251,24 @@ def test_a_run_where_nothing_was_stopped_says_why(tmp_path: Path, monkeypatch) -
         "the first the rule judges (the furthest reached 29)" in result.output
 
 
+@pytest.mark.parametrize("example, objective, ranked", [
+    ("rocksdb-mixgraph.yaml", "cpu_micros_per_op", "maximize"),  # reports ops/sec, tunes CPU time
+    ("sgd.yaml", "iteration_time", "minimize"),
+])
+def test_the_rule_ranks_progress_the_way_the_runner_reports_it(tmp_path: Path, monkeypatch, example,
+                                                              objective, ranked) -> None:
+    """The rule took the first objective's direction for every runner: the RocksDB runner reports
+    each interval's ops/sec, so a run minimising CPU time per operation stopped the fastest trials."""
+    from boanon.tuning import TuneRequest, open_run
+
+    monkeypatch.chdir(ROOT)
+    request = TuneRequest(f"examples/{example}", store=tmp_path / "run.db", workers=2,
+                          early_stopping="asha:min_resource=2")
+    with open_run(request) as run:
+        assert run.config.objectives[0].name == objective
+        assert run.stopper is not None and run.stopper.direction == ranked
+
+
 def test_why_none_stopped_names_stops_that_came_too_late() -> None:
     stopper = SuccessiveHalving(min_resource=2, reduction_factor=2)
     assert stopper.why_none_stopped() == "no trial reported progress"
