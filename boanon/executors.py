@@ -34,7 +34,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -571,6 +571,9 @@ class DaskExecutor(Executor):
         self._started: dict[str, tuple[float, str]] = {}  # key -> (when seen running, worker)
         self._expired: set[str] = set()
         self._closing = threading.Event()
+        # restarting a worker takes seconds: on the watchdog's thread, no other trial's clock
+        # started meanwhile, and a trial that began then could run past its timeout unfailed
+        self._restarter = ThreadPoolExecutor(thread_name_prefix="boanon-dask-restart")
         self._watchdog = threading.Thread(target=self._watch, name="boanon-dask-timeouts", daemon=True)
         self._watchdog.start()
 
@@ -635,10 +638,15 @@ class DaskExecutor(Executor):
                     self._tasks.pop(key, None)
                     self._expired.add(key)  # its cancellation is not a lost connection
                 task.cancel()
-                with contextlib.suppress(Exception):  # blocks until the worker is back
-                    self.client.restart_workers([started[1]], raise_for_error=False)
-                _settle(future, exception=TrialTimeout(
-                    f"trial timed out after {timeout:g} s; its Dask worker {started[1]} was restarted"))
+                self._restarter.submit(self._restart, started[1], future, timeout)
+
+    def _restart(self, worker: str, future: Future, timeout: float) -> None:
+        """Restart the worker of a trial past its timeout, then fail the trial: not before, or
+        the loop's next trial could land on the worker being restarted."""
+        with contextlib.suppress(Exception):  # blocks until the worker is back
+            self.client.restart_workers([worker], raise_for_error=False)
+        _settle(future, exception=TrialTimeout(
+            f"trial timed out after {timeout:g} s; its Dask worker {worker} was restarted"))
 
     def progress_channel(self) -> ProgressChannel:
         return _DaskChannel(self.client)
@@ -646,6 +654,7 @@ class DaskExecutor(Executor):
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
         self._closing.set()
         self._watchdog.join()
+        self._restarter.shutdown(wait=True)
         if cancel_futures:
             with self._lock:
                 tasks = [t for t, _, _ in self._tasks.values()]

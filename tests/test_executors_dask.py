@@ -50,6 +50,16 @@ def test_results_errors_hung_and_dying_workers(dask_executor: DaskExecutor) -> N
     assert [f.result() for f in futures] == [0, 2, 4, 6]
 
 
+def test_a_trial_begun_while_another_worker_restarts_still_times_out(dask_executor: DaskExecutor) -> None:
+    """The watchdog restarted a timed-out trial's worker on its own thread (seconds): no other
+    trial's clock started meanwhile, so a 3 s trial begun then ended "done" past its 1 s timeout."""
+    hung = dask_executor.submit(time.sleep, 120, timeout=1.0)
+    time.sleep(1.2)  # the other worker takes the next trial while the first one's worker restarts
+    slow = dask_executor.submit(time.sleep, 3.0, timeout=1.0)
+    assert isinstance(hung.exception(timeout=60), TrialTimeout)
+    assert isinstance(slow.exception(timeout=60), TrialTimeout)
+
+
 def test_progress_channel_reports_and_stops(dask_executor: DaskExecutor) -> None:
     channel = dask_executor.progress_channel()
     try:
