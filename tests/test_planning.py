@@ -195,6 +195,8 @@ def test_durations_from_a_store_and_a_table(tmp_path: Path) -> None:
     assert list(from_table(table, "run_s", scale=10).durations) == [25.0, 35.0]
     with pytest.raises(ConfigError, match="no column 'wall'"):
         from_table(table, "wall")
+    with pytest.raises(ConfigError, match=r"no column 'run_sec' in its table \(did you mean 'run_s'\?\)"):
+        from_table(table, "run_sec")  # a typo is shown its fix
     with pytest.raises(ConfigError, match="not a BoAnon run store"):
         from_store(table)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from boanon.adapters.files import json_lines
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,9 @@ def from_table(table_or_dir: str | Path, column: str, scale: float = 1.0,
     names = [column, f"metric:{column}", f"objective:{column}"]
     found = next((c for c in names if c in table.columns), None)
     if found is None:
-        raise ConfigError(table_or_dir, "duration column", f"no column {column!r} in its table")
+        known = [c.split(":", 1)[-1] for c in table.columns if c.startswith(("metric:", "objective:"))]
+        raise ConfigError(table_or_dir, "duration column", f"no column {column!r} in its table"
+                          f"{did_you_mean(column, known)}")
     values = table[found].dropna().to_numpy(dtype=float) * scale
     return TrialTimes(values, ask_overhead, steps, f"{table_or_dir} ({found} x {scale:g})")
 
