@@ -572,8 +572,9 @@ class DaskExecutor(Executor):
         self._expired: set[str] = set()
         self._closing = threading.Event()
         # restarting a worker takes seconds: on the watchdog's thread, no other trial's clock
-        # started meanwhile, and a trial that began then could run past its timeout unfailed
-        self._restarter = ThreadPoolExecutor(thread_name_prefix="boanon-dask-restart")
+        # started meanwhile, and a trial that began then could run past its timeout unfailed;
+        # one restart at a time, as before (two at once left the first waiting past a minute)
+        self._restarter = ThreadPoolExecutor(1, thread_name_prefix="boanon-dask-restart")
         self._watchdog = threading.Thread(target=self._watch, name="boanon-dask-timeouts", daemon=True)
         self._watchdog.start()
 
@@ -671,6 +672,9 @@ def local_cluster(n_workers: int) -> Any:
     import dask
     from distributed import LocalCluster
 
+    # its nannies run in this process: a timed-out trial's restart is the loop's doing, which the
+    # trial's failure says ("its Dask worker ... was restarted"), not warnings among the trial lines
+    logging.getLogger("distributed.nanny").addFilter(_not_restarting)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0,
                           "distributed.scheduler.worker-saturation": 1.0}):
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
@@ -689,6 +693,14 @@ def dask_setup(worker: Any) -> None:
 
 def _not_cancelled(record: logging.LogRecord) -> bool:
     return not record.getMessage().endswith("ended with CancelledError")
+
+
+def _not_restarting(record: logging.LogRecord) -> bool:
+    """Not the nanny's account of a restart the watchdog asked for (a hung trial's worker is
+    killed, then started again)."""
+    message = record.getMessage()
+    return not (message.startswith("Restarting worker")
+                or message.startswith("Worker process still alive after"))
 
 
 def make_executor(workers: int | None = None, dask: str | None = None) -> Executor:
