@@ -175,7 +175,7 @@ def parse_config(data: Mapping[str, Any], source: str = "config") -> TuneConfig:
         outputs=parse_output_constraints(data.get("outputs"), source),
         ref_point=parse_ref_point(data.get("ref_point"), objectives, source),
         scalarization=None if data.get("scalarization") is None
-        else Scalarization.from_spec(data["scalarization"], len(objectives), source),
+        else Scalarization.from_spec(data["scalarization"], objectives, source),
         warm_start=_paths(data, "warm_start", source),
         related_outputs=_names(data, "related_outputs", source))
 

@@ -34,7 +34,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -571,6 +571,10 @@ class DaskExecutor(Executor):
         self._started: dict[str, tuple[float, str]] = {}  # key -> (when seen running, worker)
         self._expired: set[str] = set()
         self._closing = threading.Event()
+        # restarting a worker takes seconds: on the watchdog's thread, no other trial's clock
+        # started meanwhile, and a trial that began then could run past its timeout unfailed;
+        # one restart at a time, as before (two at once left the first waiting past a minute)
+        self._restarter = ThreadPoolExecutor(1, thread_name_prefix="boanon-dask-restart")
         self._watchdog = threading.Thread(target=self._watch, name="boanon-dask-timeouts", daemon=True)
         self._watchdog.start()
 
@@ -635,10 +639,15 @@ class DaskExecutor(Executor):
                     self._tasks.pop(key, None)
                     self._expired.add(key)  # its cancellation is not a lost connection
                 task.cancel()
-                with contextlib.suppress(Exception):  # blocks until the worker is back
-                    self.client.restart_workers([started[1]], raise_for_error=False)
-                _settle(future, exception=TrialTimeout(
-                    f"trial timed out after {timeout:g} s; its Dask worker {started[1]} was restarted"))
+                self._restarter.submit(self._restart, started[1], future, timeout)
+
+    def _restart(self, worker: str, future: Future, timeout: float) -> None:
+        """Restart the worker of a trial past its timeout, then fail the trial: not before, or
+        the loop's next trial could land on the worker being restarted."""
+        with contextlib.suppress(Exception):  # blocks until the worker is back
+            self.client.restart_workers([worker], raise_for_error=False)
+        _settle(future, exception=TrialTimeout(
+            f"trial timed out after {timeout:g} s; its Dask worker {worker} was restarted"))
 
     def progress_channel(self) -> ProgressChannel:
         return _DaskChannel(self.client)
@@ -646,6 +655,7 @@ class DaskExecutor(Executor):
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
         self._closing.set()
         self._watchdog.join()
+        self._restarter.shutdown(wait=True)
         if cancel_futures:
             with self._lock:
                 tasks = [t for t, _, _ in self._tasks.values()]
@@ -662,6 +672,9 @@ def local_cluster(n_workers: int) -> Any:
     import dask
     from distributed import LocalCluster
 
+    # its nannies run in this process: a timed-out trial's restart is the loop's doing, which the
+    # trial's failure says ("its Dask worker ... was restarted"), not warnings among the trial lines
+    logging.getLogger("distributed.nanny").addFilter(_not_restarting)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0,
                           "distributed.scheduler.worker-saturation": 1.0}):
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
@@ -680,6 +693,14 @@ def dask_setup(worker: Any) -> None:
 
 def _not_cancelled(record: logging.LogRecord) -> bool:
     return not record.getMessage().endswith("ended with CancelledError")
+
+
+def _not_restarting(record: logging.LogRecord) -> bool:
+    """Not the nanny's account of a restart the watchdog asked for (a hung trial's worker is
+    killed, then started again)."""
+    message = record.getMessage()
+    return not (message.startswith("Restarting worker")
+                or message.startswith("Worker process still alive after"))
 
 
 def make_executor(workers: int | None = None, dask: str | None = None) -> Executor:

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,7 +83,8 @@ def optimize_parallel(tuner: Tuner, runner: Runner, budget: int, executor: Execu
         with tuner.storing_interrupted():  # the trials running and any asked for, not submitted
             while True:
                 while len(running) < executor.max_workers and tuner.n_trials() < budget:
-                    trial = tuner.ask()
+                    with _following(channel, stopper, root, list(running.values()), poll_interval):
+                        trial = tuner.ask()  # seconds of model fitting: the running go on meanwhile
                     reporter = channel.reporter(trial.id) if channel is not None else None
                     running[executor.submit(run_trial_task, runner, trial.config, str(root / trial.name),
                                             adapter, reporter, timeout=trial_timeout)] = trial
@@ -125,6 +128,36 @@ def _follow_progress(channel: ProgressChannel, stopper: EarlyStopper, root: Path
             out.write(json.dumps({"step": step, "value": value}) + "\n")
         if stopper.report(trial_id, step, value):
             channel.stop(trial_id)
+
+
+@contextmanager
+def _following(channel: ProgressChannel | None, stopper: EarlyStopper | None, root: Path,
+               running: list[Trial], poll_interval: float) -> Iterator[None]:
+    """Follow the progress of the ``running`` trials on a thread while the loop is busy inside:
+    asking for the next configuration fits the models for seconds, and a trial the rule condemned
+    meanwhile used to run to its end before its reports were read (an sgd run under ASHA on a
+    loaded machine stopped none of its 20 trials: every stop came after the trial had ended)."""
+    if channel is None or stopper is None or not running:
+        yield
+        return
+    done, failed = threading.Event(), []
+
+    def follow() -> None:
+        try:
+            while not done.wait(poll_interval):
+                _follow_progress(channel, stopper, root, running)
+        except Exception as exc:  # raised in the loop, not lost with the thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=follow, name="boanon-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 def _progress_curves(tuner: Tuner, root: Path) -> dict[int, list[tuple[int, float]]]:

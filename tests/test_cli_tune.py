@@ -368,6 +368,30 @@ def test_the_resume_command_status_gives_for_a_killed_run_does_the_same_job(tmp_
     assert len(names) == 5 and names <= {p.name for p in trials.iterdir()}, names
 
 
+@pytest.mark.slow
+def test_the_resume_command_of_a_killed_warm_run_gives_each_related_task(tmp_path: Path) -> None:
+    """A repeated option was printed as a tuple (``--warm-start "('a.db', 'b.db')"``), a path that
+    does not exist: the command status gave for a killed warm-started run could not resume it."""
+    related = []
+    for name in ("a", "b"):  # two related runs, one task each
+        related.append(tmp_path / f"{name}.db")
+        made = CliRunner().invoke(main, ["tune", str(_yaml(tmp_path, n_init=2)), "--budget", "2",
+                                         "--store", str(related[-1]), "--seed", str(len(related))])
+        assert made.exit_code == 0, made.output
+    options = ("--warm-start", str(related[0]), "--warm-start", str(related[1]))
+    _, store, _ = _start_and_signal(tmp_path, 5, signal.SIGKILL, options)
+    result = CliRunner().invoke(main, ["status", str(store)])
+    said = re.search(r"resume it with (.*) from (.*)\)", result.output)
+    assert said, result.output
+    resumed = subprocess.run(shlex.split(said[1].replace("boanon", BOANON, 1)), cwd=said[2],
+                             capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "warm start: 2 trials of 'a'" in resumed.stdout and "of 'b'" in resumed.stdout, resumed.stdout
+    with Store(store) as s:
+        assert s.counts()["done"] == 5
+
+
 def test_status_of_a_run_that_ended_says_nothing_of_a_kill(tmp_path: Path) -> None:
     config = _yaml(tmp_path, n_init=2)
     store = tmp_path / "run.db"
@@ -394,6 +418,20 @@ def test_a_resume_with_a_budget_below_the_runs_trials_says_so_and_runs_nothing(t
     with Store(store) as s:
         assert len(s.trials()) == 3
     assert not lock_path(store).exists()  # the refused resume let go of the store
+
+
+def test_a_multiobjective_run_whose_every_trial_failed_says_so_without_a_traceback(tmp_path: Path) -> None:
+    # the summary drew the Pareto front of no trial: KeyError "the table has no column 'objective:cost'"
+    data = yaml.safe_load((ROOT / "examples" / "synthetic-multiobjective.yaml").read_text())
+    (tmp_path / "broken.py").write_text("def evaluate(config):\n    raise RuntimeError('broken')\n")
+    data["runner"] = {"callable": f"{tmp_path / 'broken.py'}:evaluate"}  # every trial raises
+    config = tmp_path / "mo.yaml"
+    config.write_text(yaml.safe_dump(data))
+    store = tmp_path / "run.db"
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(store)])
+    assert result.exit_code == 1 and not isinstance(result.exception, KeyError), result.output
+    assert result.output.endswith(f"Error: no trial succeeded (2 failed); see boanon status {store}\n"), \
+        result.output
 
 
 def test_misnamed_objective_stops_after_one_trial_and_resumes_once_fixed(tmp_path: Path) -> None:

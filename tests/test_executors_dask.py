@@ -50,6 +50,16 @@ def test_results_errors_hung_and_dying_workers(dask_executor: DaskExecutor) -> N
     assert [f.result() for f in futures] == [0, 2, 4, 6]
 
 
+def test_a_trial_begun_while_another_worker_restarts_still_times_out(dask_executor: DaskExecutor) -> None:
+    """The watchdog restarted a timed-out trial's worker on its own thread (seconds): no other
+    trial's clock started meanwhile, so a 3 s trial begun then ended "done" past its 1 s timeout."""
+    hung = dask_executor.submit(time.sleep, 120, timeout=1.0)
+    time.sleep(1.2)  # the other worker takes the next trial while the first one's worker restarts
+    slow = dask_executor.submit(time.sleep, 3.0, timeout=1.0)
+    assert isinstance(hung.exception(timeout=60), TrialTimeout)
+    assert isinstance(slow.exception(timeout=60), TrialTimeout)
+
+
 def test_progress_channel_reports_and_stops(dask_executor: DaskExecutor) -> None:
     channel = dask_executor.progress_channel()
     try:
@@ -108,3 +118,20 @@ def test_ctrl_c_on_a_local_cluster_run_prints_only_the_loop_s_message(tmp_path: 
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130 and "interrupted: running trials are stored as interrupted" in err, err
     assert "Traceback" not in err and "distributed." not in err, err
+
+
+def test_a_timed_out_trial_on_a_local_cluster_prints_no_dask_warning(tmp_path: Path) -> None:
+    # the nanny's "distributed.nanny - WARNING - Restarting worker" came among the trial lines
+    import subprocess
+    import sys
+
+    import yaml
+
+    data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
+    data["runner"]["options"]["delay"] = 30.0
+    (tmp_path / "tune.yaml").write_text(yaml.safe_dump(data))
+    done = subprocess.run([sys.executable, "-m", "boanon", "tune", str(tmp_path / "tune.yaml"), "--dask",
+                           "local", "--workers", "1", "--trial-timeout", "1", "--budget", "1", "--store",
+                           str(tmp_path / "r.db")], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert "FAILED (trial timed out after 1 s; its Dask worker" in done.stdout, done.stdout + done.stderr
+    assert "distributed." not in done.stderr, done.stderr

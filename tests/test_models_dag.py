@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -285,3 +287,19 @@ def test_a_surrogate_s_own_reports_before_fit_say_so_too():
                          (MultiTaskGPSurrogate(SPACE, COST).output_correlation, "output_correlation")):
         with pytest.raises(NotFittedError, match=rf"before {method}\(\)"):
             call()
+
+
+def test_fantasize_on_a_wide_space_builds_its_rows_at_once():
+    """Pending rows were built a column at a time: past 100 columns (the sgd example's 37
+    parameters and its nodes) pandas printed a PerformanceWarning on the run's console at every
+    proposal of a parallel run."""
+    space = Space([Float(f"x{i}", 0.0, 1.0) for i in range(120)])
+    rng = np.random.default_rng(0)
+    x = rng.random((12, 120))
+    table = pd.DataFrame({"trial": [f"t{i}" for i in range(12)],
+                          **{f"param:x{i}": x[:, i] for i in range(120)}, "objective:y": x.sum(axis=1)})
+    model = PlainGPSurrogate(space, COST).fit(table)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.PerformanceWarning)
+        fantasized = model.fantasize([{f"x{i}": 0.5 for i in range(120)}], np.random.default_rng(0))
+    assert len(fantasized.table_) == 13 and fantasized.table_["param:x7"].iloc[-1] == 0.5

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -152,3 +153,46 @@ def test_a_trial_stopped_early_is_never_on_the_front_nor_the_best(tmp_path):
     assert CliRunner().invoke(main, ["export", str(path), "-o", str(out)]).exit_code == 0
     exported = pd.read_csv(out)
     assert exported.set_index("trial")[PARETO].to_dict() == {"t0000": True, "t0001": True, "t0002": False}
+
+
+def test_a_product_scalarisation_runs_past_model_draws_below_zero(tmp_path):
+    """ED^2P as the docs write it stopped the example at its 8th trial with a traceback ("a
+    product scalarisation needs positive objective values"): the model's draws of the positive
+    costs fell below 0, and the check meant for measured values refused them."""
+    config = tmp_path / "ed2p.yaml"
+    config.write_text(yaml.safe_dump(_example(scalarization={"kind": "product", "weights": [1, 2]})))
+    store = tmp_path / "ed2p.db"
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "9", "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert "t0008" in result.output and "Pareto front:" in result.output
+
+
+def test_a_product_scalarisation_of_a_maximised_objective_is_refused_when_the_yaml_is_read():
+    # the YAML was taken; the run then stopped at its first model proposal with a traceback
+    objectives = [{"name": "cost", "direction": "minimize"}, {"name": "cost2", "direction": "maximize"}]
+    with pytest.raises(ConfigError, match="mo.yaml: scalarization: a product needs objectives that are all "
+                                          "minimised; cost2 is maximised"):
+        parse_config(_example(objectives=objectives, scalarization="product"), "mo.yaml")
+    assert parse_config(_example(objectives=objectives, scalarization="chebyshev"), "mo.yaml").scalarization
+
+
+def test_a_ref_point_no_trial_beats_is_warned_once(tmp_path):
+    """{cost: 0.1, cost2: 0.1} on a system whose costs stay above 4: every EHVI was 0 and the
+    proposals blind, with no word of it."""
+    config = tmp_path / "tight.yaml"
+    config.write_text(yaml.safe_dump(_example(ref_point={"cost": 0.1, "cost2": 0.1})))
+    with pytest.warns(UserWarning) as caught:
+        result = CliRunner().invoke(main, ["tune", str(config), "--budget", "9", "--store",
+                                           str(tmp_path / "tight.db")])
+    assert result.exit_code == 0, result.output
+    said = [str(w.message) for w in caught if "ref_point" in str(w.message)]
+    assert len(said) == 1 and said[0].startswith("ref_point (cost=0.1, cost2=0.1) is beaten in every objective by "
+                                       "no feasible trial"), said
+    loose = tmp_path / "loose.yaml"  # the zigzag example's way: above the worst values
+    loose.write_text(yaml.safe_dump(_example(ref_point={"cost": 100, "cost2": 100})))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = CliRunner().invoke(main, ["tune", str(loose), "--budget", "9", "--store",
+                                           str(tmp_path / "loose.db")])
+    assert result.exit_code == 0, result.output
+    assert not [w for w in caught if "ref_point" in str(w.message)]

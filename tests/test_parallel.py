@@ -113,6 +113,29 @@ def test_early_stopping_sgd_trials_are_stored_stopped_and_feed_the_table(executo
     assert fresh.ended == {t.id for t in stopped + done} and not fresh.stopped
 
 
+def test_a_trial_condemned_while_the_loop_fits_its_model_stops_then(executor, tmp_path: Path) -> None:
+    """Progress was read only between proposals: a trial the rule condemned while the next
+    proposal was being fitted ran to its end (a structured proposal takes seconds; on a loaded
+    machine the README's ASHA run stopped none of 20 trials, every stop arriving too late)."""
+    config = load_config(ROOT / "examples" / "sgd.yaml")
+    tuner = Tuner(config.space, config.objectives, strategy="random", seed=0, n_init=2,
+                  store=tmp_path / "sgd.db")
+    ask = tuner.ask
+
+    def slow_ask():  # a proposal whose model fit takes longer than the running trial
+        if tuner.store.counts()["running"]:
+            time.sleep(8)
+        return ask()
+
+    tuner.ask = slow_ask
+    stopper = SuccessiveHalving(min_resource=2, reduction_factor=2)
+    stopper.replay({-1: [(step, 0.1) for step in range(20)]})  # a far better trial ended before
+    runner = SgdRunner(pace=0.01, network="googlenet", iterations=20, warmup=0, noise_seed=0)
+    optimize_parallel(tuner, runner, 2, executor, trials_dir=tmp_path / "trials", stopper=stopper)
+    first = tuner.store.trials()[0]  # ran ~3 s of iterations while the second was being asked for
+    assert first.status == "stopped" and log_iterations(tmp_path / "trials" / first.name) < 20
+
+
 def descendants(pid: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
@@ -226,6 +249,24 @@ def test_a_run_where_nothing_was_stopped_says_why(tmp_path: Path, monkeypatch) -
     assert result.exit_code == 0, result.output
     assert "early stopping (asha): 0 of 2 trials stopped; none because no trial reached step 64, " \
         "the first the rule judges (the furthest reached 29)" in result.output
+
+
+@pytest.mark.parametrize("example, objective, ranked", [
+    ("rocksdb-mixgraph.yaml", "cpu_micros_per_op", "maximize"),  # reports ops/sec, tunes CPU time
+    ("sgd.yaml", "iteration_time", "minimize"),
+])
+def test_the_rule_ranks_progress_the_way_the_runner_reports_it(tmp_path: Path, monkeypatch, example,
+                                                              objective, ranked) -> None:
+    """The rule took the first objective's direction for every runner: the RocksDB runner reports
+    each interval's ops/sec, so a run minimising CPU time per operation stopped the fastest trials."""
+    from boanon.tuning import TuneRequest, open_run
+
+    monkeypatch.chdir(ROOT)
+    request = TuneRequest(f"examples/{example}", store=tmp_path / "run.db", workers=2,
+                          early_stopping="asha:min_resource=2")
+    with open_run(request) as run:
+        assert run.config.objectives[0].name == objective
+        assert run.stopper is not None and run.stopper.direction == ranked
 
 
 def test_why_none_stopped_names_stops_that_came_too_late() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from boanon.cli import main
@@ -193,6 +195,8 @@ def test_durations_from_a_store_and_a_table(tmp_path: Path) -> None:
     assert list(from_table(table, "run_s", scale=10).durations) == [25.0, 35.0]
     with pytest.raises(ConfigError, match="no column 'wall'"):
         from_table(table, "wall")
+    with pytest.raises(ConfigError, match=r"no column 'run_sec' in its table \(did you mean 'run_s'\?\)"):
+        from_table(table, "run_sec")  # a typo is shown its fix
     with pytest.raises(ConfigError, match="not a BoAnon run store"):
         from_store(table)
 
@@ -278,6 +282,28 @@ def test_plan_file_errors_name_the_field(tmp_path: Path) -> None:
     path.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match=r"stages\[1\]\.instance: 'zz' is not in instances"):
         PlanFile.load(path)
+
+
+def test_the_profiling_run_is_the_yamls_own_loop_with_its_warm_start(tmp_path: Path, monkeypatch) -> None:
+    """The profile ran a loop of its own, without the YAML's warm start or a budget: a cold design
+    of 6 trials, so a profile of 8 measured the loop's overhead on design trials (~0.005 s) where
+    the job's warm loop proposes from its fourth trial on (the sgd example's ~2 s a trial)."""
+    monkeypatch.chdir(ROOT)  # examples.synthetic_system is imported from the current directory
+    data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
+    related = tmp_path / "related.db"  # an earlier run of the same system
+    made = CliRunner().invoke(main, ["tune", "examples/synthetic.yaml", "--budget", "4", "--store",
+                                     str(related)])
+    assert made.exit_code == 0, made.output
+    del data["n_init"]
+    config = tmp_path / "warm.yaml"
+    config.write_text(yaml.safe_dump({**data, "warm_start": str(related)}))
+    instances = tmp_path / "instances.yaml"
+    instances.write_text("instances: {local: {price_per_hour: 1, max_count: 2}}\n")
+    result = CliRunner().invoke(main, ["plan", str(config), "--instances", str(instances), "--deadline",
+                                       "1h", "--profile", "8", "--budget", "10", "--replications", "20"])
+    assert result.exit_code == 0, result.output
+    overhead = float(re.search(r"loop overhead ([0-9.e-]+) s per trial", result.output)[1])
+    assert overhead > 0.05, result.output  # the median gap is a proposal's: 3 design trials, 5 proposed
 
 
 def test_plan_command_profiles_the_system_without_a_store(tmp_path: Path, monkeypatch) -> None:

@@ -10,6 +10,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from boanon.cli import main
@@ -348,3 +349,18 @@ def test_the_pareto_figure_draws_the_reference_point_status_prints(tmp_path, mon
     ref = next(c for c in ax.collections if c.get_label().startswith("hypervolume reference point"))
     assert ref.get_offsets().tolist()[0] == pytest.approx([float(printed[1]), float(printed[2])], rel=1e-3)
     assert printed[3] in figures[0].get_suptitle().replace("\n", " ")
+
+
+def test_a_pareto_plot_of_a_run_with_no_trial_done_says_so_naming_the_store(tmp_path):
+    """It named the output, with a KeyError's quoted text: "the table has no column 'objective:cost'"."""
+    data = yaml.safe_load((ROOT / "examples" / "synthetic-multiobjective.yaml").read_text())
+    (tmp_path / "broken.py").write_text("def evaluate(config):\n    raise RuntimeError('broken')\n")
+    data["runner"] = {"callable": f"{tmp_path / 'broken.py'}:evaluate"}  # every trial fails
+    config, store, out = tmp_path / "mo.yaml", tmp_path / "mo.db", tmp_path / "front.png"
+    config.write_text(yaml.safe_dump(data))
+    tuned = CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(store)])
+    assert tuned.exit_code == 1, tuned.output
+    result = CliRunner().invoke(main, ["plot", str(store), "--kind", "pareto", "-o", str(out)])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {store}: no trial is done yet: no front to draw\n"
+    assert not out.exists()

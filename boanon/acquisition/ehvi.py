@@ -7,6 +7,7 @@ of each draw keeps that correlation, which a product of per-objective marginals 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,28 @@ def expected_hypervolume_improvement(samples: np.ndarray, front: np.ndarray, ref
     return hvi.mean(axis=0)
 
 
+def unbeaten_ref_point(problem: Problem) -> str:
+    """Why a given reference point no feasible trial beats in every objective is likely a
+    mistake: only draws below it count, and where none is, every candidate scores 0 and the
+    search is blind (the run went on unwarned). One text per point, so it is said once."""
+    given = problem.ref_point or ()
+    point = ", ".join(f"{o.name}={v:g}" for o, v in zip(problem.objectives, given, strict=True))
+    return (f"ref_point ({point}) is beaten in every objective by no feasible trial: only model draws "
+            "below it improve anything, and where none is every candidate's EHVI is 0 and the search "
+            "is blind; set it worse than the values you would accept")
+
+
+_SAID: set[str] = set()
+"""Warnings given: Python's own "once per place" forgets them at every ``catch_warnings`` (the
+model fits use it), and the run said the same at every proposal."""
+
+
+def _warn_once(text: str) -> None:
+    if text not in _SAID:
+        _SAID.add(text)
+        warnings.warn(text, UserWarning, stacklevel=3)
+
+
 @register_acquisition
 class ExpectedHypervolumeImprovement(AcquisitionFunction):
     """EHVI of the candidates over the observed feasible front, weighted by feasibility: any
@@ -54,6 +77,8 @@ class ExpectedHypervolumeImprovement(AcquisitionFunction):
         p = problem
         self.ref = reference_point(p.objectives, p.ref_point, p.observed, p.feasible)
         self.front = p.observed[pareto_mask(p.observed, p.feasible)]
+        if p.ref_point is not None and not np.any(np.all(self.front < self.ref, axis=1)):
+            _warn_once(unbeaten_ref_point(p))
         super().__init__(model, problem, rng)
 
     @classmethod

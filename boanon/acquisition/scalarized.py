@@ -45,9 +45,9 @@ class ScalarizedExpectedImprovement(AcquisitionFunction):
         return problem.scalarization is not None and problem.n_feasible > 0
 
     def score(self, samples: Mapping[str, np.ndarray]) -> np.ndarray:
-        y = stack_objectives(samples, self.problem.objectives)
-        return expected_improvement(self.scalarization(y, self.ideal, self.nadir, self.signs), self.best,
-                                    feasible_samples(samples, self.problem.constraints))
+        y = self.scalarization.of_draws(stack_objectives(samples, self.problem.objectives), self.ideal,
+                                        self.nadir, self.signs)
+        return expected_improvement(y, self.best, feasible_samples(samples, self.problem.constraints))
 
     def describe(self) -> dict[str, Any]:
         return {"n_feasible_trials": self.problem.n_feasible,

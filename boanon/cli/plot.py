@@ -97,6 +97,8 @@ def _figure_of(run: RunView, kind: str, objective: str | None) -> Objective:
     if kind == "pareto" and len(run.objectives) < 2:
         raise ValueError(f"a Pareto plot needs two objectives or more; the run has one "
                          f"({run.objectives[0].name}): --kind convergence draws it")
+    if kind == "pareto" and not run.done:  # it named the output, in a KeyError's quotes
+        raise ValueError("no trial is done yet: no front to draw")
     if kind == "graph" and run.graph is None:
         raise ValueError("the run has no graph (strategy gp or random, or none learned yet)")
     if kind == "effects" and run.best(chosen) is None:

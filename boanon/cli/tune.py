@@ -208,16 +208,16 @@ def _echo_end(run: TuningRun, outcome: PlannedRun | None) -> None:
         stopped = counts["stopped"]
         click.echo(f"early stopping ({run.stopper.name}): {stopped} of {counts['done'] + stopped} trials "
                    "stopped" + ("" if stopped else f"; none because {run.stopper.why_none_stopped()}"))
-    best = tuner.best()
+    best, done = tuner.best(), tuner.table(("done",))
     if len(tuner.objectives) > 1:
-        click.echo(format_front(tuner.table(("done",)), tuner.objectives, tuner.output_constraints,
-                                max_rows=10))
+        if not done.empty:  # no trial done, no objective column: the error below says so
+            click.echo(format_front(done, tuner.objectives, tuner.output_constraints, max_rows=10))
     else:  # one objective has no front: its best feasible trial, and how many were feasible
         if best is not None:
             click.echo(f"best: {best.name} " + _values(best, tuner.objectives))
             click.echo("  " + config_line(tuner.space, best.config))
-        if tuner.output_constraints:
-            click.echo(format_feasible(tuner.table(("done",)), tuner.output_constraints))
+        if tuner.output_constraints and not done.empty:
+            click.echo(format_feasible(done, tuner.output_constraints))
     counts = tuner.store.counts()
     if not counts["done"] + counts["stopped"]:  # nothing to export or draw: say only where to look
         raise click.ClickException(f"no trial succeeded ({counts['failed']} failed); "
@@ -299,7 +299,11 @@ def resume_command(store_file: Path) -> str:
                 or ctx.get_parameter_source(param.name) is not ParameterSource.COMMANDLINE:
             continue
         value = ctx.params[param.name]
-        args += [param.opts[0]] if param.is_flag else [param.opts[0], str(value)]
+        if param.is_flag:
+            args.append(param.opts[0])
+        else:  # a repeated option (--warm-start A --warm-start B) is given once per value
+            args += [part for item in (value if param.multiple else (value,))
+                     for part in (param.opts[0], str(item))]
     return shlex.join([*args, "--resume"])
 
 

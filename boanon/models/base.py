@@ -111,11 +111,10 @@ class Surrogate(ABC):
         if not configs:
             return self
         samples = self.sample(configs, n_samples, rng)
-        rows = pd.DataFrame({TRIAL: [f"pending-{i}" for i in range(len(configs))]})
-        for n in self.space.names:
-            rows[column("param", n)] = [c[n] for c in configs]
-        for node, s in samples.items():
-            rows[self.node_column(node)] = s.mean(axis=0)
+        # every column at once: inserted one by one, pandas warns of a fragmented frame past 100
+        rows = pd.DataFrame({TRIAL: [f"pending-{i}" for i in range(len(configs))],
+                             **{column("param", n): [c[n] for c in configs] for n in self.space.names},
+                             **{self.node_column(node): s.mean(axis=0) for node, s in samples.items()}})
         return self.refit(pd.concat([self.table_, rows], ignore_index=True))
 
     def describe(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import numpy as np
 
 from boanon.errors import ConfigError
+from boanon.objectives import Objective
 
 Kind = Literal["weighted_sum", "chebyshev", "product"]
 KINDS: tuple[Kind, ...] = ("weighted_sum", "chebyshev", "product")
@@ -41,9 +42,12 @@ class Scalarization:
             raise ValueError(f"scalarisation weights must be non-negative, got {self.weights}")
 
     @classmethod
-    def from_spec(cls, spec: str | Mapping[str, Any], n_objectives: int, source: str = "config",
+    def from_spec(cls, spec: str | Mapping[str, Any], objectives: Sequence[Objective], source: str = "config",
                   field_name: str = "scalarization") -> Scalarization:
-        """``weighted_sum`` or ``{kind: product, weights: [1, 2]}`` from a config file."""
+        """``weighted_sum`` or ``{kind: product, weights: [1, 2]}`` from a config file, for
+        ``objectives`` (a product's must all be minimised: refused here, not at the run's first
+        proposal)."""
+        n_objectives = len(objectives)
         if isinstance(spec, str):
             spec = {"kind": spec}
         if not isinstance(spec, Mapping) or set(spec) - {"kind", "weights"}:
@@ -53,10 +57,15 @@ class Scalarization:
         if weights is not None and (not isinstance(weights, Sequence) or len(weights) != n_objectives):
             raise ConfigError(source, f"{field_name}.weights", f"expected {n_objectives} numbers")
         try:
-            return cls(spec.get("kind", "chebyshev"),
-                       None if weights is None else tuple(float(w) for w in weights))
+            scalarization = cls(spec.get("kind", "chebyshev"),
+                                None if weights is None else tuple(float(w) for w in weights))
         except (TypeError, ValueError) as exc:
             raise ConfigError(source, field_name, str(exc)) from None
+        maximised = [o.name for o in objectives if o.sign < 0]
+        if scalarization.kind == "product" and maximised:
+            raise ConfigError(source, field_name, f"a product needs objectives that are all minimised; "
+                              f"{', '.join(maximised)} is maximised (a weighted_sum or chebyshev folds both)")
+        return scalarization
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, **({"weights": list(self.weights)} if self.weights else {})}
@@ -72,6 +81,16 @@ class Scalarization:
         if len(w) != d:
             raise ValueError(f"{len(w)} scalarisation weights for {d} objectives")
         return w
+
+    def of_draws(self, values: np.ndarray, ideal: np.ndarray, nadir: np.ndarray,
+                 signs: Sequence[float] | None = None) -> np.ndarray:
+        """Scalarised draws of a model, to be minimised. A model's draw of a positive objective
+        may fall to 0 or below (a GP's tail); for a product it is the best value there is, and
+        folds as the smallest positive one (the run stopped there with "a product scalarisation
+        needs positive objective values", which holds for measured values only)."""
+        if self.kind == "product":
+            values = np.maximum(values, np.finfo(float).tiny)  # NaN stays NaN
+        return self(values, ideal, nadir, signs)
 
     def __call__(self, values: np.ndarray, ideal: np.ndarray, nadir: np.ndarray,
                  signs: Sequence[float] | None = None) -> np.ndarray:

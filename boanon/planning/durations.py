@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from boanon.adapters.files import json_lines
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -90,28 +90,26 @@ def from_table(table_or_dir: str | Path, column: str, scale: float = 1.0,
     names = [column, f"metric:{column}", f"objective:{column}"]
     found = next((c for c in names if c in table.columns), None)
     if found is None:
-        raise ConfigError(table_or_dir, "duration column", f"no column {column!r} in its table")
+        known = [c.split(":", 1)[-1] for c in table.columns if c.startswith(("metric:", "objective:"))]
+        raise ConfigError(table_or_dir, "duration column", f"no column {column!r} in its table"
+                          f"{did_you_mean(column, known)}")
     values = table[found].dropna().to_numpy(dtype=float) * scale
     return TrialTimes(values, ask_overhead, steps, f"{table_or_dir} ({found} x {scale:g})")
 
 
 def profile(config_file: str | Path, trials: int) -> TrialTimes:
-    """Run the YAML's tuning loop for ``trials`` trials into a temporary store and measure them."""
-    from boanon.config import load_config
-    from boanon.store import Store
-    from boanon.tuner import Tuner
+    """Run the YAML's tuning loop for ``trials`` trials into a temporary store and measure them:
+    ``boanon tune CONFIG --budget trials`` as it runs (its warm start, output constraints and
+    initial design for that budget), so the loop's overhead is that of its proposals. (A loop of
+    its own, without the YAML's warm start, ran only the cold initial design: no proposal, an
+    overhead of 0 s, and durations of Sobol points rather than of the job's trials.)"""
+    from boanon.tuning import TuneRequest, run_tuning
 
-    config = load_config(config_file)
     with tempfile.TemporaryDirectory(prefix="boanon-profile-") as tmp:
-        store_file = Path(tmp) / "profile.db"
-        store = Store(store_file)
-        tuner = Tuner(config.space, config.objectives, graph=config.load_graph(),
-                      knowledge=config.load_knowledge(), strategy=config.strategy, seed=config.seed,
-                      n_init=config.n_init, store=store)
-        tuner.optimize(config.make_runner(), trials, trials_dir=Path(tmp) / "trials",
-                       adapter=config.adapter)
-        store.close()
-        times = from_store(store_file, Path(tmp) / "trials")
+        store_file, trials_dir = Path(tmp) / "profile.db", Path(tmp) / "trials"
+        run_tuning(TuneRequest(config_file, budget=trials, store=store_file, trials_dir=trials_dir,
+                               max_failures=0))
+        times = from_store(store_file, trials_dir)
     return TrialTimes(times.durations, times.ask_overhead, times.steps,
                       f"a profiling run of {trials} trials of {config_file}")
 

@@ -44,6 +44,8 @@ class PlannedRun:
     time_s: float = 0.0
     machines: list[dict[str, Any]] = field(default_factory=list)  # {name, instance, asked, released}
     local: bool = False
+    ended_before: int = 0
+    """Trials of the job that had ended when this session started (a resumed run)."""
 
     @property
     def cost(self) -> float:
@@ -59,6 +61,9 @@ class PlannedRun:
         if self.local and LOCAL in predicted:
             predicted = predicted[LOCAL]
             lines[0] = "planned (machines that start at once, as local workers do) vs actual:"
+        if self.ended_before:  # the plan is the whole job's; this session ran only its rest
+            lines.append(f"  resumed with {self.ended_before} of {self.plan.plan.budget} trials ended: "
+                         "the actual time and cost are this session's, the planned ones the whole job's")
         if "time_s" in predicted:
             t, c = predicted["time_s"], predicted["cost"]
             lines.append(f"  time  planned {t['mean']:.1f} s (p10 {t['p10']:.1f}, p90 {t['p90']:.1f})"
@@ -160,8 +165,8 @@ def run_plan(plan: PlanFile, tuner: Tuner, runner: Runner, cluster: Any = None,
     Dask cluster, closed at the end) and return what it did. A resumed run enters the plan at
     the stage its ended trials reach."""
     own = cluster is None
-    record, start = PlannedRun(plan, local=own), time.monotonic()
-    first_stage = plan.plan.stages[plan.plan.stage_of(_ended(tuner))]
+    record, start = PlannedRun(plan, local=own, ended_before=_ended(tuner)), time.monotonic()
+    first_stage = plan.plan.stages[plan.plan.stage_of(record.ended_before)]
     first = first_stage.workers
     cluster = local_cluster(first) if own else cluster
     try:

@@ -37,6 +37,10 @@ class Runner(ABC):
 
     name: ClassVar[str]
     adapter: ClassVar[str]
+    progress_direction: ClassVar[str | None] = None
+    """Which way the values a runner's ``progress`` reports are better (``minimize`` for a time,
+    ``maximize`` for a throughput): what an early-stopping rule ranks trials by. None: the first
+    objective's (a runner that reports the objective itself)."""
 
     @abstractmethod
     def run(self, config: dict[str, Value], trial_dir: Path) -> bool | None:

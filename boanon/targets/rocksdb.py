@@ -151,6 +151,7 @@ class RocksDBRunner(Runner):
 
     name = "rocksdb"
     adapter = "rocksdb"
+    progress_direction = "maximize"  # each report interval's ops/sec, whatever the objective
 
     def __init__(self, workload: str = "readrandom", num: int = 1_000_000, reads: int | None = None,
                  timeout: float = 180.0, repeats: int = 1, reference: str | Mapping[str, Value] | None = None,

@@ -86,6 +86,7 @@ class SgdRunner(Runner):
 
     name = "sgd"
     adapter = "sgd"
+    progress_direction = "minimize"  # each iteration's time
 
     def __init__(self, network: str = "googlenet", iterations: int = 30, warmup: int = 5,
                  noise_seed: int | None = None, noise: float = 0.05, straggler_prob: float = 0.03,
