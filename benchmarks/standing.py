@@ -40,6 +40,8 @@ MANIFEST = Path(__file__).with_name("standing.csv")
 BUDGET_BOUND = ("boanon", "boanon-gp", "smac")
 """Tuners whose search depends on the run's budget: a cell reads only runs of exactly its budget."""
 STRUCTURED, PLAIN, CEILING = "boanon", "boanon-gp", "bofn"
+Cells = dict[tuple[str, int], dict[str, pd.Series]]
+"""(problem, budget) -> tuner -> its bests by seed."""
 
 
 def cell_bests(folder: Path, problem: str, tuner: str, budget: int) -> pd.Series:
@@ -61,7 +63,7 @@ def _read(path: Path) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
-def cells(manifest: pd.DataFrame, results: Path) -> dict[tuple[str, int], dict[str, pd.Series]]:
+def cells(manifest: pd.DataFrame, results: Path) -> Cells:
     """(problem, budget) -> tuner -> its bests, for every row of the manifest with a folder."""
     out: dict[tuple[str, int], dict[str, pd.Series]] = {}
     for row in manifest.dropna(subset=["folder"]).itertuples(index=False):
@@ -89,21 +91,36 @@ def seed_by_seed(problem: str, budget: int, first: pd.Series, second: pd.Series)
     return f"{row['better']} / {row['equal']} / {row['worse']} (p = {row['sign_test_p']:.2g})"
 
 
-def verdict(by_cell: dict[tuple[str, int], dict[str, pd.Series]]) -> pd.DataFrame:
-    """One row per (problem, budget): the medians and both aims."""
+def as_regret(by_cell: Cells) -> Cells:
+    """Every best as its regret (its distance from the problem's known optimum, minimised): where
+    every tuner comes close to the optimum, three digits of the best tell no tuner apart."""
+    out = {}
+    for (problem, budget), tuners in by_cell.items():
+        problem_ = make_problem(problem)
+        sign = direction_sign(problem_.objective.direction)
+        out[(problem, budget)] = {t: sign * (s - problem_.optimum) for t, s in tuners.items()}
+    return out
+
+
+def verdict(by_cell: Cells, regret: bool = False) -> pd.DataFrame:
+    """One row per (problem, budget): the medians and both aims (the medians as regrets when
+    ``regret``, :func:`as_regret`; seed by seed, better is better either way)."""
+    shown = as_regret(by_cell) if regret else by_cell
     rows = []
-    for (problem, budget), tuners in sorted(by_cell.items()):
+    for (problem, budget), raw in sorted(by_cell.items()):
         problem_ = make_problem(problem)
         objective = problem_.objective
-        sign = direction_sign(objective.direction)
+        sign = 1 if regret else direction_sign(objective.direction)
+        tuners = shown[(problem, budget)]
+        label = "regret" if regret else objective.direction[:3]
         mine = tuners.get(STRUCTURED)
         plain = tuners.get(PLAIN)
         peers = {t: s.median() for t, s in tuners.items() if t in GENERIC}
         best_peer = min(peers, key=lambda t: sign * peers[t]) if peers else None
-        row = {"problem": f"`{problem}` ({objective.direction[:3]})", "budget": budget,
+        row = {"problem": f"`{problem}` ({label})", "budget": budget,
                "structured": _spread(mine) if mine is not None else "not run",
                "plain GP": _spread(plain) if plain is not None else "not run",
-               "vs plain GP, b / e / w": seed_by_seed(problem, budget, mine, plain)
+               "vs plain GP, b / e / w": seed_by_seed(problem, budget, raw[STRUCTURED], raw[PLAIN])
                if mine is not None and plain is not None else "-",
                "best generic": f"{best_peer} {fmt_number(peers[best_peer])}" if best_peer else "not run",
                "generic run": ", ".join(sorted(peers)) or "-"}
@@ -112,7 +129,7 @@ def verdict(by_cell: dict[tuple[str, int], dict[str, pd.Series]]) -> pd.DataFram
             row["aim 1"] = "-" if plain is None else "met" if sign * (m - plain.median()) <= 0 else "missed"
             behind = [t for t, v in peers.items() if sign * (m - v) >= 0]
             row["aim 2"] = "-" if not peers else "missed: " + ", ".join(sorted(behind)) if behind else "met"
-        optimum = problem_.optimum
+        optimum = 0.0 if regret else problem_.optimum
         if budget == LATE and CEILING in tuners and mine is not None and optimum is not None:
             ours, ceiling = sign * (mine.median() - optimum), sign * (tuners[CEILING].median() - optimum)
             row["aim 3: regret vs BOFN's"] = (f"{fmt_number(ours)} vs {fmt_number(ceiling)}: "
@@ -121,7 +138,7 @@ def verdict(by_cell: dict[tuple[str, int], dict[str, pd.Series]]) -> pd.DataFram
     return pd.DataFrame(rows).fillna("-")
 
 
-def medians(by_cell: dict[tuple[str, int], dict[str, pd.Series]]) -> pd.DataFrame:
+def medians(by_cell: Cells) -> pd.DataFrame:
     """Every tuner's median [IQR] (seeds) per (problem, budget)."""
     order = [STRUCTURED, PLAIN, *GENERIC, CEILING]
     rows = [{"problem": problem, "budget": budget,
@@ -130,10 +147,10 @@ def medians(by_cell: dict[tuple[str, int], dict[str, pd.Series]]) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
-def markdown(manifest: pd.DataFrame, results: Path) -> str:
+def markdown(manifest: pd.DataFrame, results: Path, regret: bool = False) -> str:
     by_cell = cells(manifest, results)
-    return (markdown_table(verdict(by_cell)) + "\nEvery tuner, median [IQR] (seeds):\n\n"
-            + markdown_table(medians(by_cell)))
+    return (markdown_table(verdict(by_cell, regret)) + "\nEvery tuner, median [IQR] (seeds):\n\n"
+            + markdown_table(medians(as_regret(by_cell) if regret else by_cell)))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -142,8 +159,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--readme", type=Path, help="fill its <!-- BLOCK --> block instead of printing")
     parser.add_argument("--block", default="standing", help="the README block to fill (default: standing)")
+    parser.add_argument("--regret", action="store_true", help="tabulate each best's regret (known optima)")
     args = parser.parse_args(argv)
-    text = markdown(pd.read_csv(args.manifest, comment="#"), args.results)
+    text = markdown(pd.read_csv(args.manifest, comment="#"), args.results, args.regret)
     if args.readme:
         fill_block(args.readme, args.block, text)
     else:

@@ -52,3 +52,17 @@ def test_the_aims_are_judged_on_medians_and_the_plain_gp_also_seed_by_seed(tmp_p
     assert row["vs plain GP, b / e / w"] == "1 / 1 / 1 (p = 1)"
     assert row["aim 1"] == "missed"  # median 4 against 3
     assert row["aim 2"] == "missed: random" and row["best generic"] == "random 4"  # level is not ahead
+
+
+def test_in_regret_a_maximised_problem_reads_as_distances_keeping_seed_by_seed_sense(tmp_path: Path) -> None:
+    # fn-dropwave is maximised, optimum 1: a best of 0.9 is a regret of 0.1, and the seed that is
+    # higher is still the better one (the seed-by-seed counts must not flip with the sign)
+    write_runs(tmp_path / "f", "fn-dropwave", [("boanon", 0, 1, [0.9]), ("boanon", 1, 1, [0.6]),
+                                               ("boanon-gp", 0, 1, [0.8]), ("boanon-gp", 1, 1, [0.5])])
+    manifest = pd.DataFrame({"problem": "fn-dropwave", "budget": 1, "tuner": ["boanon", "boanon-gp"],
+                             "folder": "f"})
+    by_cell = cells(manifest, tmp_path)
+    plain, regret = verdict(by_cell).iloc[0], verdict(by_cell, regret=True).iloc[0]
+    assert plain["vs plain GP, b / e / w"] == regret["vs plain GP, b / e / w"] == "2 / 0 / 0 (p = 0.5)"
+    assert regret["structured"] == "0.25 [0.175, 0.325] (2)" and regret["aim 1"] == "met"
+    assert regret["problem"] == "`fn-dropwave` (regret)"
