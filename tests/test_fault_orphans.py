@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from boanon.store import Store
@@ -19,6 +20,10 @@ BOANON = str(Path(sys.executable).parent / "boanon")
 # The system: records its own pid and its parent's (the trial process), then runs for a minute.
 PROGRAM = ("import os, sys, time; open(sys.argv[1] + '/pids', 'w').write('%d %d' % (os.getpid(), "
            "os.getppid())); time.sleep(60)")
+# A launcher: starts a worker of its own (a shell script's child), records both pids, waits.
+LAUNCHER = ("import os, subprocess, sys, time; c = subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(60)']); open(sys.argv[1] + '/pids', 'w').write('%d %d' % "
+            "(os.getpid(), c.pid)); time.sleep(60)")
 
 
 def alive(pid: int) -> bool:
@@ -47,12 +52,12 @@ def _as_a_foreground_job() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _start(tmp_path: Path, *options: str) -> tuple[subprocess.Popen, set[int]]:
-    """Start ``boanon tune`` on the program above (in its own session, as a shell would) and
-    wait until its trials run: the loop, and the pids of the programs and trial processes."""
+def _start(tmp_path: Path, *options: str, program: str = PROGRAM) -> tuple[subprocess.Popen, set[int]]:
+    """Start ``boanon tune`` on ``program`` (in its own session, as a shell would) and wait
+    until its trials run: the loop, and the pids the programs recorded."""
     config = tmp_path / "tune.yaml"
     data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
-    data.update(n_init=4, runner={"command": [sys.executable, "-c", PROGRAM, "{trial_dir}"]})
+    data.update(n_init=4, runner={"command": [sys.executable, "-c", program, "{trial_dir}"]})
     config.write_text(yaml.safe_dump(data))
     proc = subprocess.Popen([BOANON, "tune", str(config), "--budget", "4", "--store",
                              str(tmp_path / "run.db"), *options], cwd=ROOT, start_new_session=True,
@@ -68,9 +73,9 @@ def _start(tmp_path: Path, *options: str) -> tuple[subprocess.Popen, set[int]]:
     return proc, pids
 
 
-def _kill_loop_with_programs_running(tmp_path: Path, *options: str) -> set[int]:
-    """Start ``boanon tune`` on the program above, SIGKILL it once its trials run; their pids."""
-    proc, pids = _start(tmp_path, *options)
+def _kill_loop_with_programs_running(tmp_path: Path, *options: str, program: str = PROGRAM) -> set[int]:
+    """Start ``boanon tune`` on ``program``, SIGKILL it once its trials run; their pids."""
+    proc, pids = _start(tmp_path, *options, program=program)
     proc.kill()
     proc.communicate()
     return pids
@@ -99,6 +104,14 @@ def test_sigkill_of_a_parallel_run_leaves_no_trial_or_program_running(tmp_path: 
 def test_sigkill_of_a_sequential_run_takes_its_program_down(tmp_path: Path) -> None:
     pids = _kill_loop_with_programs_running(tmp_path)
     assert len(pids) == 1  # the program (its parent was the loop itself)
+    _assert_all_die(pids)
+
+
+@pytest.mark.parametrize("options", [(), ("--workers", "2")], ids=["sequential", "workers"])
+def test_sigkill_of_the_loop_takes_down_what_the_program_started_too(tmp_path: Path, options) -> None:
+    # the program's own parent-death signal reached it alone: its worker ran on, for a minute
+    pids = _kill_loop_with_programs_running(tmp_path, *options, program=LAUNCHER)
+    assert len(pids) == 2 * (2 if options else 1)  # each program and the worker it started
     _assert_all_die(pids)
 
 

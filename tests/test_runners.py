@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -16,7 +18,7 @@ from boanon.adapters.base import ADAPTERS
 from boanon.adapters.ingest import ingest
 from boanon.cli import main
 from boanon.errors import LogParseError
-from boanon.runners import Runner, TrialFailed, make_runner, register_runner, run_trial
+from boanon.runners import Runner, TrialFailed, group_guard, make_runner, register_runner, run_trial
 from boanon.runners.base import RUNNERS
 from boanon.runners.command import template_fields
 from boanon.runners.function import load_callable
@@ -150,6 +152,32 @@ def test_command_failures(tmp_path: Path) -> None:
     # The program ran but left nothing the adapter can read.
     with pytest.raises(LogParseError, match="result.json"):
         run_trial(make_runner("command", command=["true"]), {}, tmp_path / "empty")
+
+
+def test_a_trial_that_ended_leaves_no_guard_and_what_its_program_left_alone(tmp_path: Path,
+                                                                           processes_running) -> None:
+    """The guard that takes a dead runner's program group down exits with the trial and touches
+    nothing: a process the program left running runs on, as it did before there was a guard."""
+    marker = "27.1828"
+    runner = make_runner("command", command=[sys.executable, "-c",
+                                             f"import subprocess; subprocess.Popen(['sleep', '{marker}'])"])
+    (tmp_path / "t").mkdir()
+    runner.run({}, tmp_path / "t")
+    left = processes_running(f"sleep {marker}")
+    try:
+        assert len(left) == 1
+        guards = [p for p in processes_running(group_guard.__file__) if _parent(p) == os.getpid()]
+        assert guards == []
+    finally:
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return None
 
 
 def test_command_template_checks() -> None:

@@ -14,12 +14,15 @@ import os
 import signal
 import string
 import subprocess
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from boanon import lifetime
 from boanon.adapters.files import CONFIG_FILE, tail
+from boanon.runners import group_guard
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 
@@ -81,13 +84,15 @@ class CommandRunner(Runner):
 
     def run(self, config: dict[str, Value], trial_dir: Path) -> None:
         args = self.arguments(config, trial_dir)
-        with open(trial_dir / STDOUT_FILE, "wb") as out, open(trial_dir / STDERR_FILE, "wb") as err:
+        with open(trial_dir / STDOUT_FILE, "wb") as out, open(trial_dir / STDERR_FILE, "wb") as err, \
+                GroupGuard() as guard:
             try:
                 proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                         cwd=self.cwd, env=self.env, start_new_session=True,
                                         preexec_fn=_die_with(os.getpid()) if lifetime.available() else None)
             except OSError as exc:
                 raise TrialFailed(f"cannot start {args[0]!r}: {exc}") from exc
+            guard.watch(proc.pid)
             try:
                 status = proc.wait(timeout=self.timeout)
             except subprocess.TimeoutExpired:
@@ -100,14 +105,48 @@ class CommandRunner(Runner):
             raise TrialFailed(f"{args[0]} exited with status {status}{_last_line(trial_dir / STDERR_FILE)}")
 
 
-def _die_with(parent: int) -> Callable[[], None]:
+def _die_with(parent: int, sig: int = signal.SIGKILL) -> Callable[[], None]:
     """For the program's ``preexec_fn``: it is SIGKILLed when the runner's process dies, however
     it dies (a SIGKILLed loop or trial process has no chance to kill it). The program leads its
     own process group, so the runner's own kill (timeout, Ctrl-C) takes its children too; a
-    parent-death signal reaches the program only."""
+    parent-death signal reaches the program only, and :class:`GroupGuard` takes its group."""
     def arm() -> None:
-        lifetime.die_with_parent(signal.SIGKILL, parent)
+        lifetime.die_with_parent(sig, parent)
     return arm
+
+
+class GroupGuard:
+    """The runner's side of :mod:`boanon.runners.group_guard`: a guard process that SIGKILLs the
+    program's process group if this process dies before the trial is over (kept out of the
+    terminal's process group: a Ctrl-C is the runner's to act on)."""
+
+    def __enter__(self) -> GroupGuard:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", group_guard.__file__], stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+            preexec_fn=_die_with(os.getpid(), signal.SIGTERM) if lifetime.available() else None)
+        return self
+
+    def watch(self, group: int) -> None:
+        """The program's process group (its pid: it leads its group)."""
+        self._send(f"{group}\n")
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        """The trial is over, however it ended: the guard leaves the group alone and exits."""
+        self._send(f"{group_guard.DONE}\n")
+        try:
+            self._proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        self._proc.wait()
+
+    def _send(self, line: str) -> None:
+        try:
+            self._proc.stdin.write(line)
+            self._proc.stdin.flush()
+        except BrokenPipeError:  # the guard is gone (killed by hand): nothing to tell it
+            pass
 
 
 def _kill(proc: subprocess.Popen) -> None:
