@@ -11,6 +11,7 @@ import ctypes
 import os
 import signal
 import sys
+from collections.abc import Callable
 
 _PRCTL = getattr(ctypes.CDLL(None), "prctl", None) if sys.platform == "linux" else None
 _PR_SET_PDEATHSIG = 1
@@ -31,3 +32,15 @@ def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> boo
     if parent is not None and os.getppid() != parent:
         os._exit(1)
     return True
+
+
+def dies_with(parent: int, sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A ``preexec_fn`` for a child of ``parent`` (this process, usually) that gets ``sig`` when
+    ``parent`` dies, however it dies (a SIGKILLed process runs no clean-up); None where
+    unavailable. The signal reaches the child only, not what it starts in turn."""
+    if not available():
+        return None
+
+    def arm() -> None:
+        die_with_parent(sig, parent)
+    return arm

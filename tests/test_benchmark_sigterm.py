@@ -1,4 +1,4 @@
-"""A benchmark killed with SIGTERM while db_bench runs leaves neither db_bench nor its DB behind."""
+"""A benchmark or tuning loop killed while db_bench runs leaves no db_bench (with SIGTERM, no DB) behind."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,6 +43,40 @@ def test_a_terminated_rocksdb_benchmark_kills_db_bench_and_removes_its_db(tmp_pa
         os.kill(pid, signal.SIGKILL)
     assert left == []  # before the fix db_bench ran on, orphaned
     assert not dbs[0].exists()
+
+
+@pytest.mark.skipif(shutil.which("db_bench") is None, reason="db_bench not installed")
+def test_a_sigkilled_rocksdb_tuning_loop_takes_db_bench_down(tmp_path: Path, processes_running) -> None:
+    """``boanon tune`` runs a sequential trial in the loop's process: SIGKILLed, it had no chance to
+    kill db_bench, which ran on to its end, orphaned (its DB is left for the temporary
+    directory's clean-up: a killed process removes nothing)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    config = yaml.safe_load((ROOT / "examples" / "rocksdb.yaml").read_text())
+    config.pop("warm_start")
+    config["runner"]["options"].update(num=2_000_000, reads=1_000_000)
+    (tmp_path / "tune.yaml").write_text(yaml.safe_dump(config))
+    env = {**os.environ, "TMPDIR": str(tmp), "OPENBLAS_NUM_THREADS": "1"}
+    loop = subprocess.Popen([str(Path(sys.executable).parent / "boanon"), "tune", str(tmp_path / "tune.yaml"),
+                             "--store", str(tmp_path / "run.db"), "--budget", "2"], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (dbs := list(tmp.glob("boanon-rocksdb-*"))) or not processes_running(str(dbs[0])):
+            assert loop.poll() is None and time.monotonic() < deadline, "db_bench never started"
+            time.sleep(0.05)
+        loop.kill()
+        loop.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while processes_running(str(dbs[0])) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        if loop.poll() is None:
+            loop.kill()
+    left = processes_running(str(dbs[0]))
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
 
 
 def test_the_harness_called_in_process_leaves_the_callers_sigterm_handler(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import signal
 import string
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -89,7 +89,7 @@ class CommandRunner(Runner):
             try:
                 proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                         cwd=self.cwd, env=self.env, start_new_session=True,
-                                        preexec_fn=_die_with(os.getpid()) if lifetime.available() else None)
+                                        preexec_fn=lifetime.dies_with(os.getpid()))
             except OSError as exc:
                 raise TrialFailed(f"cannot start {args[0]!r}: {exc}") from exc
             guard.watch(proc.pid)
@@ -105,26 +105,18 @@ class CommandRunner(Runner):
             raise TrialFailed(f"{args[0]} exited with status {status}{_last_line(trial_dir / STDERR_FILE)}")
 
 
-def _die_with(parent: int, sig: int = signal.SIGKILL) -> Callable[[], None]:
-    """For the program's ``preexec_fn``: it is SIGKILLed when the runner's process dies, however
-    it dies (a SIGKILLed loop or trial process has no chance to kill it). The program leads its
-    own process group, so the runner's own kill (timeout, Ctrl-C) takes its children too; a
-    parent-death signal reaches the program only, and :class:`GroupGuard` takes its group."""
-    def arm() -> None:
-        lifetime.die_with_parent(sig, parent)
-    return arm
-
-
 class GroupGuard:
     """The runner's side of :mod:`boanon.runners.group_guard`: a guard process that SIGKILLs the
     program's process group if this process dies before the trial is over (kept out of the
-    terminal's process group: a Ctrl-C is the runner's to act on)."""
+    terminal's process group: a Ctrl-C is the runner's to act on). The program leads its own
+    group, so the runner's own kill (timeout, Ctrl-C) takes its children too; its parent-death
+    signal (:func:`boanon.lifetime.dies_with`) reaches the program only."""
 
     def __enter__(self) -> GroupGuard:
         self._proc = subprocess.Popen(
             [sys.executable, "-I", "-S", group_guard.__file__], stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
-            preexec_fn=_die_with(os.getpid(), signal.SIGTERM) if lifetime.available() else None)
+            preexec_fn=lifetime.dies_with(os.getpid(), signal.SIGTERM))
         return self
 
     def watch(self, group: int) -> None:

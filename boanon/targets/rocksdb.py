@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from boanon import lifetime
 from boanon.adapters.rocksdb import (
     LOG_FILE,
     REFERENCE_DIR,
@@ -244,7 +245,9 @@ class RocksDBRunner(Runner):
             args = self.command(config, db, follower.report if follower is not None else None)
             with open(out / STDOUT_FILE, "wb") as stdout, open(out / STDERR_FILE, "wb") as stderr:
                 started = time.monotonic()
-                proc = subprocess.Popen(args, stdout=stdout, stderr=stderr)
+                # SIGKILLed with the runner's process: a killed loop runs no clean-up
+                proc = subprocess.Popen(args, stdout=stdout, stderr=stderr,
+                                        preexec_fn=lifetime.dies_with(os.getpid()))
                 deadline = started + self.timeout
                 stopped = False
                 usage = None
