@@ -186,8 +186,9 @@ def test_a_ref_point_no_trial_beats_is_warned_once(tmp_path):
                                            str(tmp_path / "tight.db")])
     assert result.exit_code == 0, result.output
     said = [str(w.message) for w in caught if "ref_point" in str(w.message)]
-    assert len(said) == 1 and said[0].startswith("ref_point (cost=0.1, cost2=0.1) is beaten in every objective by "
-                                       "no feasible trial"), said
+    assert len(said) == 1, said
+    assert said[0].startswith("ref_point (cost=0.1, cost2=0.1) is beaten in every objective by "
+                              "no feasible trial")
     loose = tmp_path / "loose.yaml"  # the zigzag example's way: above the worst values
     loose.write_text(yaml.safe_dump(_example(ref_point={"cost": 100, "cost2": 100})))
     with warnings.catch_warnings(record=True) as caught:
