@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import click
 
 from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.config import load_config
 from boanon.errors import ConfigError
-from boanon.planning.durations import TrialTimes, from_store, from_table, profile
+from boanon.planning.durations import TrialTimes, from_store, from_table
 from boanon.planning.instances import InstanceType, load_instances, parse_duration
 from boanon.planning.plan import LOCAL, PlanFile
 from boanon.planning.planner import Planner
+from boanon.tuning import TuneRequest, run_tuning
 
 
 @click.command("plan")
@@ -147,3 +151,17 @@ def _times(config_file: str, store_file: str | None, dataset: str | None, column
             raise ConfigError("command line", "--duration-column", "needed with --dataset")
         return from_table(dataset, column, scale, steps=steps)
     return profile(config_file, profile_trials)
+
+
+def profile(config_file: str | Path, trials: int) -> TrialTimes:
+    """Run the YAML's tuning loop for ``trials`` trials into a temporary store and measure them:
+    ``boanon tune CONFIG --budget trials`` as it runs (its warm start, output constraints and
+    initial design for that budget), so the loop's overhead is that of its proposals. Here, above
+    both the planner and the tuning loop: the planner only reads durations."""
+    with tempfile.TemporaryDirectory(prefix="boanon-profile-") as tmp:
+        store_file, trials_dir = Path(tmp) / "profile.db", Path(tmp) / "trials"
+        run_tuning(TuneRequest(config_file, budget=trials, store=store_file, trials_dir=trials_dir,
+                               max_failures=0))
+        times = from_store(store_file, trials_dir)
+    return TrialTimes(times.durations, times.ask_overhead, times.steps,
+                      f"a profiling run of {trials} trials of {config_file}")

@@ -7,7 +7,8 @@ Three sources, all giving :class:`TrialTimes` (durations on a machine of speed 1
   gap between a trial ending and the next one starting is the loop's time to tell and ask (the
   proposal), which the simulator charges to every trial. The file is opened read-only;
 * a dataset or table: one column holds each trial's duration in seconds (``--duration-column``);
-* a short profiling run: the tuning YAML's own loop for a few trials into a temporary store.
+* a short profiling run: the tuning YAML's own loop for a few trials into a temporary store,
+  measured as a store is (`boanon plan --profile`, in the command line: it runs the tuning loop).
 
 The number of progress steps a full trial reports (what the early-stopping rungs are placed on)
 comes from the store's ``progress.jsonl`` files, or is given.
@@ -16,7 +17,6 @@ comes from the store's ``progress.jsonl`` files, or is given.
 from __future__ import annotations
 
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -95,23 +95,6 @@ def from_table(table_or_dir: str | Path, column: str, scale: float = 1.0,
                           f"{did_you_mean(column, known)}")
     values = table[found].dropna().to_numpy(dtype=float) * scale
     return TrialTimes(values, ask_overhead, steps, f"{table_or_dir} ({found} x {scale:g})")
-
-
-def profile(config_file: str | Path, trials: int) -> TrialTimes:
-    """Run the YAML's tuning loop for ``trials`` trials into a temporary store and measure them:
-    ``boanon tune CONFIG --budget trials`` as it runs (its warm start, output constraints and
-    initial design for that budget), so the loop's overhead is that of its proposals. (A loop of
-    its own, without the YAML's warm start, ran only the cold initial design: no proposal, an
-    overhead of 0 s, and durations of Sobol points rather than of the job's trials.)"""
-    from boanon.tuning import TuneRequest, run_tuning
-
-    with tempfile.TemporaryDirectory(prefix="boanon-profile-") as tmp:
-        store_file, trials_dir = Path(tmp) / "profile.db", Path(tmp) / "trials"
-        run_tuning(TuneRequest(config_file, budget=trials, store=store_file, trials_dir=trials_dir,
-                               max_failures=0))
-        times = from_store(store_file, trials_dir)
-    return TrialTimes(times.durations, times.ask_overhead, times.steps,
-                      f"a profiling run of {trials} trials of {config_file}")
 
 
 def _seconds(stamp: str) -> float:
