@@ -18,6 +18,7 @@ reproducible, resumed or not.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -186,6 +187,10 @@ class Tuner:
         # a graph's metadata keeps it for a resumed run
         self.learn_attempted_at: int = -1 if self.graph is None or self.fixed_graph else \
             int(self.graph.metadata.get("learned_from_trials", -1))
+        self.said: set[str] = set()
+        """Warnings the acquisition gave this run (e.g. a reference point no trial beats): each
+        said once per run, not at every proposal (Python's own "once" forgets it at every
+        ``catch_warnings`` the model fits use, and a process-wide memory never warns a second run)."""
 
     def _aligned(self, warm_start: WarmStart) -> tuple[RelatedTask, ...]:
         """The related tasks, each aligned to this run's space, objectives and outputs."""
@@ -376,6 +381,10 @@ class Tuner:
                            related_outputs=self.related_outputs, design_trials=self.n_init,
                            budget=self.budget, **self.propose_options)
         proposal.reason = note + proposal.reason
+        warning = proposal.info.get("acquisition", {}).get("warning")
+        if warning and warning not in self.said:
+            self.said.add(warning)
+            warnings.warn(warning, UserWarning, stacklevel=2)
         return _Plan(proposal, self._graph_id if graph is not None else None)
 
     @property
@@ -561,10 +570,18 @@ def _told_values(trial: StoredTrial, result: Any) -> dict[str, Any]:
     if not isinstance(result, Mapping):
         raise ConfigError(where, "result", "expected a TrialRecord, a {name: value} dict or a failure, "
                           f"got {type(result).__name__}")
-    for name, value in result.items():
-        if value is not None and number_problem(value):
-            raise ConfigError(where, str(name), f"expected a number, got {value!r}")
-    return {str(name): value for name, value in result.items() if value is not None}
+    values = {str(name): _scalar(value) for name, value in result.items() if value is not None}
+    for name, value in values.items():
+        if number_problem(value):
+            raise ConfigError(where, name, f"expected a number, got {value!r}")
+    return values
+
+
+def _scalar(value: Any) -> Any:
+    """A 0-d array or tensor (``np.array(2.0)``, a torch scalar: what a model or a loss hands
+    over) as the Python number it holds; anything else as it is."""
+    return value.item() if getattr(value, "ndim", None) == 0 and callable(getattr(value, "item", None)) \
+        else value
 
 
 def _missing_objective(name: str, values: Mapping[str, float]) -> str:

@@ -197,3 +197,6 @@ def test_a_ref_point_no_trial_beats_is_warned_once(tmp_path):
                                            str(tmp_path / "loose.db")])
     assert result.exit_code == 0, result.output
     assert not [w for w in caught if "ref_point" in str(w.message)]
+    with pytest.warns(UserWarning) as caught:  # once per run: a second run in this process is told too
+        CliRunner().invoke(main, ["tune", str(config), "--budget", "9", "--store", str(tmp_path / "b.db")])
+    assert len([w for w in caught if "ref_point" in str(w.message)]) == 1

@@ -149,3 +149,12 @@ def test_output_bounds_that_contradict_are_refused_when_the_tuner_is_made_naming
     kept = Tuner(SYSTEM.space, ["cost"], strategy="random", output_constraints=[*bounds[:1], {"name": "g0_m0",
                                                                                               "max": 2.0}])
     assert kept.output_constraints == [bounds[0], OutputConstraint("g0_m0", max=2.0)]
+
+
+def test_a_told_zero_dimensional_array_is_the_number_it_holds():
+    # np.array(2.0) (a model's or a loss's scalar) was refused as "expected a number" since the
+    # told values follow the log readers' rule; before that rule it was taken through float()
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random")
+    trial = tuner.ask()
+    stored = tuner.tell(trial.id, {"cost": np.array(2.0), "queue": np.float32(1.5)})
+    assert stored.status == "done" and stored.objectives == {"cost": 2.0} and stored.metrics == {"queue": 1.5}

@@ -7,7 +7,6 @@ of each draw keeps that correlation, which a product of per-objective marginals 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -55,17 +54,6 @@ def unbeaten_ref_point(problem: Problem) -> str:
             "is blind; set it worse than the values you would accept")
 
 
-_SAID: set[str] = set()
-"""Warnings given: Python's own "once per place" forgets them at every ``catch_warnings`` (the
-model fits use it), and the run said the same at every proposal."""
-
-
-def _warn_once(text: str) -> None:
-    if text not in _SAID:
-        _SAID.add(text)
-        warnings.warn(text, UserWarning, stacklevel=3)
-
-
 @register_acquisition
 class ExpectedHypervolumeImprovement(AcquisitionFunction):
     """EHVI of the candidates over the observed feasible front, weighted by feasibility: any
@@ -77,8 +65,9 @@ class ExpectedHypervolumeImprovement(AcquisitionFunction):
         p = problem
         self.ref = reference_point(p.objectives, p.ref_point, p.observed, p.feasible)
         self.front = p.observed[pareto_mask(p.observed, p.feasible)]
-        if p.ref_point is not None and not np.any(np.all(self.front < self.ref, axis=1)):
-            _warn_once(unbeaten_ref_point(p))
+        unbeaten = p.ref_point is not None and not np.any(np.all(self.front < self.ref, axis=1))
+        self.warning = unbeaten_ref_point(p) if unbeaten else None
+        """What the run should be told (once: the tuner warns, :attr:`boanon.tuner.Tuner.said`)."""
         super().__init__(model, problem, rng)
 
     @classmethod
@@ -93,4 +82,5 @@ class ExpectedHypervolumeImprovement(AcquisitionFunction):
     def describe(self) -> dict[str, Any]:
         p = self.problem
         return {"n_feasible_trials": p.n_feasible, "kind": self.name, "n_front": int(len(self.front)),
-                "ref_point": [float(o.from_minimize(r)) for o, r in zip(p.objectives, self.ref, strict=True)]}
+                "ref_point": [float(o.from_minimize(r)) for o, r in zip(p.objectives, self.ref, strict=True)],
+                **({"warning": self.warning} if self.warning else {})}
