@@ -115,6 +115,30 @@ def test_sigkill_of_the_loop_takes_down_what_the_program_started_too(tmp_path: P
     _assert_all_die(pids)
 
 
+# A runner that dies right after starting the program: the guard, then a shell that starts a worker.
+DIES_AT_ONCE = ("import os, subprocess, sys; from boanon import lifetime; "
+                "from boanon.runners.command import GroupGuard; guard = GroupGuard().__enter__(); "
+                "p = subprocess.Popen(['sh', '-c', 'sleep ' + sys.argv[1] + ' & sleep 300'], "
+                "start_new_session=True, preexec_fn=lifetime.dies_with(os.getpid())); "
+                "guard.watch(p.pid); os._exit(0)")
+
+
+def test_a_runner_dying_as_the_program_starts_still_takes_its_group_down(processes_running) -> None:
+    # the guard's signal handler read the runner's lines itself and could miss the group the
+    # main flow had just read: what the program started was left 1 time in 20
+    markers = [f"299.{i:03d}" for i in range(12)]
+    runners = [subprocess.Popen([sys.executable, "-c", DIES_AT_ONCE, m], cwd=ROOT) for m in markers]
+    for r in runners:
+        r.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(processes_running(f"sleep {m}") for m in markers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for m in markers for pid in processes_running(f"sleep {m}")]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
 def test_ctrl_c_exits_cleanly_with_a_resume_command_keeping_the_options(tmp_path: Path) -> None:
     options = ("--workers", "2", "--max-consecutive-failures", "3")
     proc, pids = _start(tmp_path, *options)

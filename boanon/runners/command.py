@@ -115,8 +115,10 @@ class GroupGuard:
     def __enter__(self) -> GroupGuard:
         self._proc = subprocess.Popen(
             [sys.executable, "-I", "-S", group_guard.__file__], stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
             preexec_fn=lifetime.dies_with(os.getpid(), signal.SIGTERM))
+        self._proc.stdout.readline()  # READY (or nothing, if it died): the program may start
+        self._proc.stdout.close()
         return self
 
     def watch(self, group: int) -> None:
