@@ -334,8 +334,8 @@ def _gp_path(dim: int, lengthscale: float, scale: float, seed: int,
 
 
 GPNET_OPTIMUM = 5.391786
-"""Its best value (at u = 0.476, 0.555, 0.791, 0.916), from L-BFGS-B started at the best 100 of
-100,000 random points."""
+"""Its best value, from L-BFGS-B started at the best 100 of 100,000 random points (reached at
+more than one point: the finish saturates over a wide range of parts)."""
 
 
 def gpnet() -> FunctionNetwork:

@@ -15,7 +15,7 @@ network after 50 (the third: within 2x):
 ``benchmarks/held_out.csv`` names the same for the held-out networks (added after the suite's
 list was fixed, never tuned on), whose table fills the README's ``held-out`` block:
 
-    python -m benchmarks.standing --manifest benchmarks/held_out.csv --block held-out \
+    python -m benchmarks.standing --manifest benchmarks/held_out.csv --regret --block held-out \
         --readme benchmarks/README.md
 
 A cell's runs are those finished in its folder with the budget the tuner's search depends on
@@ -97,6 +97,8 @@ def as_regret(by_cell: Cells) -> Cells:
     out = {}
     for (problem, budget), tuners in by_cell.items():
         problem_ = make_problem(problem)
+        if problem_.optimum is None:
+            raise SystemExit(f"--regret: {problem} has no known optimum (a manifest of problems with one)")
         sign = direction_sign(problem_.objective.direction)
         out[(problem, budget)] = {t: sign * (s - problem_.optimum) for t, s in tuners.items()}
     return out

@@ -313,3 +313,31 @@ def test_a_store_given_twice_is_refused_naming_it(tmp_path: Path, monkeypatch: p
         assert result.exit_code == 2
         assert f"Error: {twice[1]}: the same store is given twice{also}; each store is one study\n" \
             in result.output
+
+
+def test_a_trial_file_gone_between_listing_and_size_is_left_out_not_a_server_error(tmp_path: Path,
+                                                                                 monkeypatch) -> None:
+    # a running trial rotates or removes a log while the page lists its directory: the size
+    # lookup raised FileNotFoundError, which the endpoint turned into a 500
+    import os
+
+    from boanon.dashboard import data
+
+    for name in ("stdout.txt", "rotated.log"):
+        (tmp_path / name).write_text("x")
+    listing = os.scandir
+
+    def then_one_goes(path):
+        entries = list(listing(path))
+        (tmp_path / "rotated.log").unlink()
+
+        class Listed(list):
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+        return Listed(entries)
+
+    monkeypatch.setattr(data.os, "scandir", then_one_goes)
+    assert data.trial_files(tmp_path) == {"files": [{"name": "stdout.txt", "bytes": 1}], "more": 0}

@@ -66,3 +66,11 @@ def test_in_regret_a_maximised_problem_reads_as_distances_keeping_seed_by_seed_s
     assert plain["vs plain GP, b / e / w"] == regret["vs plain GP, b / e / w"] == "2 / 0 / 0 (p = 0.5)"
     assert regret["structured"] == "0.25 [0.175, 0.325] (2)" and regret["aim 1"] == "met"
     assert regret["problem"] == "`fn-dropwave` (regret)"
+
+
+def test_regret_is_refused_for_a_problem_without_a_known_optimum(tmp_path: Path) -> None:
+    write_runs(tmp_path / "p", "pipeline", [("boanon", 0, 1, [30.0]), ("boanon-gp", 0, 1, [31.0])])
+    manifest = pd.DataFrame({"problem": "pipeline", "budget": 1, "tuner": ["boanon", "boanon-gp"],
+                             "folder": "p"})
+    with pytest.raises(SystemExit, match="--regret: pipeline has no known optimum"):
+        verdict(cells(manifest, tmp_path), regret=True)

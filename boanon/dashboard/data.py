@@ -7,6 +7,7 @@ request. Every function reads values the store already holds; none writes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections import Counter
@@ -31,7 +32,7 @@ from boanon.report import default_trial, history_reference_point
 from boanon.results import best_trial, broken, is_feasible, origin
 from boanon.space import Space
 from boanon.store import MEASURED, StoredTrial, TrialState
-from boanon.table import records_to_table, with_objectives
+from boanon.table import natural_key, records_to_table, with_objectives
 
 GROUP_PREFIX = re.compile(r"([A-Za-z0-9]+)[_.:/-]")  # m3_busy_s, rocksdb.block.cache.miss
 MIN_GROUP = 2  # a name prefix shared by fewer nodes is no group
@@ -150,11 +151,6 @@ MAX_TRIAL_FILES = 50
 """The most files of one trial's directory the page lists (the rest are counted)."""
 
 
-def natural(name: str) -> list[tuple[int, int, str]]:
-    """A sort key that puts ``iter-2.log`` before ``iter-10.log``."""
-    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in NUMBER.split(name)]
-
-
 def trial_files(folder: Path, limit: int = MAX_TRIAL_FILES) -> dict[str, Any]:
     """The files of a trial's directory that the page links to, served under ``/logs``: plain
     files only, not links (one may lead out of the run, and the server refuses it) nor hidden
@@ -167,8 +163,11 @@ def trial_files(folder: Path, limit: int = MAX_TRIAL_FILES) -> dict[str, Any]:
         with os.scandir(folder) as entries:
             found = [e for e in entries if not e.name.startswith(".") and e.is_file(follow_symlinks=False)]
     series = Counter(NUMBER.sub("#", e.name) for e in found)
-    found.sort(key=lambda e: (series[NUMBER.sub("#", e.name)] > 1, natural(e.name)))
-    listed = [{"name": e.name, "bytes": e.stat(follow_symlinks=False).st_size} for e in found[:limit]]
+    found.sort(key=lambda e: (series[NUMBER.sub("#", e.name)] > 1, natural_key(e.name)))
+    listed = []
+    for e in found[:limit]:
+        with contextlib.suppress(FileNotFoundError):  # a running trial's file gone since the listing
+            listed.append({"name": e.name, "bytes": e.stat(follow_symlinks=False).st_size})
     return {"files": listed, "more": max(0, len(found) - limit)}
 
 

@@ -302,9 +302,15 @@ function fmtBytes(n) {
 // file per step made every poll carry hundreds of names per trial)
 async function drawTrialFiles(name) {
   const study = state.study;
-  const { data } = await getJSON(apiUrl(`/api/trial-files?trial=${encodeURIComponent(name)}`));
+  let data;
+  try {
+    ({ data } = await getJSON(apiUrl(`/api/trial-files?trial=${encodeURIComponent(name)}`)));
+  } catch (err) {
+    data = { error: String(err.message || err) };
+  }
   const box = $("#trial-files");
   if (study !== state.study || state.selectedTrial !== name || !box) return;  // another trial was opened meanwhile
+  if (data.error) { box.replaceChildren(el("div", { class: "hint" }, `its files cannot be listed: ${data.error}`)); return; }
   box.replaceChildren(data.files.length ? el("ul", {}, ...data.files.map((f) =>
     el("li", {}, el("a", { href: logsUrl(name, f.name), target: "_blank" }, f.name), ` (${fmtBytes(f.bytes)})`))) :
     el("div", { class: "hint" }, "no files there (yet)"),
