@@ -324,7 +324,12 @@ class Space:
     def __init__(self, params: Sequence[Param], constraints: Sequence[str] = ()):
         names = [p.name for p in params]
         if len(set(names)) != len(names):
-            raise ValueError("parameter names must be unique")
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"parameter names must be unique: {', '.join(map(repr, twice))} more than once")
+        unnamed = [n for n in names if not n or n != n.strip()]
+        if unnamed:  # a table's column 'param:' (or 'param: x') that no config key can match
+            raise ValueError(f"parameter name {unnamed[0]!r}: a name must be non-empty, without "
+                             "leading or trailing spaces")
         self.params: dict[str, Param] = {p.name: p for p in params}
         self.constraints = [Constraint.parse(c, names) for c in constraints]
 

@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 
@@ -207,3 +209,13 @@ def test_a_key_of_another_type_is_refused_not_ignored(spec, foreign):
     with pytest.raises(ConfigError, match=rf"t\.yaml: space\.p: key\(s\) \['{foreign}'\] do not apply to a "
                                           rf"parameter of type {spec['type']} \(it takes "):
         Space.from_dict({"p": spec}, source="t.yaml")
+
+
+@pytest.mark.parametrize(("names", "message"), [
+    (["", "x"], "parameter name '': a name must be non-empty"),  # was a traceback about column 'param:'
+    ([" x"], "parameter name ' x': a name must be non-empty, without leading or trailing spaces"),
+    (["x", "y", "x"], "parameter names must be unique: 'x' more than once"),
+])
+def test_a_parameter_name_that_no_table_column_can_hold_is_refused_naming_it(names, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Space([Float(n, 0.0, 1.0) for n in names])
