@@ -702,6 +702,17 @@ def _row_problem(t: StoredTrial) -> str | None:
     return None
 
 
+def holds_a_run(path: str | Path) -> bool:
+    """Whether the file at ``path`` is a BoAnon run's store (opened read-only, nothing written):
+    False for a file that is none (a YAML, an Optuna storage, an empty database). A store of
+    another schema version raises its :class:`ConfigError`."""
+    try:
+        Store(path, read_only=True).close()
+    except StoreError:
+        return False
+    return True
+
+
 def remove_store(store_file: str | Path) -> None:
     """Remove a closed store and its SQLite ``-wal``/``-shm`` files, never raising: the error
     that made its writer give up (a run that never started, an import cut short) is the one to

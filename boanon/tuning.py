@@ -36,6 +36,7 @@ from boanon.store import (
     TRIALS_NOTE,
     Store,
     StoredTrial,
+    holds_a_run,
     remove_store,
 )
 from boanon.store import trials_dir as store_trials_dir
@@ -292,21 +293,13 @@ def check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None:
     if resume and not store_file.is_file():
         raise ValueError(f"{store_file}: no store to resume (drop --resume to start a run)")
     if not resume and store_file.exists():
-        raise AlreadyStored(store_file) if _holds_a_run(store_file) else ValueError(
+        # a fresh start refused on another file (a YAML given as --store) must not send the user
+        # to --resume, which refuses it too
+        raise AlreadyStored(store_file) if holds_a_run(store_file) else ValueError(
             f"{store_file}: exists and holds no BoAnon run; a fresh run never overwrites a file: choose "
             "another --store")
     if not resume and trials.is_dir() and any(trials.iterdir()):
         raise ValueError(f"{trials}: holds trials of another run; remove it or pass another --trials-dir")
-
-
-def _holds_a_run(store_file: Path) -> bool:
-    """Whether the file is a run's store (read-only): a fresh start refused on another file (a
-    YAML given as --store) must not send the user to --resume, which refuses it too."""
-    try:
-        Store(store_file, read_only=True).close()
-    except StoreError:
-        return False
-    return True
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from boanon.objectives import Objective
 from boanon.report import read_run
 from boanon.results import is_feasible, study_goals
 from boanon.storage_urls import sqlite_file
-from boanon.store import Store, StoredTrial
+from boanon.store import StoredTrial, holds_a_run
 from boanon.table import TRIAL, write_table
 
 
@@ -123,10 +123,10 @@ def _refuse_a_store(url: str) -> None:
     if file is None or not Path(file).is_file():
         return
     try:
-        with Store(file, read_only=True):
-            pass
-    except ConfigError:
-        return  # not a run's store: Optuna's to judge
+        if not holds_a_run(file):
+            return  # not a run's store: Optuna's to judge
+    except ConfigError:  # a store of another schema version: not recognised here
+        return
     raise click.BadParameter(f"{file} is a BoAnon run store, not an Optuna storage: name another "
                              "file", param_hint="'--optuna'")
 
