@@ -279,8 +279,8 @@ PHARMA_OPTIMUM = 26.953090
 def pharma() -> FunctionNetwork:
     """A tablet formulation: 4 factors on [-1, 1] drive two measured responses in parallel
     (disintegration time ``dt``, tensile strength ``ts``); the score multiplies them as
-    partial_kgfn's runner does, ((60 - ts) / 60) (dt / 1.5) (maximised). Its optimum lies on a
-    face of the box, not at the centre."""
+    partial_kgfn's runner does, ((60 - ts) / 60) (dt / 1.5) (maximised). Its optimum lies inside
+    the box, near one face (:data:`PHARMA_OPTIMUM`), not at the centre."""
     params = ("x1", "x2", "x3", "x4")
 
     def dt(x: np.ndarray, _: np.ndarray) -> float:
