@@ -186,9 +186,17 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
         tuner.enqueue(config, reason(t))
         asked = tuner.ask()
         recorded += 1
-        outputs = {**logged_metrics(t), **constraint_values(t)}
+        logged, constrained = logged_metrics(t), constraint_values(t)
+        outputs = {**logged, **constrained}
         if t.state == TrialState.RUNNING:
             continue
+        own = {**{n: "an objective of the study (study.set_metric_names)" for n in names},
+               **{n: f"the output of a constraints_func value ({CONSTRAINT_PREFIX}<i>)"
+                  for n in [*(c.name for c in tuner.output_constraints), *constrained]}}
+        taken = two_roles(logged, own)
+        if taken:  # the replay's own output would overwrite what the trial logged
+            raise ValueError(f"trial {t.number}: metric {taken!r} is named like {own[taken]}: a quantity "
+                             "has one role (log it under another name)")
         clash = two_roles(config, outputs)
         if clash:  # named here by the Optuna trial, before the Tuner's tell refuses it
             raise ValueError(f"trial {t.number}: metric {clash!r} is named like a parameter: a quantity "

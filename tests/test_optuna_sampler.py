@@ -500,6 +500,24 @@ def test_a_parameter_named_like_an_objective_or_a_metric_is_refused_naming_it():
     assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
 
 
+@pytest.mark.parametrize(("metric", "named_like"), [
+    ("constraint_0", r"the output of a constraints_func value \(constraint_<i>\)"),
+    ("value", r"an objective of the study \(study.set_metric_names\)")])
+def test_a_metric_named_like_a_constraint_or_an_objective_is_refused_not_overwritten(metric, named_like):
+    # the replay put the constraint's (or the objective's) value in the metric's place: the
+    # trial's logged 42.0 was lost without a word and the model learned from the other number
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0, 1)
+        trial.set_user_attr("metrics", {metric: 42.0})
+        return x
+
+    sampler = BoAnonSampler(seed=0, n_startup_trials=2, constraints_func=lambda t: [t.params["x"] - 0.5])
+    study = optuna.create_study(sampler=sampler)
+    with pytest.raises(ValueError, match=f"trial 0: metric '{metric}' is named like {named_like}"):
+        study.optimize(objective, n_trials=3)
+    assert [t.state.name for t in study.trials] == ["COMPLETE", "FAIL"]
+
+
 @pytest.mark.parametrize(("options", "message"), [
     ({"learn_options": {"alhpa": 0.05}}, "no option 'alhpa' \\(did you mean 'alpha'\\?\\)"),
     ({"propose_options": {"n_candidatez": 64}}, "'n_candidatez' \\(did you mean 'n_candidates'\\?\\)"),
