@@ -21,7 +21,8 @@ from its store.
 Distributions map to BoAnon parameters one to one: float and int ranges keep their log scale,
 a step is searched as a range and rounded to the grid on the way out, categorical choices are
 searched by their labels (``str`` of each choice; prefixed with the index where two read the
-same), ``[False, True]`` is a boolean and a distribution with a single value is not searched.
+same; two that are equal to Python, ``1`` and ``True``, are refused: Optuna records one as the
+other), ``[False, True]`` is a boolean and a distribution with a single value is not searched.
 This module imports Optuna; ``import boanon`` does not import it.
 """
 
@@ -49,7 +50,7 @@ from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import TaskColumn, WarmStart, related_tasks
 from boanon.objectives import Objective
-from boanon.space import Bool, Categorical, Float, Int, Param, Space
+from boanon.space import Bool, Categorical, Float, Int, Param, Space, equal_choices
 from boanon.storage_urls import open_storage, sqlite_file
 from boanon.store import connect_read_only, remove_store
 from boanon.strategies import DEFAULT_STRATEGY
@@ -86,6 +87,11 @@ def param_of(name: str, distribution: BaseDistribution) -> Param | None:
     the inverse of :func:`boanon.optuna_export.distribution`."""
     if distribution.single():
         return None
+    equal = equal_choices(getattr(distribution, "choices", ()))
+    if equal:  # Optuna stores a choice as the index of the first choice equal to it
+        raise ValueError(f"parameter {name!r}: choices {equal[0]!r} and {equal[1]!r} are one value to "
+                         f"Optuna ({equal[0]!r} == {equal[1]!r}): it records {equal[1]!r} as {equal[0]!r}, "
+                         "so the trials could not tell which ran; make them differ (as strings, say)")
     if is_boolean(distribution):
         return Bool(name)
     if isinstance(distribution, CategoricalDistribution):
@@ -186,9 +192,17 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
         tuner.enqueue(config, reason(t))
         asked = tuner.ask()
         recorded += 1
-        outputs = {**logged_metrics(t), **constraint_values(t)}
+        logged, constrained = logged_metrics(t), constraint_values(t)
+        outputs = {**logged, **constrained}
         if t.state == TrialState.RUNNING:
             continue
+        own = {**{n: "an objective of the study (study.set_metric_names)" for n in names},
+               **{n: f"the output of a constraints_func value ({CONSTRAINT_PREFIX}<i>)"
+                  for n in [*(c.name for c in tuner.output_constraints), *constrained]}}
+        taken = two_roles(logged, own)
+        if taken:  # the replay's own output would overwrite what the trial logged
+            raise ValueError(f"trial {t.number}: metric {taken!r} is named like {own[taken]}: a quantity "
+                             "has one role (log it under another name)")
         clash = two_roles(config, outputs)
         if clash:  # named here by the Optuna trial, before the Tuner's tell refuses it
             raise ValueError(f"trial {t.number}: metric {clash!r} is named like a parameter: a quantity "
@@ -343,7 +357,7 @@ class BoAnonSampler(BaseSampler):
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
         if trial.number == 0:  # the Tuner's first trial: the default configuration
-            return default_value(param_distribution)
+            return default_value(param_name, param_distribution)
         return self.independent_sampler.sample_independent(study, trial, param_name, param_distribution)
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
@@ -407,9 +421,9 @@ class BoAnonSampler(BaseSampler):
             tuner.adopt_graph(copy.deepcopy(graph), m, failure)
 
 
-def default_value(distribution: BaseDistribution) -> Any:
-    """The distribution's middle, as BoAnon's default configuration takes it."""
-    param = param_of("x", distribution)
+def default_value(name: str, distribution: BaseDistribution) -> Any:
+    """Parameter ``name``'s middle, as BoAnon's default configuration takes it."""
+    param = param_of(name, distribution)
     return to_optuna(distribution, None if param is None else param.from_unit(0.5))
 
 

@@ -8,7 +8,7 @@ are one-hot: nothing is a rounded float. Constraints are small Python-like predi
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,6 +214,22 @@ def _check_choices(choices: tuple[Any, ...]) -> None:
         if twin is not choice and twin != choice:
             raise ParamError("choices", f"{twin!r} and {choice!r} are written alike ({choice}) in tables "
                              "and logs: make them differ as text")
+    equal = equal_choices(choices)
+    if equal:
+        raise ParamError("choices", f"{equal[0]!r} and {equal[1]!r} are one value to Python "
+                         f"({equal[0]!r} == {equal[1]!r}): a choice is looked up by value, so one of them "
+                         "could never run; make them differ (as strings, say)")
+
+
+def equal_choices(choices: Iterable[Any]) -> tuple[Any, Any] | None:
+    """The first two choices that differ (in type) yet are equal to Python, as ``True == 1`` and
+    ``1 == 1.0``, or None: a lookup by value (``in``, ``index``, a mapping) takes one for the other."""
+    seen: dict[Any, Any] = {}
+    for choice in choices:
+        twin = seen.setdefault(choice, choice)
+        if type(twin) is not type(choice):
+            return twin, choice
+    return None
 
 
 def _check_default(p: Param) -> None:

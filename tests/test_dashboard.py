@@ -273,12 +273,14 @@ def test_the_graph_draws_a_bounded_output_with_its_bound(tmp_path: Path, synthet
 
 
 LOGGY = """#!/bin/sh
-# a system that logs a file per step, links out of its directory, hides a lock, nests a folder
+# a system that logs a file per step, links out of its directory, hides a lock, nests a folder,
+# dumps a core (sparse) over the 64 MiB the dashboard serves
 out="$1"
 i=0; while [ $i -lt 80 ]; do echo "step $i" > "$out/step-$i.log"; i=$((i+1)); done
 ln -s /etc/hostname "$out/host-link"
 echo locked > "$out/.lock"
 mkdir "$out/sub"
+truncate -s 70M "$out/core"
 printf '{"objectives": {"cost": %s}}' "$2" > "$out/result.json"
 """
 
@@ -287,7 +289,8 @@ def test_the_run_view_names_no_trial_file_and_one_trial_lists_a_bounded_few(tmp_
     """/api/run listed every file of every trial's directory at every poll (a system logging a
     file per step sent hundreds of names per trial, links leading out of the run among them, with
     no size). It names none; a trial opened lists its plain files, its own first, at most 50 with
-    their sizes, and counts the rest; a name that is no trial of the run is refused."""
+    their sizes, and counts the rest (a file over 64 MiB is listed, not linked: /logs refuses it);
+    a name that is no trial of the run is refused."""
     from selenium.webdriver.common.by import By
 
     from boanon.dashboard.data import MAX_TRIAL_FILES
@@ -311,8 +314,9 @@ def test_the_run_view_names_no_trial_file_and_one_trial_lists_a_bounded_few(tmp_
         listed = api(url, "api/trial-files?trial=t0000")
         names = [f["name"] for f in listed["files"]]
         assert len(names) == MAX_TRIAL_FILES and listed["more"] == len(plain) - MAX_TRIAL_FILES
-        assert names[:5] == ["config.json", "result.json", "stderr.txt", "stdout.txt", "step-0.log"]
-        assert names[5:7] == ["step-1.log", "step-2.log"]  # in number order, not step-10 after step-1
+        assert names[:6] == ["config.json", "core", "result.json", "stderr.txt", "stdout.txt", "step-0.log"]
+        assert names[6:8] == ["step-1.log", "step-2.log"]  # in number order, not step-10 after step-1
+        assert [f["name"] for f in listed["files"] if not f["served"]] == ["core"]  # over 64 MiB
         assert all(f["bytes"] == (folder / f["name"]).stat().st_size for f in listed["files"])
         for bad in ("..", "../..", "t0000/..", "t9999"):
             with pytest.raises(urllib.error.HTTPError) as refused:
@@ -326,9 +330,11 @@ def test_the_run_view_names_no_trial_file_and_one_trial_lists_a_bounded_few(tmp_
         wait_for(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#trial-files a"),
                  what="the trial's files were never listed")
         links = browser.find_elements(By.CSS_SELECTOR, "#trial-files a")
-        assert [a.text for a in links] == names
+        assert [a.text for a in links] == [n for n in names if n != "core"]  # the core is not linked
         assert links[1].find_element(By.XPATH, "..").text == \
             f"result.json ({(folder / 'result.json').stat().st_size} B)"
+        items = browser.find_elements(By.CSS_SELECTOR, "#trial-files li")
+        assert items[1].text == "core (70 MiB, too large to open here: it is in the directory above)"
         more = len(plain) - MAX_TRIAL_FILES
         assert f"and {more} more files, not listed" in browser.find_element(By.ID, "trial-files").text
         with urllib.request.urlopen(links[1].get_attribute("href"), timeout=10) as r:

@@ -340,4 +340,5 @@ def test_a_trial_file_gone_between_listing_and_size_is_left_out_not_a_server_err
         return Listed(entries)
 
     monkeypatch.setattr(data.os, "scandir", then_one_goes)
-    assert data.trial_files(tmp_path) == {"files": [{"name": "stdout.txt", "bytes": 1}], "more": 0}
+    assert data.trial_files(tmp_path) == {"files": [{"name": "stdout.txt", "bytes": 1, "served": True}],
+                                          "more": 0}

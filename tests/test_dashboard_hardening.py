@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -80,6 +81,61 @@ def test_a_runner_written_html_file_is_shown_as_text_and_its_script_never_runs(s
         assert "document.title = 'script ran'" in browser.find_element("tag name", "body").text
     finally:
         browser.quit()
+
+
+@pytest.fixture(scope="module")
+def unlisted(run: Path) -> Path:
+    """Trial t0000's directory, given what a runner may leave beside its plain files: a hidden
+    lock, a sub-folder's file, a link (inside the run), a core dump over the served size
+    (sparse), and a folder beside the trials' that is no trial of the run."""
+    trials = run.with_suffix(".trials")
+    folder = trials / "t0000"
+    (folder / ".lock").write_text("locked")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "inner.txt").write_text("inner")
+    (folder / "config-link").symlink_to(folder / "config.json")
+    with open(folder / "core", "wb") as f:
+        f.truncate(64 * 2**20 + 1)  # docs/dashboard.md: up to 64 MiB is served
+    (trials / "stray").mkdir()
+    (trials / "stray" / "a.txt").write_text("stray")
+    return folder
+
+
+@pytest.mark.parametrize(("path", "status", "says"), [
+    ("logs/t0000/.lock", 403, "'.lock' is not served: it is hidden"),
+    ("logs/t0000/%2Elock", 403, "'.lock' is not served: it is hidden"),
+    ("logs/t0000/sub/inner.txt", 403, "'sub/inner.txt' is not served: only the files of the trial's own "
+                                      "directory are"),
+    ("logs/t0000/%2E%2E/t0001/config.json", 403, "'../t0001/config.json' is not served: only the files"),
+    ("logs/t0000/sub", 403, "'sub' is not served: it is not a plain file (a link or a folder)"),
+    ("logs/t0000/config-link", 403, "'config-link' is not served: it is not a plain file"),
+    ("logs/t0000/core", 403, f"'core' is not served: it is {64 * 2**20 + 1} bytes, over the 64 MiB served"),
+    ("logs/stray/a.txt", 404, "no trial 'stray' in the run"),
+    ("logs/t0000/missing.log", 404, "no file 'missing.log' in the trial's directory")])
+def test_logs_serves_only_what_the_trial_s_listing_shows(served, unlisted: Path, path: str, status: int,
+                                                        says: str) -> None:
+    """``/logs`` served any file under the trials' folder asked for by URL: a hidden lock, a
+    sub-folder's file, a link, a core dump of any size, a folder that is no trial's. It serves
+    what ``/api/trial-files`` lists and refuses the rest saying why (a real server, real files)."""
+    _, url = served
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        _get(url + path)
+    assert refused.value.code == status
+    assert says in refused.value.read().decode()
+    assert "sandbox" in refused.value.headers["content-security-policy"]
+
+
+def test_every_file_the_listing_links_is_served_whole(served, unlisted: Path) -> None:
+    import json
+
+    _, url = served
+    listed = {f["name"]: f for f in json.loads(_get(url + "api/trial-files?trial=t0000")[0])["files"]}
+    assert {".lock", "sub", "config-link"}.isdisjoint(listed)
+    assert listed["core"] == {"name": "core", "bytes": (unlisted / "core").stat().st_size, "served": False}
+    served_names = [n for n, f in listed.items() if f["served"]]
+    assert {"config.json", "evil.html"} <= set(served_names)
+    for name in served_names:
+        assert _get(url + "logs/t0000/" + name)[0] == (unlisted / name).read_bytes()
 
 
 def test_concurrent_clients_share_one_read_of_the_store(served) -> None:

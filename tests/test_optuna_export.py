@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from boanon.cli import main
-from boanon.store import Store
+from boanon.store import SCHEMA_VERSION, Store
 from boanon.table import TrialRecord
 
 optuna = pytest.importorskip("optuna")
@@ -134,11 +136,15 @@ def test_export_into_a_percent_escaped_directory_writes_where_sqlalchemy_does(ru
     result = _export(run_db, f"sqlite:///{tmp_path}/my%20runs/optuna.db")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "my runs" / "optuna.db").is_file()
-@pytest.mark.parametrize("which", ["its own", "another"])
+@pytest.mark.parametrize("which", ["its own", "another", "another schema version's"])
 def test_an_export_into_a_runs_store_is_refused_and_the_store_kept(run_db, tmp_path, which):
     target = run_db if which == "its own" else tmp_path / "other.db"  # Optuna added its tables,
-    if which == "another":                                            # then failed with a traceback
-        target.write_bytes(run_db.read_bytes())
+    if which != "its own":  # then failed with a traceback; a copy with what the store's WAL holds
+        with closing(sqlite3.connect(run_db)) as source, closing(sqlite3.connect(target)) as copy:
+            source.backup(copy)
+    if which == "another schema version's":  # a newer BoAnon's store was taken for Optuna's
+        with closing(sqlite3.connect(target)) as db, db:
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
     before = target.read_bytes()
     result = _export(run_db, f"sqlite:///{target}")
     assert result.exit_code == 2, result.output

@@ -72,6 +72,21 @@ def test_steps_round_to_the_grid_and_non_string_choices_come_back_as_themselves(
     assert param_of("s", FloatDistribution(1.0, 1.0)) is None  # a single value: nothing to search
 
 
+@pytest.mark.parametrize("choices", [[1, True], [0.0, False], [2, "b", 2.0]])
+def test_choices_optuna_takes_for_one_are_refused_naming_the_parameter(choices):
+    # Optuna stores a choice as the index of the first one equal to it: the objective got 1 where
+    # BoAnon proposed True, and the Tuner recorded "1" for every trial, learning nothing
+    def objective(trial: optuna.Trial) -> float:
+        return trial.suggest_float("x", 0, 1) + (trial.suggest_categorical("c", choices) is True)
+
+    study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+    first, second = (c for c in choices if any(c == d and type(c) is not type(d) for d in choices))
+    with pytest.raises(ValueError, match=re.escape(f"parameter 'c': choices {first!r} and {second!r} are one "
+                                                   f"value to Optuna ({first!r} == {second!r})")):
+        study.optimize(objective, n_trials=3)
+    assert [t.state.name for t in study.trials] == ["FAIL"]
+
+
 @pytest.mark.parametrize(("proposed", "within"), [
     ({"step": 0.1 + 0.2, "k": 3, "cache": "lru"}, True),  # 0.30000000000000004: on the grid
     ({"step": 0.35, "k": 3, "cache": "lru"}, False), ({"step": 1.5, "k": 3, "cache": "lru"}, False),
@@ -498,6 +513,24 @@ def test_a_parameter_named_like_an_objective_or_a_metric_is_refused_naming_it():
     study.set_metric_names(["step_time"])  # the docs' way out: name the objective
     study.optimize(named("value", "m"), n_trials=4)
     assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")
+
+
+@pytest.mark.parametrize(("metric", "named_like"), [
+    ("constraint_0", r"the output of a constraints_func value \(constraint_<i>\)"),
+    ("value", r"an objective of the study \(study.set_metric_names\)")])
+def test_a_metric_named_like_a_constraint_or_an_objective_is_refused_not_overwritten(metric, named_like):
+    # the replay put the constraint's (or the objective's) value in the metric's place: the
+    # trial's logged 42.0 was lost without a word and the model learned from the other number
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0, 1)
+        trial.set_user_attr("metrics", {metric: 42.0})
+        return x
+
+    sampler = BoAnonSampler(seed=0, n_startup_trials=2, constraints_func=lambda t: [t.params["x"] - 0.5])
+    study = optuna.create_study(sampler=sampler)
+    with pytest.raises(ValueError, match=f"trial 0: metric '{metric}' is named like {named_like}"):
+        study.optimize(objective, n_trials=3)
+    assert [t.state.name for t in study.trials] == ["COMPLETE", "FAIL"]
 
 
 @pytest.mark.parametrize(("options", "message"), [

@@ -179,6 +179,9 @@ def test_a_default_is_kept_as_its_parameter_reads_it():
      "each choice must be a scalar (a string, number or boolean), got [1, 2]"),
     ({"type": "categorical", "choices": [1, "1", 2]}, "choices",  # an exported CSV wrote both as 1
      "1 and '1' are written alike (1) in tables and logs: make them differ as text"),
+    ({"type": "categorical", "choices": [True, 1]}, "choices",  # was "needs at least two distinct choices"
+     "True and 1 are one value to Python (True == 1): a choice is looked up by value, so one of them "
+     "could never run; make them differ (as strings, say)"),
 ])
 def test_a_key_of_the_wrong_type_is_refused_naming_it(spec, field, message):
     """``tuple("lz4")`` made three choices l, z, 4; ``bool("no")`` a log scale; ``int(0.5)`` a 0;

@@ -123,10 +123,11 @@ def _refuse_a_store(url: str) -> None:
     if file is None or not Path(file).is_file():
         return
     try:
-        if not holds_a_run(file):
-            return  # not a run's store: Optuna's to judge
-    except ConfigError:  # a store of another schema version: not recognised here
-        return
+        a_run = holds_a_run(file)
+    except ConfigError:  # a store of another schema version: a run's all the same
+        a_run = True
+    if not a_run:
+        return  # not a run's store: Optuna's to judge
     raise click.BadParameter(f"{file} is a BoAnon run store, not an Optuna storage: name another "
                              "file", param_hint="'--optuna'")
 

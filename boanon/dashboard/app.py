@@ -9,6 +9,7 @@ never writes to it. Uvicorn serves the app, on 127.0.0.1 unless told otherwise.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -19,7 +20,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -86,20 +87,12 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-class TrialFiles(StaticFiles):
-    """A run's trial directories, every file served as plain text (a ``.gz`` as a download):
-    whatever a runner wrote (HTML, SVG, script) is shown, never rendered."""
-
-    def file_response(self, full_path: Any, stat_result: Any, scope: Scope,
-                      status_code: int = 200) -> Response:
-        response = super().file_response(full_path, stat_result, scope, status_code)
-        if isinstance(response, FileResponse):
-            binary = str(full_path).endswith(".gz")
-            response.media_type = "application/octet-stream" if binary else "text/plain; charset=utf-8"
-            response.headers["content-type"] = response.media_type
-            if binary:
-                response.headers["content-disposition"] = "attachment"
-        return response
+def trial_file_response(path: Path, stat: os.stat_result) -> FileResponse:
+    """A trial's file served as plain text (a ``.gz`` as a download): whatever a runner wrote
+    (HTML, SVG, script) is shown, never rendered."""
+    if path.name.endswith(".gz"):
+        return FileResponse(path, stat_result=stat, media_type="application/octet-stream", filename=path.name)
+    return FileResponse(path, stat_result=stat, media_type="text/plain; charset=utf-8")
 
 
 class Snapshot(NamedTuple):
@@ -173,11 +166,20 @@ class RunView:
         }
 
     def trial_files(self, name: str) -> dict[str, Any]:
-        """The files of trial ``name``'s directory the page lists (:func:`data.trial_files`); a
-        name that is no trial of the run (``../..``) is a ValueError, never a path to read."""
+        """The files of trial ``name``'s directory the page lists (:func:`data.trial_files`)."""
+        return data.trial_files(self.trial_dir(name))
+
+    def trial_file(self, name: str, file: str) -> tuple[Path, os.stat_result]:
+        """File ``file`` of trial ``name``'s directory, as ``/logs`` serves it
+        (:func:`data.trial_file`: only one the listing shows)."""
+        return data.trial_file(self.trial_dir(name), file)
+
+    def trial_dir(self, name: str) -> Path:
+        """Trial ``name``'s directory; a name that is no trial of the run (``../..``, a folder
+        beside the trials') is a ValueError, never a path to read."""
         if name not in {t.name for t in self.snapshot().trials}:
             raise ValueError(f"no trial {name!r} in the run")
-        return data.trial_files(self.trials_dir / name)
+        return self.trials_dir / name
 
     def graph(self, scope: str = "auto", node: str | None = None) -> dict[str, Any]:
         """The run's current graph (None before it has one), the part ``scope`` names
@@ -294,6 +296,17 @@ def create_app(views: RunView | Sequence[RunView]) -> Starlette:
         except ValueError as exc:  # an unknown study or trial
             return JSON({"error": str(exc)}, status_code=400)
 
+    def logs(view: RunView) -> Callable[[Request], Response]:
+        def serve(request: Request) -> Response:
+            try:
+                return trial_file_response(*view.trial_file(request.path_params["trial"],
+                                                            request.path_params["file"]))
+            except (ValueError, FileNotFoundError) as exc:  # no such trial, no such file
+                return PlainTextResponse(str(exc), status_code=404)
+            except PermissionError as exc:  # hidden, in a sub-folder, a link, too large
+                return PlainTextResponse(str(exc), status_code=403)
+        return serve
+
     def models(request: Request) -> JSON:
         try:
             return JSON(pick(request).model_views())
@@ -312,7 +325,7 @@ def create_app(views: RunView | Sequence[RunView]) -> Starlette:
         Route("/api/trial-files", trial_files),
         Route("/api/studies", compare),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        *(Mount(logs_path(i), TrialFiles(directory=v.trials_dir, check_dir=False), name=f"logs{i}")
+        *(Route(f"{logs_path(i)}/{{trial}}/{{file:path}}", logs(v), name=f"logs{i}")
           for i, v in enumerate(views)),
     ], middleware=[Middleware(SecurityHeaders)])
 

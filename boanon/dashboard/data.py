@@ -149,26 +149,63 @@ def trial_rows(trials: Sequence[StoredTrial], trials_dir: Path | None, outputs: 
 NUMBER = re.compile(r"(\d+)")
 MAX_TRIAL_FILES = 50
 """The most files of one trial's directory the page lists (the rest are counted)."""
+MAX_SERVED_BYTES = 64 * 2**20
+"""The largest trial file served under ``/logs``: a bigger one (a core dump, a checkpoint) is
+listed with its size but never sent to a browser tab."""
+
+
+def unlisted(entry: os.DirEntry[str]) -> str | None:
+    """Why a trial directory's entry is neither listed nor served under ``/logs``, or None: a
+    hidden one (a lock, an editor's swap file), a link (one may lead out of the run), a folder."""
+    if entry.name.startswith("."):
+        return "it is hidden"
+    if not entry.is_file(follow_symlinks=False):
+        return "it is not a plain file (a link or a folder)"
+    return None
 
 
 def trial_files(folder: Path, limit: int = MAX_TRIAL_FILES) -> dict[str, Any]:
-    """The files of a trial's directory that the page links to, served under ``/logs``: plain
-    files only, not links (one may lead out of the run, and the server refuses it) nor hidden
-    ones (a lock, an editor's swap file), the first ``limit`` with their sizes (a core dump is
-    not opened unawares), and how many more there are. Files of their own name come first, then
-    numbered series (``iter-7.log``), in number order: a series of hundreds left the trial's
-    ``result.json`` and ``stdout.txt`` past the limit."""
+    """The files of a trial's directory that the page lists (:func:`unlisted`), the first
+    ``limit`` with their sizes (a core dump is not opened unawares) and whether ``/logs`` serves
+    them (:data:`MAX_SERVED_BYTES`), and how many more there are. Files of their own name come
+    first, then numbered series (``iter-7.log``), in number order: a series of hundreds left the
+    trial's ``result.json`` and ``stdout.txt`` past the limit."""
     found: list[os.DirEntry[str]] = []
     if folder.is_dir():
         with os.scandir(folder) as entries:
-            found = [e for e in entries if not e.name.startswith(".") and e.is_file(follow_symlinks=False)]
+            found = [e for e in entries if unlisted(e) is None]
     series = Counter(NUMBER.sub("#", e.name) for e in found)
     found.sort(key=lambda e: (series[NUMBER.sub("#", e.name)] > 1, natural_key(e.name)))
     listed = []
     for e in found[:limit]:
         with contextlib.suppress(FileNotFoundError):  # a running trial's file gone since the listing
-            listed.append({"name": e.name, "bytes": e.stat(follow_symlinks=False).st_size})
+            size = e.stat(follow_symlinks=False).st_size
+            listed.append({"name": e.name, "bytes": size, "served": size <= MAX_SERVED_BYTES})
     return {"files": listed, "more": max(0, len(found) - limit)}
+
+
+def trial_file(folder: Path, name: str) -> tuple[Path, os.stat_result]:
+    """The file ``name`` of trial directory ``folder`` as ``/logs`` serves it, with its status:
+    only one :func:`trial_files` lists (of the directory itself, not of a sub-folder) and at most
+    :data:`MAX_SERVED_BYTES`. FileNotFoundError when there is none of that name, PermissionError
+    saying why one is not served."""
+    if "/" in name:
+        raise PermissionError(f"{name!r} is not served: only the files of the trial's own directory are, "
+                              "not those of its sub-folders")
+    entry = None
+    if folder.is_dir():
+        with os.scandir(folder) as entries:
+            entry = next((e for e in entries if e.name == name), None)
+    if entry is None:
+        raise FileNotFoundError(f"no file {name!r} in the trial's directory")
+    why = unlisted(entry)
+    if why is not None:
+        raise PermissionError(f"{name!r} is not served: {why}")
+    stat = entry.stat(follow_symlinks=False)
+    if stat.st_size > MAX_SERVED_BYTES:
+        raise PermissionError(f"{name!r} is not served: it is {stat.st_size} bytes, over the "
+                              f"{MAX_SERVED_BYTES // 2**20} MiB served here; open it in {folder}")
+    return Path(entry.path), stat
 
 
 # --- Pareto front and workers ----------------------------------------------------------------------

@@ -312,7 +312,8 @@ async function drawTrialFiles(name) {
   if (study !== state.study || state.selectedTrial !== name || !box) return;  // another trial was opened meanwhile
   if (data.error) { box.replaceChildren(el("div", { class: "hint" }, `its files cannot be listed: ${data.error}`)); return; }
   box.replaceChildren(data.files.length ? el("ul", {}, ...data.files.map((f) =>
-    el("li", {}, el("a", { href: logsUrl(name, f.name), target: "_blank" }, f.name), ` (${fmtBytes(f.bytes)})`))) :
+    el("li", {}, f.served ? el("a", { href: logsUrl(name, f.name), target: "_blank" }, f.name) : f.name,
+      ` (${fmtBytes(f.bytes)}${f.served ? "" : ", too large to open here: it is in the directory above"})`))) :
     el("div", { class: "hint" }, "no files there (yet)"),
   data.more ? el("div", { class: "hint" }, `and ${count(data.more, "more file")}, not listed (the directory above holds them)`) : "");
 }
