@@ -52,6 +52,22 @@ def unknown_keys(extra: Iterable[object], known: Iterable[str]) -> str:
     return f"unknown key(s) {names}{did_you_mean(names[0], known)}"
 
 
+class Once:
+    """The texts already told a run, so that each is told once per run, not at every proposal
+    or retry: Python's own "once" forgets at every ``catch_warnings`` (the model fits use it),
+    and a process-wide memory never warns a second run of the same process."""
+
+    def __init__(self) -> None:
+        self._told: set[str] = set()
+
+    def first(self, text: str) -> bool:
+        """Whether ``text`` is told now for the first time (it is remembered as told)."""
+        if text in self._told:
+            return False
+        self._told.add(text)
+        return True
+
+
 def from_cwd(path: str | Path) -> str:
     """`` (relative to the current directory <cwd>)`` for a relative ``path``, else nothing: a
     path that is there from where a file lies may be missing from where the command runs."""
