@@ -38,18 +38,12 @@ def refuse_unknown_keys(keys: Iterable[object], known: Collection[str], source: 
                         where: str = "") -> None:
     """Raise :class:`ConfigError` for the first of ``keys`` (sorted as text: a YAML key may be a
     number) that is not ``known``, naming it as the field (under ``where``) with
-    :func:`unknown_key`'s text."""
+    :func:`unknown_key`'s text: every mapping of a configuration refuses a key so (a list of
+    "unknown key(s)" under the mapping's name was a second wording)."""
     unknown = sorted((k for k in keys if k not in known), key=str)
     if unknown:
         first = str(unknown[0])
         raise ConfigError(source, f"{where}.{first}" if where else first, unknown_key(first, known))
-
-
-def unknown_keys(extra: Iterable[object], known: Iterable[str]) -> str:
-    """``unknown key(s) ['defualt'] (did you mean 'default'?)``: keys a mapping may not hold,
-    sorted as text (a YAML key may be a number: ``1`` beside ``foo`` was a TypeError)."""
-    names = sorted(map(str, extra))
-    return f"unknown key(s) {names}{did_you_mean(names[0], known)}"
 
 
 class Once:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boanon.errors import ConfigError, unknown_keys
+from boanon.errors import ConfigError, refuse_unknown_keys
 from boanon.space import config_number
 from boanon.table import column
 
@@ -65,8 +65,7 @@ class OutputConstraint:
         if not isinstance(spec, Mapping) or "name" not in spec:
             raise ConfigError(source, field_name, "needs a mapping with a 'name' and a 'max' and/or 'min'")
         known = {"name", "max", "min"}
-        if set(spec) - known:
-            raise ConfigError(source, field_name, unknown_keys(set(spec) - known, known))
+        refuse_unknown_keys(spec, known, source, field_name)
         bounds = {k: _bound(spec, k, source, field_name) for k in ("max", "min")}
         try:
             return cls(str(spec["name"]), **bounds)
