@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from boanon import units
 from boanon.errors import ConfigError, refuse_unknown_keys
 from boanon.space import config_number
 from boanon.table import column
@@ -49,8 +50,8 @@ class OutputConstraint:
     def describe(self) -> str:
         """The bound as a person reads it (``area <= 2``, ``0.1 <= ratio <= 0.9``), for the text
         and pictures that show it (``boanon status``, the graph views)."""
-        low = f"{self.min:g} <= " if self.min is not None else ""
-        high = f" <= {self.max:g}" if self.max is not None else ""
+        low = f"{units.exact(self.min)} <= " if self.min is not None else ""
+        high = f" <= {units.exact(self.max)}" if self.max is not None else ""
         return f"{low}{self.name}{high}"
 
     def to_dict(self) -> dict[str, Any]:
