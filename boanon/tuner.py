@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from boanon import units
 from boanon.acquisition.propose import Proposal, propose
 from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.errors import ConfigError, LogParseError, Once, StoreError, check_options, refuse_unknown_keys
@@ -398,7 +399,8 @@ class Tuner:
 
         n = len(table)
         if n < MIN_LEARN_TRIALS:  # not an attempt: the first is made as soon as there are enough
-            self.learn_note = f"{n} finished trial(s): structure learning needs {MIN_LEARN_TRIALS}"
+            self.learn_note = (f"{units.count(n, 'finished trial')}: structure learning needs "
+                               f"{MIN_LEARN_TRIALS}")
             return
         last = self.learn_attempted_at  # a failed attempt also waits a period to retry
         if last >= 0 and n - last < relearn_period(last, self.relearn_every):

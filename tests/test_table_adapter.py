@@ -29,7 +29,7 @@ def test_result_json_trials_ingest_into_one_table(tmp_path):
     assert result.table["objective:y"].tolist() == [3.0, 5.0]
     assert result.table["param:mode"].tolist() == ["fast", "slow"]
     assert result.partially_missing == {"metric:extra": ["t0"]}
-    assert "metric:extra: missing in 1 trial(s): t0" in result.summary()
+    assert "metric:extra: missing in 1 trial: t0" in result.summary()
 
 
 def test_config_json_names_parameters_as_the_search_space(tmp_path):
