@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from boanon import units
+
 AGGREGATES = ("mean", "last")
 RULES = ("median", "asha")
 
@@ -113,8 +115,8 @@ class EarlyStopper(ABC):
         """Why no trial was stopped, for a run summary: a rule that never acts is most often
         given trials too short to cut or too few steps, not a field of equally good trials."""
         if self.stopped:
-            return (f"the rule asked {len(self.stopped)} trial(s) to stop, but each had ended before "
-                    "the request reached it (a stop lands at the trial's next report after the loop "
+            return (f"the rule asked {units.count(len(self.stopped), 'trial')} to stop, but each had ended "
+                    "before the request reached it (a stop lands at the trial's next report after the loop "
                     "reads it, every 0.2 s: trials that run in no real time cannot be cut; the sgd "
                     "runner's pace option gives its iterations real time)")
         reached = [curve[-1][0] for curve in self._curves.values() if curve]

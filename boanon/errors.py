@@ -38,18 +38,28 @@ def refuse_unknown_keys(keys: Iterable[object], known: Collection[str], source: 
                         where: str = "") -> None:
     """Raise :class:`ConfigError` for the first of ``keys`` (sorted as text: a YAML key may be a
     number) that is not ``known``, naming it as the field (under ``where``) with
-    :func:`unknown_key`'s text."""
+    :func:`unknown_key`'s text: every mapping of a configuration refuses a key so (a list of
+    "unknown key(s)" under the mapping's name was a second wording)."""
     unknown = sorted((k for k in keys if k not in known), key=str)
     if unknown:
         first = str(unknown[0])
         raise ConfigError(source, f"{where}.{first}" if where else first, unknown_key(first, known))
 
 
-def unknown_keys(extra: Iterable[object], known: Iterable[str]) -> str:
-    """``unknown key(s) ['defualt'] (did you mean 'default'?)``: keys a mapping may not hold,
-    sorted as text (a YAML key may be a number: ``1`` beside ``foo`` was a TypeError)."""
-    names = sorted(map(str, extra))
-    return f"unknown key(s) {names}{did_you_mean(names[0], known)}"
+class Once:
+    """The texts already told a run, so that each is told once per run, not at every proposal
+    or retry: Python's own "once" forgets at every ``catch_warnings`` (the model fits use it),
+    and a process-wide memory never warns a second run of the same process."""
+
+    def __init__(self) -> None:
+        self._told: set[str] = set()
+
+    def first(self, text: str) -> bool:
+        """Whether ``text`` is told now for the first time (it is remembered as told)."""
+        if text in self._told:
+            return False
+        self._told.add(text)
+        return True
 
 
 def from_cwd(path: str | Path) -> str:

@@ -38,6 +38,13 @@ class ObjectiveNotLogged(TooManyFailures):
     stops after one, saying what the trial does log."""
 
 
+class NotFoldable(TooManyFailures):
+    """One trial is enough: its measured objective is one the run's scalarisation cannot fold
+    (a product's at or below 0), and every later proposal would fold it again. It ended the run
+    in a traceback ("a product scalarisation needs positive objective values") naming neither
+    the trial nor the objective; the run stops, and a resume after a fix of the YAML goes on."""
+
+
 _NOT_LOGGED = "it is not among the values the trial logged"
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from boanon.errors import ConfigError, unknown_keys
+from boanon.errors import ConfigError, refuse_unknown_keys
 from boanon.units import check as check_unit
 
 Direction = Literal["minimize", "maximize"]
@@ -69,8 +69,7 @@ class Objective:
         if not isinstance(spec, Mapping) or "name" not in spec:
             raise ConfigError(source, field_name, "needs a mapping with a 'name' (and a 'direction')")
         known = {"name", "direction", "unit"}
-        if set(spec) - known:
-            raise ConfigError(source, field_name, unknown_keys(set(spec) - known, known))
+        refuse_unknown_keys(spec, known, source, field_name)
         try:
             return cls(str(spec["name"]), spec.get("direction", "minimize"), spec.get("unit"))
         except ValueError as exc:

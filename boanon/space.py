@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from boanon.errors import ConfigError, unknown_keys
+from boanon.errors import ConfigError, refuse_unknown_keys
 from boanon.expressions import Expression
 from boanon.table import Value
 from boanon.units import check as check_unit
@@ -367,12 +367,10 @@ class Space:
             if not isinstance(p, Mapping) or "type" not in p:
                 raise ConfigError(source, field_name, "needs a mapping with a 'type'")
             kind = str(p["type"]).lower()
-            extra = set(p) - _KEYS
-            if extra:
-                raise ConfigError(source, field_name, unknown_keys(extra, _KEYS))
-            foreign = set(p) - _KEYS_OF_TYPE.get(kind, _KEYS) - {"unit"}  # unit: its own message below
+            refuse_unknown_keys(p, _KEYS, source, field_name)
+            foreign = sorted(set(p) - _KEYS_OF_TYPE.get(kind, _KEYS) - {"unit"})  # unit: said below
             if foreign:  # `low` on a bool, `log` on a categorical: said, not silently ignored
-                raise ConfigError(source, field_name, f"key(s) {sorted(foreign)} do not apply to a parameter "
+                raise ConfigError(source, f"{field_name}.{foreign[0]}", f"does not apply to a parameter "
                                   f"of type {kind} (it takes {', '.join(sorted(_KEYS_OF_TYPE[kind]))})")
             try:
                 if kind in ("int", "integer"):

@@ -29,9 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from boanon import units
 from boanon.acquisition.propose import Proposal, propose
 from boanon.acquisition.proposers import Proposer, make_proposer
-from boanon.errors import ConfigError, LogParseError, StoreError, check_options, refuse_unknown_keys
+from boanon.errors import ConfigError, LogParseError, Once, StoreError, check_options, refuse_unknown_keys
 from boanon.failures import not_logged_error, objective_not_logged
 from boanon.graph import CausalGraph
 from boanon.interrupts import held_interrupts
@@ -187,10 +188,9 @@ class Tuner:
         # a graph's metadata keeps it for a resumed run
         self.learn_attempted_at: int = -1 if self.graph is None or self.fixed_graph else \
             int(self.graph.metadata.get("learned_from_trials", -1))
-        self.said: set[str] = set()
-        """Warnings the acquisition gave this run (e.g. a reference point no trial beats): each
-        said once per run, not at every proposal (Python's own "once" forgets it at every
-        ``catch_warnings`` the model fits use, and a process-wide memory never warns a second run)."""
+        self.said = Once()
+        """The warnings this run was given (a reference point no trial beats, the command's
+        structure-learning failure): each said once per run."""
 
     def _aligned(self, warm_start: WarmStart) -> tuple[RelatedTask, ...]:
         """The related tasks, each aligned to this run's space, objectives and outputs."""
@@ -382,8 +382,7 @@ class Tuner:
                            budget=self.budget, **self.propose_options)
         proposal.reason = note + proposal.reason
         warning = proposal.info.get("acquisition", {}).get("warning")
-        if warning and warning not in self.said:
-            self.said.add(warning)
+        if warning and self.said.first(warning):
             warnings.warn(warning, UserWarning, stacklevel=2)
         return _Plan(proposal, self._graph_id if graph is not None else None)
 
@@ -400,7 +399,8 @@ class Tuner:
 
         n = len(table)
         if n < MIN_LEARN_TRIALS:  # not an attempt: the first is made as soon as there are enough
-            self.learn_note = f"{n} finished trial(s): structure learning needs {MIN_LEARN_TRIALS}"
+            self.learn_note = (f"{units.count(n, 'finished trial')}: structure learning needs "
+                               f"{MIN_LEARN_TRIALS}")
             return
         last = self.learn_attempted_at  # a failed attempt also waits a period to retry
         if last >= 0 and n - last < relearn_period(last, self.relearn_every):

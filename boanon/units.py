@@ -99,6 +99,16 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def exact(x: float) -> str:
+    """``x`` as written: the shortest text that reads back as ``x`` (``2``, ``0.123456789``,
+    ``2e+06``). A bound the trials are judged against is shown so; ``:g`` cut 0.123456789 to
+    0.123457, a bound the reader could not tell from another."""
+    x = float(x)
+    written = repr(x).removesuffix(".0")
+    short = f"{x:g}"
+    return short if len(short) < len(written) and float(short) == x else written
+
+
 def label(name: str, unit: str | None) -> str:
     """``name (unit)``, or the name alone when it has no unit."""
     return f"{name} ({unit})" if unit else name

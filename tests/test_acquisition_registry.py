@@ -57,8 +57,13 @@ def test_without_a_measured_trial_there_is_nothing_to_improve_on():
 def test_a_named_acquisition_must_apply():
     problem = Problem(TWO.sample_table(6), OBJECTIVES)
     assert choose_acquisition(problem, "ehvi").name == "ehvi"
-    with pytest.raises(ValueError, match="'ei' does not apply to 2 objective"):
+    with pytest.raises(ValueError, match="'ei' does not apply to 2 objectives, 0 output constraints, no "
+                                         "scalarisation, 6 feasible trials$"):  # was "2 objective(s)"
         choose_acquisition(problem, "ei")
+    one = Problem(TWO.sample_table(1), OBJECTIVES[:1], (OutputConstraint("g0_load", max=1e9),))
+    with pytest.raises(ValueError, match="'scalarized_ei' does not apply to 1 objective, 1 output "
+                                         "constraint, no scalarisation, 1 feasible trial$"):
+        choose_acquisition(one, "scalarized_ei")
     with pytest.raises(ValueError, match="unknown acquisition 'nope'; available: ehvi, ei, "):
         choose_acquisition(problem, "nope")
 

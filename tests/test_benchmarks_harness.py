@@ -245,7 +245,7 @@ def test_step_through_prints_each_proposal_with_its_surrogate_and_reason():
     assert records[0]["config"] == {"x1": 0.5, "x2": 0.5}
     assert [r["reason"].split(":")[0] for r in records[:2]] == ["initial design"] * 2  # budget 7: 2 trials
     assert {r["surrogate"] for r in records[2:]} <= {"gp", "structured"}
-    assert records[2]["reason"].startswith("structure not learned (2 finished trial(s)")
+    assert records[2]["reason"].startswith("structure not learned (2 finished trials")
     assert all("fold CV" in r["reason"] for r in records[5:])  # learned from 5 trials on
     assert [r["rank_correlation"] for r in records[:5]] == [None] * 5  # no cross-validation yet
     assert all(-1 <= r["rank_correlation"] <= 1 for r in records[5:])  # the chosen model's, held out

@@ -39,12 +39,14 @@ def test_command_runner_takes_the_adapter() -> None:
 @pytest.mark.parametrize("change, field, message", [
     ({"budgett": 3}, "budgett", "unknown key (did you mean 'budget'?); expected one of ['adapter', "),
     ({1: "a", "foo": "b"}, "1", "unknown key; expected one of"),  # it was a TypeError (1 < 'foo')
-    ({"space": {"x": {"type": "float", "low": 0, "high": 1, 1: "a", "foo": "b"}}}, "space.x",
-     "unknown key(s) ['1', 'foo']"),  # and these three too
-    ({"objectives": [{"name": "y", 1: "a", "foo": "b"}]}, "objectives[0]", "unknown key(s) ['1', 'foo']"),
-    ({"outputs": [{"name": "y", "max": 1, 1: "a", "foo": "b"}]}, "outputs[0]", "unknown key(s) ['1', 'foo']"),
-    ({"space": {"x": {"type": "float", "low": 0, "high": 1, "defualt": 0.5}}}, "space.x",
-     "unknown key(s) ['defualt'] (did you mean 'default'?)"),
+    ({"space": {"x": {"type": "float", "low": 0, "high": 1, 1: "a", "foo": "b"}}}, "space.x.1",
+     "unknown key; expected one of ['choices', "),  # and these three too, in one wording (not "key(s)")
+    ({"objectives": [{"name": "y", 1: "a", "foo": "b"}]}, "objectives[0].1",
+     "unknown key; expected one of ['direction', 'name', 'unit']"),
+    ({"outputs": [{"name": "y", "max": 1, 1: "a", "foo": "b"}]}, "outputs[0].1",
+     "unknown key; expected one of ['max', 'min', 'name']"),
+    ({"space": {"x": {"type": "float", "low": 0, "high": 1, "defualt": 0.5}}}, "space.x.defualt",
+     "unknown key (did you mean 'default'?); expected one of ['choices', "),
     ({"runner": None}, "runner", "expected a mapping"),
     ({"runner": {"name": "rocksdb", "callable": "a:b"}}, "runner", "exactly one of"),
     ({"runner": {"name": "nope"}}, "runner.name", "unknown runner 'nope'"),

@@ -342,3 +342,10 @@ def test_a_trial_file_gone_between_listing_and_size_is_left_out_not_a_server_err
     monkeypatch.setattr(data.os, "scandir", then_one_goes)
     assert data.trial_files(tmp_path) == {"files": [{"name": "stdout.txt", "bytes": 1, "served": True}],
                                           "more": 0}
+
+
+def test_model_views_of_one_trial_say_it_in_words() -> None:
+    """The error read "1 measured trial(s): too few to fit a model"."""
+    table = SYSTEM.sample_table(1)
+    out = analysis.analyse(SYSTEM.space, table, [Objective("cost")], [], None, SYSTEM.space.default())
+    assert out == {"error": "1 measured trial: too few to fit a model"}

@@ -69,6 +69,17 @@ def count_with(reporter, steps: int) -> int:
     return steps
 
 
+def run_past(flag: str, after: float, at_least: float) -> float:
+    """Run until ``after`` seconds past the moment file ``flag`` appears, and ``at_least``
+    seconds in all (a trial whose end the test sets by an event, not by a guess of how long
+    something else takes); the seconds it ran."""
+    start = time.monotonic()
+    while not os.path.exists(flag):
+        time.sleep(0.02)
+    time.sleep(max(after, at_least - (time.monotonic() - start)))
+    return time.monotonic() - start
+
+
 @pytest.fixture(scope="module")
 def executor():
     with LocalExecutor(2, grace=1.0) as ex:

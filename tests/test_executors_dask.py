@@ -6,6 +6,7 @@ from __future__ import annotations
 import operator
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import wait
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from test_executors import count_with  # noqa: E402  (workers import it by module)
+from test_executors import count_with, run_past  # noqa: E402  (workers import it by module)
 
 from boanon.config import load_config  # noqa: E402
 from boanon.executors import DaskExecutor, TrialTimeout, WorkerLost  # noqa: E402
@@ -50,14 +51,36 @@ def test_results_errors_hung_and_dying_workers(dask_executor: DaskExecutor) -> N
     assert [f.result() for f in futures] == [0, 2, 4, 6]
 
 
-def test_a_trial_begun_while_another_worker_restarts_still_times_out(dask_executor: DaskExecutor) -> None:
+def test_a_trial_begun_while_another_worker_restarts_still_times_out(dask_executor: DaskExecutor,
+                                                                      tmp_path: Path) -> None:
     """The watchdog restarted a timed-out trial's worker on its own thread (seconds): no other
-    trial's clock started meanwhile, so a 3 s trial begun then ended "done" past its 1 s timeout."""
+    trial's clock started meanwhile, so a trial begun then ended "done" past its 1 s timeout.
+    The second trial starts once the first one's worker is seen down, inside its restart (a
+    fixed sleep could land before or after it, or, with an earlier test's worker still
+    restarting, before the first trial timed out). It ends 0.3 s after the restart, before the
+    old watchdog's next look, and no sooner than 2.5 s in (past 1 s and the 0.5 s polls): the
+    old code fails whenever a restart lasts over about a second (4-5 s here)."""
+    def up() -> int:
+        return len(dask_executor.client.nthreads())
+
+    _until(lambda: up() == 2, "both workers up (an earlier test's restart over)")
     hung = dask_executor.submit(time.sleep, 120, timeout=1.0)
-    time.sleep(1.2)  # the other worker takes the next trial while the first one's worker restarts
-    slow = dask_executor.submit(time.sleep, 3.0, timeout=1.0)
-    assert isinstance(hung.exception(timeout=60), TrialTimeout)
+    _until(lambda: up() < 2 or hung.done(), "the hung trial's worker to go down for its restart")
+    assert not hung.done(), "the hung trial ended before its worker went down"
+    restarted = tmp_path / "restarted"
+    slow = dask_executor.submit(run_past, str(restarted), 0.3, 2.5, timeout=1.0)
+    # failed once its worker is back: distributed waits up to 120 s for it (once seen here)
+    assert isinstance(hung.exception(timeout=180), TrialTimeout)
+    restarted.touch()
     assert isinstance(slow.exception(timeout=60), TrialTimeout)
+
+
+def _until(condition: Callable[[], bool], what: str, within: float = 60.0) -> None:
+    """Wait for ``condition`` (polled every 20 ms), failing after ``within`` seconds saying ``what``."""
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {within:g} s for {what}"
+        time.sleep(0.02)
 
 
 def test_progress_channel_reports_and_stops(dask_executor: DaskExecutor) -> None:

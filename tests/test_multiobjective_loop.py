@@ -200,3 +200,29 @@ def test_a_ref_point_no_trial_beats_is_warned_once(tmp_path):
     with pytest.warns(UserWarning) as caught:  # once per run: a second run in this process is told too
         CliRunner().invoke(main, ["tune", str(config), "--budget", "9", "--store", str(tmp_path / "b.db")])
     assert len([w for w in caught if "ref_point" in str(w.message)]) == 1
+
+
+def test_a_product_scalarisation_of_a_measured_objective_at_0_stops_the_run_naming_the_trial(
+        tmp_path, monkeypatch):
+    """A measured cost of 0 under ``scalarization: product`` ended the run in a traceback ("a
+    product scalarisation needs positive objective values"), naming neither trial nor objective;
+    it stops as a run stops (resumable), saying both, and a resume with chebyshev goes on."""
+    (tmp_path / "zero_cost.py").write_text(
+        "def evaluate(config):\n"
+        "    x = config['x']\n"
+        "    return {'cost': 0.0 if x < 0.3 else 1 + x, 'lat': 2 - x}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    data = {"space": {"x": {"type": "float", "low": 0.0, "high": 1.0}}, "objectives": ["cost", "lat"],
+            "scalarization": "product", "runner": {"callable": "zero_cost:evaluate"},
+            "strategy": "gp", "n_init": 4, "seed": 1}
+    config, store = tmp_path / "p.yaml", tmp_path / "p.db"
+    config.write_text(yaml.safe_dump(data))
+    args = ["tune", str(config), "--budget", "6", "--store", str(store)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output  # no traceback
+    zero = next(ln.split()[0] for ln in result.output.splitlines() if " cost=0 " in ln)
+    assert (f"run stopped: trial {zero}: objective 'cost' is 0.0: a product scalarisation multiplies "
+            "positive values (weighted_sum and chebyshev fold any)") in result.output
+    config.write_text(yaml.safe_dump({**data, "scalarization": "chebyshev"}))
+    resumed = CliRunner().invoke(main, [*args, "--resume"])
+    assert resumed.exit_code == 0, resumed.output

@@ -276,7 +276,7 @@ def test_why_none_stopped_names_stops_that_came_too_late() -> None:
         for step in range(4):
             stopper.report(trial, step, value)
     assert stopper.stopped == {1}  # condemned; had it ended already, nothing was stopped
-    assert stopper.why_none_stopped().startswith("the rule asked 1 trial(s) to stop, but each had "
+    assert stopper.why_none_stopped().startswith("the rule asked 1 trial to stop, but each had "
                                                  "ended before the request reached it")
     assert MedianStopping(min_steps=5).first_step() == 5 and stopper.first_step() == 2
 

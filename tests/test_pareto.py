@@ -87,6 +87,15 @@ def test_output_constraints_from_config_name_the_field():
         parse_output_constraints([{"name": "area"}])
 
 
+@pytest.mark.parametrize(("bounds", "shown"), [
+    ({"max": 0.123456789}, "g <= 0.123456789"),  # :g showed 0.123457, another bound
+    ({"min": 0.1, "max": 0.9}, "0.1 <= g <= 0.9"),
+    ({"max": 2.0}, "g <= 2"), ({"max": 2.0e6}, "g <= 2e+06"), ({"max": 1234567.0}, "g <= 1234567"),
+    ({"min": -1e-7}, "-1e-07 <= g"), ({"max": 1 / 3}, "g <= 0.3333333333333333")])
+def test_a_bound_is_described_as_written(bounds, shown):
+    assert OutputConstraint("g", **bounds).describe() == shown
+
+
 def test_synthetic_front_lies_on_the_known_pareto_set():
     system = SyntheticSystem(n_params=6, n_groups=2, n_objectives=2, seed=4)
     rng = np.random.default_rng(0)

@@ -81,3 +81,11 @@ def test_a_proposal_leaves_the_neighbourhood_of_failed_configurations() -> None:
                 failed=failed, early_trials=0)
     assert not 0.6 < p.config["a"] < 0.85
     assert p.info["acquisition"]["success_weighted"] == {"n_ran": len(ran), "n_failed": len(failed)}
+
+
+def test_a_proposal_too_early_to_model_counts_its_trials_in_words() -> None:
+    """The reason read "1 trial(s) with all objectives"."""
+    space = Space([Float("a", 0, 1, default=0.3)])
+    table = records_to_table([TrialRecord("t0", params={"a": 0.3}, objectives={"cost": 1.0})])
+    p = propose(space, table, [Objective("cost")], proposer="gp", rng=0)
+    assert p.reason == "1 trial with all objectives: too few to model"

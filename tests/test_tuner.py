@@ -333,7 +333,7 @@ def test_a_small_initial_design_learns_as_soon_as_there_are_enough_trials(tmp_pa
     proposed = tuner.store.trials()[3:]
     assert [t.graph_id is None for t in proposed] == [True, True, False, False]
     assert proposed[0].reason.startswith(
-        "structure not learned (3 finished trial(s): structure learning needs 5)")
+        "structure not learned (3 finished trials: structure learning needs 5)")
     assert tuner.store.graph(proposed[2].graph_id).metadata["learned_from_trials"] == 5
 
 

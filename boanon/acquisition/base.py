@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from boanon import units
 from boanon.multiobjective.feasibility import OutputConstraint, observed_feasible
 from boanon.multiobjective.pareto import objective_matrix
 from boanon.multiobjective.scalarize import Scalarization
@@ -71,8 +72,10 @@ class Problem:
         return int(self.feasible.sum())
 
     def summary(self) -> str:
-        return (f"{len(self.objectives)} objective(s), {len(self.constraints)} output constraint(s), "
-                f"{'a' if self.scalarization else 'no'} scalarisation, {self.n_feasible} feasible trial(s)")
+        return (f"{units.count(len(self.objectives), 'objective')}, "
+                f"{units.count(len(self.constraints), 'output constraint')}, "
+                f"{'a' if self.scalarization else 'no'} scalarisation, "
+                f"{units.count(self.n_feasible, 'feasible trial')}")
 
 
 class AcquisitionFunction(ABC):

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from boanon import units
 from boanon.acquisition.build import Acquisition, build_acquisition
 from boanon.acquisition.decompose import parameter_groups
 from boanon.acquisition.optimize import SearchSettings, SpaceExhausted, config_key, maximize
@@ -106,7 +107,7 @@ def propose(space: Space, table: pd.DataFrame, objectives: Sequence[Objective | 
     own = target_trials(table)  # with a related task, only the run's own trials set the bar
     if chooser.at_random or n < 2 or not own[cols].notna().all(axis=1).any():
         why = f"{chooser.name} strategy" if chooser.at_random \
-            else f"{n} trial(s) with all objectives: too few to model" if n < 2 \
+            else f"{units.count(n, 'trial')} with all objectives: too few to model" if n < 2 \
             else "none of the run's own trials has all objectives yet (only a related task's): no bar to beat"
         return Proposal(_random_unseen(space, seen, rng), RANDOM, why, {"n_trials": n})
 

@@ -16,7 +16,9 @@ import numpy as np
 from boanon.acquisition.base import AcquisitionFunction, Problem, register_acquisition, stack_objectives
 from boanon.acquisition.ei import expected_improvement
 from boanon.acquisition.feasibility import feasible_samples
+from boanon.failures import NotFoldable
 from boanon.multiobjective.pareto import pareto_mask
+from boanon.table import TRIAL
 
 if TYPE_CHECKING:
     from boanon.models import Surrogate
@@ -33,6 +35,7 @@ class ScalarizedExpectedImprovement(AcquisitionFunction):
         if p.scalarization is None:
             raise ValueError("the scalarized_ei acquisition needs a scalarization")
         self.scalarization = p.scalarization
+        _refuse_unfoldable(p)
         front = p.observed[pareto_mask(p.observed, p.feasible)]
         self.ideal, self.nadir = front.min(axis=0), front.max(axis=0)
         self.signs = [o.sign for o in p.objectives]
@@ -53,3 +56,14 @@ class ScalarizedExpectedImprovement(AcquisitionFunction):
         return {"n_feasible_trials": self.problem.n_feasible,
                 "kind": f"{self.name}:{self.scalarization.kind}", "best_scalarized": self.best,
                 "weights": list(self.scalarization.weights or [])}
+
+
+def _refuse_unfoldable(p: Problem) -> None:
+    """Raise :class:`NotFoldable` for the first feasible trial whose measured objectives the
+    problem's scalarisation cannot fold (:meth:`Scalarization.measured_problem`), naming it."""
+    names = [o.name for o in p.objectives]
+    for row in np.flatnonzero(p.feasible):
+        problem = p.scalarization.measured_problem(dict(zip(names, p.observed[row].tolist(), strict=True)))
+        if problem:
+            trial = p.trials[TRIAL].iloc[row] if TRIAL in p.trials else f"row {row}"
+            raise NotFoldable(f"trial {trial}: {problem}")

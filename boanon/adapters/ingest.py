@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from boanon import units
 from boanon.adapters.base import Adapter, available_adapters, get_adapter
 from boanon.adapters.files import read_config
 from boanon.adapters.table import TABLE_FORMATS, TableAdapter, read_table_file, roles_file, table_format
@@ -54,7 +55,7 @@ class IngestResult:
             lines.append(f"columns missing in some trials: {len(self.partially_missing)}")
             for col, trials in sorted(self.partially_missing.items()):
                 shown = ", ".join(trials[:5]) + (" ..." if len(trials) > 5 else "")
-                lines.append(f"  {col}: missing in {len(trials)} trial(s): {shown}")
+                lines.append(f"  {col}: missing in {units.count(len(trials), 'trial')}: {shown}")
         return "\n".join(lines)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from boanon.adapters.base import Adapter, register_adapter
 from boanon.adapters.files import find_file, json_lines, read_json_object, read_text
-from boanon.errors import LogParseError, did_you_mean
+from boanon.errors import LogParseError, unknown_key
 from boanon.table import (
     PARETO,
     ROLES,
@@ -94,8 +94,7 @@ def _check_sections(data: dict[Any, Any], path: Path, sections: tuple[str, ...] 
     otherwise vanish from the table unseen."""
     for key in data:
         if key not in sections:
-            raise LogParseError(path, f"unknown key {key!r}{did_you_mean(str(key), sections)}; "
-                                f"expected {', '.join(sections)}")
+            raise LogParseError(path, f"{key}: {unknown_key(str(key), sections)}")
 
 
 def _declared(sidecar: Path, path: Path,

@@ -17,7 +17,7 @@ from click.core import ParameterSource
 from boanon.best import config_line
 from boanon.cli.outputs import OutputFile
 from boanon.cli.progress import Progress
-from boanon.errors import StoreError, did_you_mean
+from boanon.errors import Once, StoreError, did_you_mean
 from boanon.executors import WorkerLost
 from boanon.failures import TooManyFailures
 from boanon.multiobjective import OutputConstraint, format_feasible, format_front
@@ -157,7 +157,6 @@ def _echo_start(run: TuningRun) -> None:
 def _loop(run: TuningRun) -> PlannedRun | None:
     """:meth:`TuningRun.loop`, one line per trial; how to continue a run that stopped."""
     tuner, store_file = run.tuner, run.store_file
-    said: set[str] = set()
     with Progress(run.budget, tuner.n_trials(), n_init=tuner.n_init) as progress:
         done = tuner.store.trials("done")  # the trials shown: before this session, then line by line
 
@@ -170,7 +169,7 @@ def _loop(run: TuningRun) -> PlannedRun | None:
             line = trial_line(trial, done, tuner.objectives, tuner.output_constraints,
                               "" if progress.on_terminal else figures)
             progress.show(line, best_values(done, tuner.objectives, tuner.output_constraints))
-            warning = structure_warning(tuner.learn_failure, said)
+            warning = structure_warning(tuner.learn_failure, tuner.said)
             if warning:
                 progress.warn(warning)
 
@@ -307,15 +306,16 @@ def resume_command(store_file: Path) -> str:
     return shlex.join([*args, "--resume"])
 
 
-def structure_warning(failure: LearnFailure | None, said: set[str]) -> str | None:
+def structure_warning(failure: LearnFailure | None, said: Once) -> str | None:
     """The warning for a failed structure learning (``Tuner.learn_failure``), once per error
-    (not per retry): the run goes on with the plain GP, which only each trial's stored reason
-    said (a misspelt node in the annotations left a whole structured run without its graph)."""
-    if failure is None or failure.error in said:
+    (not per retry: ``said`` is the run's :attr:`Tuner.said`): the run goes on with the plain GP,
+    which only each trial's stored reason said (a misspelt node in the annotations left a whole
+    structured run without its graph)."""
+    if failure is None:
         return None
-    said.add(failure.error)
-    return (f"warning: structure learning failed ({failure.error}); the plain GP proposes until it "
-            "succeeds: fix the cause, then resume")
+    warning = (f"warning: structure learning failed ({failure.error}); the plain GP proposes until "
+               "it succeeds: fix the cause, then resume")
+    return warning if said.first(warning) else None
 
 
 def echo_unlogged_outputs(related: Sequence[RelatedTask], outputs: Sequence[str]) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from boanon import units
 from boanon.graph import CausalGraph
 from boanon.models import DAGSurrogate, Surrogate
 from boanon.models.base import heldout_scores
@@ -156,7 +157,7 @@ def analyse(space: Space, table: pd.DataFrame, objectives: Sequence[Objective],
     """The model views of one state of the run (plain data for the page): the ``structure`` a
     proposal recorded, refitted on ``table``."""
     if len(table) < 2:
-        return {"error": f"{len(table)} measured trial(s): too few to fit a model"}
+        return {"error": f"{units.count(len(table), 'measured trial')}: too few to fit a model"}
     model = fit_run_model(space, table, objectives, constraints, graph,
                           None if structure is None else dict(structure))
     dag = isinstance(model, DAGSurrogate)

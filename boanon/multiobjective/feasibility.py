@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boanon.errors import ConfigError, unknown_keys
+from boanon import units
+from boanon.errors import ConfigError, refuse_unknown_keys
 from boanon.space import config_number
 from boanon.table import column
 
@@ -49,8 +50,8 @@ class OutputConstraint:
     def describe(self) -> str:
         """The bound as a person reads it (``area <= 2``, ``0.1 <= ratio <= 0.9``), for the text
         and pictures that show it (``boanon status``, the graph views)."""
-        low = f"{self.min:g} <= " if self.min is not None else ""
-        high = f" <= {self.max:g}" if self.max is not None else ""
+        low = f"{units.exact(self.min)} <= " if self.min is not None else ""
+        high = f" <= {units.exact(self.max)}" if self.max is not None else ""
         return f"{low}{self.name}{high}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,8 +66,7 @@ class OutputConstraint:
         if not isinstance(spec, Mapping) or "name" not in spec:
             raise ConfigError(source, field_name, "needs a mapping with a 'name' and a 'max' and/or 'min'")
         known = {"name", "max", "min"}
-        if set(spec) - known:
-            raise ConfigError(source, field_name, unknown_keys(set(spec) - known, known))
+        refuse_unknown_keys(spec, known, source, field_name)
         bounds = {k: _bound(spec, k, source, field_name) for k in ("max", "min")}
         try:
             return cls(str(spec["name"]), **bounds)

@@ -82,6 +82,18 @@ class Scalarization:
             raise ValueError(f"{len(w)} scalarisation weights for {d} objectives")
         return w
 
+    def measured_problem(self, values: Mapping[str, float]) -> str | None:
+        """Why a trial's measured objective ``values`` (minimised) cannot be folded, or None. A
+        product multiplies positive values: a measurement at or below 0 is no model's tail
+        (:meth:`of_draws` folds those) but an objective that a product does not fit."""
+        if self.kind != "product":
+            return None
+        for name, value in values.items():
+            if value <= 0:
+                return (f"objective {name!r} is {value!r}: a product scalarisation multiplies positive "
+                        "values (weighted_sum and chebyshev fold any)")
+        return None
+
     def of_draws(self, values: np.ndarray, ideal: np.ndarray, nadir: np.ndarray,
                  signs: Sequence[float] | None = None) -> np.ndarray:
         """Scalarised draws of a model, to be minimised. A model's draw of a positive objective
