@@ -29,7 +29,11 @@ def failure_cause(error: str) -> str:
 
 
 class TooManyFailures(RuntimeError):
-    """``limit`` trials in a row failed with the same cause; the message quotes the last one."""
+    """``limit`` trials in a row failed with the same cause; the message quotes the last one.
+    ``activity`` is what the store's activity note says of the stop (``boanon status``, the
+    dashboard): each kind of stop says its own cause."""
+
+    activity = "stopped: too many failures in a row"
 
 
 class ObjectiveNotLogged(TooManyFailures):
@@ -37,12 +41,16 @@ class ObjectiveNotLogged(TooManyFailures):
     objective is (``costs`` for ``cost``). Every later trial would fail the same way, so the run
     stops after one, saying what the trial does log."""
 
+    activity = "stopped: an objective is not among the values the trials log"
+
 
 class NotFoldable(TooManyFailures):
     """One trial is enough: its measured objective is one the run's scalarisation cannot fold
     (a product's at or below 0), and every later proposal would fold it again. It ended the run
     in a traceback ("a product scalarisation needs positive objective values") naming neither
     the trial nor the objective; the run stops, and a resume after a fix of the YAML goes on."""
+
+    activity = "stopped: the scalarisation cannot fold a trial's objectives"
 
 
 _NOT_LOGGED = "it is not among the values the trial logged"

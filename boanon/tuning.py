@@ -121,8 +121,8 @@ class TuningRun:
         except KeyboardInterrupt:
             tuner.store.set_activity("interrupted")
             raise
-        except TooManyFailures:
-            tuner.store.set_activity("stopped: too many failures in a row")
+        except TooManyFailures as exc:
+            tuner.store.set_activity(exc.activity)
             raise
         except BrokenPipeError:  # the callback's reader went away (`boanon tune | head`): not killed
             tuner.store.set_activity("stopped: its output closed")

@@ -17,6 +17,7 @@ from boanon.config import parse_config
 from boanon.errors import ConfigError
 from boanon.multiobjective import PARETO, Scalarization
 from boanon.objectives import Objective
+from boanon.store import Store
 from boanon.synthetic import SyntheticSystem
 from boanon.table import read_table
 from boanon.tuner import Tuner
@@ -223,6 +224,8 @@ def test_a_product_scalarisation_of_a_measured_objective_at_0_stops_the_run_nami
     zero = next(ln.split()[0] for ln in result.output.splitlines() if " cost=0 " in ln)
     assert (f"run stopped: trial {zero}: objective 'cost' is 0.0: a product scalarisation multiplies "
             "positive values (weighted_sum and chebyshev fold any)") in result.output
+    with Store(store, read_only=True) as stopped:  # not "too many failures in a row": none failed
+        assert stopped.activity()["state"] == "stopped: the scalarisation cannot fold a trial's objectives"
     config.write_text(yaml.safe_dump({**data, "scalarization": "chebyshev"}))
     resumed = CliRunner().invoke(main, [*args, "--resume"])
     assert resumed.exit_code == 0, resumed.output
