@@ -23,7 +23,6 @@ import logging
 import multiprocessing
 import os
 import pickle
-import queue
 import signal
 import sys
 import threading
@@ -75,7 +74,7 @@ class ProgressChannel(ABC):
 
     @abstractmethod
     def poll(self) -> list[Report]:
-        """The reports that arrived since the last call, oldest first (never blocks)."""
+        """The reports that arrived since the last call, each trial's oldest first (never blocks)."""
 
     @abstractmethod
     def stop(self, trial: int) -> None:
@@ -93,42 +92,51 @@ class ProgressChannel(ABC):
 @dataclass
 class _LocalReporter:
     trial: int
-    reports: Any  # multiprocessing.Queue
-    stopped: Any  # multiprocessing.Event
+    conn: Connection  # the trial's end of its pipe: reports go out, a stop comes in
+    stopped: bool = False
 
     def __call__(self, step: int, value: float) -> bool:
-        self.reports.put((self.trial, int(step), float(value)))
-        return not self.stopped.is_set()
+        with contextlib.suppress(OSError):  # the loop closed its end: it is going away too
+            self.conn.send((self.trial, int(step), float(value)))
+            self.stopped = self.stopped or self.conn.poll()
+        return not self.stopped
 
 
 class _LocalChannel(ProgressChannel):
-    """A multiprocessing queue for reports and one event per trial for stops."""
+    """A duplex pipe per trial: its reports come back on it, a stop goes out. Pipes, not a
+    multiprocessing queue and events: those hold named semaphores, which a loop killed by
+    SIGKILL left to multiprocessing's resource tracker, and it warned of "leaked semaphore
+    objects" on the terminal after every ``kill -9`` of a run with early stopping."""
 
     def __init__(self, context: multiprocessing.context.BaseContext):
         self._context = context
-        self._reports = context.Queue()
-        self._stops: dict[int, Any] = {}
+        self._conns: dict[int, Connection] = {}
 
     def reporter(self, trial: int) -> _LocalReporter:
-        self._stops[trial] = self._context.Event()
-        return _LocalReporter(trial, self._reports, self._stops[trial])
+        self._conns[trial], theirs = self._context.Pipe(duplex=True)
+        return _LocalReporter(trial, theirs)
 
     def poll(self) -> list[Report]:
         out = []
-        with contextlib.suppress(queue.Empty):
-            while True:
-                out.append(self._reports.get_nowait())
+        for conn in self._conns.values():
+            with contextlib.suppress(EOFError, OSError):  # a trial process that died
+                while conn.poll():
+                    out.append(conn.recv())
         return out
 
     def stop(self, trial: int) -> None:
-        if trial in self._stops:
-            self._stops[trial].set()
+        if trial in self._conns:
+            with contextlib.suppress(OSError):  # it ended meanwhile
+                self._conns[trial].send(None)
 
     def forget(self, trial: int) -> None:
-        self._stops.pop(trial, None)
+        conn = self._conns.pop(trial, None)
+        if conn is not None:
+            conn.close()
 
     def close(self) -> None:
-        self._reports.close()
+        for trial in list(self._conns):
+            self.forget(trial)
 
 
 # --- the interface ----------------------------------------------------------------------------

@@ -35,6 +35,9 @@ STYLE = {
     "metric": 'shape=ellipse, style=filled, fillcolor="#eeeeee", color="#777777", margin="0.02,0.02"',
     "objective": 'shape=doubleoctagon, style=filled, fillcolor="#f8c4c0", color="#b3403d"',
 }
+KEY_ROLES = (("param", "parameter", ("#cfe2ff", "#3d6bb3")), ("metric", "metric", ("#eeeeee", "#777777")),
+             ("objective", "objective", ("#f8c4c0", "#b3403d")))
+"""The key's entry for each role (its fill and border, as in STYLE), shown where one is drawn."""
 BOUND_STYLE = ', color="#b3403d", penwidth=2.2'
 """A bounded output's border (the objectives' red): the run steers it as it steers them."""
 FORMATS = ("svg", "png")
@@ -208,7 +211,7 @@ def to_dot(graph: CausalGraph | View, legend: bool = True) -> str:
     boxes, and a legend."""
     v = graph if isinstance(graph, View) else View(graph, {})
     g = v.graph
-    fallback = {tuple(s.split(" -> ")) for s in g.metadata.get("params_connected", [])}
+    fallback = _fallback_edges(g)
     labelled = len(g.edges) <= LABEL_EDGES_UP_TO
 
     def node(n: str) -> str:
@@ -250,6 +253,11 @@ def to_dot(graph: CausalGraph | View, legend: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _fallback_edges(g: CausalGraph) -> set[tuple[str, ...]]:
+    """The edges added for a parameter with no learned path to an objective (drawn dotted)."""
+    return {tuple(s.split(" -> ")) for s in g.metadata.get("params_connected", [])}
+
+
 def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -269,24 +277,29 @@ def _legend(v: View, labelled: bool) -> str:
     if v.groups:
         notes.append("boxes: nodes of one entity (name prefix)")
     notes += [f"no learned path into {n}" for n in v.bounds if not v.graph.parents(n)]
-    if not labelled:
+    if not labelled and any(e.weight is not None for e in v.graph.edges):
         notes.append("edge width = weight (labels off: too many edges)")
-    formulas = [] if labelled else [
-        f"{n} {f}" for n in v.graph.roles if (f := _formula(n, v.graph.node_models.get(n), 70)) is not None]
+    formulas = {} if labelled else {
+        n: f for n in v.graph.roles if (f := _formula(n, v.graph.node_models.get(n), 70)) is not None}
+    # only what the picture holds: a key entry for a kind drawn nowhere sends a reader looking
     cell = '<td bgcolor="{}" border="1" color="{}">&nbsp;{}&nbsp;</td>'
-    kinds = [cell.format("#cfe2ff", "#3d6bb3", "parameter"), cell.format("#eeeeee", "#777777", "metric"),
-             cell.format("#f8c4c0", "#b3403d", "objective")]
+    drawn = set(v.graph.roles.values())
+    kinds = [cell.format(*colours, noun) for role, noun, colours in KEY_ROLES if role in drawn]
     if v.bounds:
         kinds.append(cell.format("#eeeeee", "#b3403d", "red border: an output constraint (its bound)"))
-    if not labelled:
+    if set(formulas) - set(v.bounds):  # a bounded output with a formula wears red, not purple
         kinds.append(cell.format("#eeeeee", "#6a3d9a", "purple border: has a formula (below)"))
+    edge_styles = ([] if all(e.weight is None for e in v.graph.edges) else
+                   ["thick = strong (weight 1), thin = weak (weight 0.1)"])
+    if _fallback_edges(v.graph) & {(e.source, e.target) for e in v.graph.edges}:
+        edge_styles.append("dotted = fallback (no learned path)")
     span = f'<td colspan="{len(kinds)}" align="left">'
     rows = [
         "<tr>" + "".join(kinds) + "</tr>",
-        f"<tr>{span}edges: thick = strong (weight 1), thin = weak (weight 0.1),"
-        " dotted = fallback (no learned path)</td></tr>",
+        *([f"<tr>{span}edges: {', '.join(edge_styles)}</td></tr>"] if edge_styles else []),
         *(f"<tr>{span}{_html(n)}</td></tr>" for n in notes),
-        *(f'<tr>{span}<font point-size="9">{_html(f)}</font></td></tr>' for f in formulas),
+        *(f'<tr>{span}<font point-size="9">{_html(f"{n} {formula}")}</font></td></tr>'
+          for n, formula in formulas.items()),
     ]
     return '<table border="0" cellborder="0" cellspacing="2" cellpadding="1">' + "".join(rows) + "</table>"
 

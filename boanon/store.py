@@ -442,8 +442,8 @@ class Store:
                     (differ == ["outputs"] and self._an_output_unlogged(conn, recorded.outputs)):
                 conn.execute("UPDATE studies SET spec = ? WHERE id = ?", (text, row["id"]))
             elif differ:
-                raise ConfigError(self.path, ", ".join(differ),
-                                  "differs from the run recorded in this store; resume with the "
+                raise ConfigError(self.path, ", ".join(differ), "differs from the run recorded in "
+                                  f"this store{recorded.contrast(study, differ)}; resume with the "
                                   "same configuration or use another store")
         self._write(init)
 

@@ -10,12 +10,15 @@ so a store written by another version reads, resumes and compares as it was writ
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 REQUIRED = ("space", "objectives", "seed", "strategy")
 """What every recorded run has; a spec without one is a damaged store."""
+NOT_SHOWN = frozenset({"space", "objectives"})
+"""Fields a mismatch names without their values (a whole space would fill the message)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,18 @@ class Study:
         (or by a version without units) resumes under it."""
         a, b = _without_units(self.to_dict()), _without_units(other.to_dict())
         return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+    def contrast(self, given: Study, names: list[str]) -> str:
+        """`` (seed: stored 0, given 1; ...)`` for the fields ``names`` (see :meth:`differs`):
+        this record's values against ``given``'s, so a refused resume says what to pass."""
+        stored, other = self.to_dict(), given.to_dict()
+        shown = [f"{k}: stored {_shown(stored.get(k))}, given {_shown(other.get(k))}"
+                 for k in names if k not in NOT_SHOWN]
+        return f" ({'; '.join(shown)})" if shown else ""
+
+
+def _shown(value: Any) -> str:
+    return "none" if value is None else json.dumps(value)
 
 
 def _without_units(spec: dict[str, Any]) -> dict[str, Any]:

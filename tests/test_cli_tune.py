@@ -492,6 +492,26 @@ def test_objectives_stay_fixed_once_a_trial_is_measured(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "objectives: differs from the run recorded" in result.output
 
 
+def test_a_resume_with_another_warm_start_says_the_stored_and_the_given_sources(tmp_path: Path) -> None:
+    """It said only "warm_start: differs from the run recorded in this store": which source the
+    run was started with, the one thing to pass to resume it, was to be guessed."""
+    related = []
+    for name in ("a", "b"):
+        related.append(tmp_path / f"{name}.db")
+        made = CliRunner().invoke(main, ["tune", str(_yaml(tmp_path, n_init=2, strategy="random")),
+                                         "--budget", "2", "--store", str(related[-1])])
+        assert made.exit_code == 0, made.output
+    args = ["tune", str(_yaml(tmp_path, n_init=2, strategy="random")), "--store", str(tmp_path / "run.db")]
+    made = CliRunner().invoke(main, [*args, "--budget", "2", "--warm-start", str(related[0])])
+    assert made.exit_code == 0, made.output
+    result = CliRunner().invoke(main, [*args, "--budget", "3", "--warm-start", str(related[1]), "--resume"])
+    assert result.exit_code == 1
+    assert (f"warm_start: differs from the run recorded in this store (warm_start: stored "
+            f"\"{related[0]}\", given \"{related[1]}\"); resume with") in result.output, result.output
+    result = CliRunner().invoke(main, [*args, "--budget", "3", "--resume"])
+    assert f"(warm_start: stored \"{related[0]}\", given none)" in result.output, result.output
+
+
 def test_an_infinite_bound_is_refused_before_any_trial(tmp_path: Path) -> None:
     data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
     data["space"]["x3"]["high"] = float("inf")

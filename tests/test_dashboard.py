@@ -272,6 +272,44 @@ def test_the_graph_draws_a_bounded_output_with_its_bound(tmp_path: Path, synthet
         assert browser.find_element(By.ID, "node-bound").text.startswith("output constraint: g0_load <= 0.6")
 
 
+def test_the_graph_key_names_only_what_the_picture_holds(tmp_path: Path, synthetic_run, browser) -> None:
+    """The key always showed "folded group" and "function / formula" (and the fallback and
+    expression edges), whatever the picture held; each entry is shown exactly when the drawn
+    graph has one, and folding a group brings "folded group" into the key."""
+    from selenium.webdriver.common.by import By
+
+    drawn_js = """const cy = window.boanon.cy; return {
+        folded: cy.nodes("[kind = 'folded']").length, bound: cy.nodes("[?bounded]").length,
+        form: cy.nodes("[form = 'function'], [form = 'formula']").length,
+        fallback: cy.edges("[style = 'dotted']").length, expression: cy.edges("[?annotated]").length};"""
+    entries = {"folded": "folded group", "form": "function / formula", "bound": "output constraint",
+               "fallback": "fallback parameter", "expression": "read by a node's expression"}
+
+    def key_matches_picture(b) -> bool:
+        drawn = b.execute_script(drawn_js)
+        shown = {k: any(e.text.startswith(text) and e.is_displayed()
+                        for e in b.find_elements(By.CSS_SELECTOR, "#graph-legend > span"))
+                 for k, text in entries.items()}
+        return shown == {k: drawn[k] > 0 for k in entries}
+
+    def tap_first(kind: str) -> None:
+        browser.execute_script(f"window.boanon.cy.nodes(\"[kind = '{kind}']\")[0].emit('tap')")
+
+    with serving(synthetic_run(tmp_path, budget=9)) as url:
+        browser.get(url)
+        browser.find_element(By.CSS_SELECTOR, "#graph-scope button[data-scope='all']").click()
+        wait_for(browser, lambda b: b.find_element(By.ID, "graph-caption").text.startswith("The whole graph"),
+                 what="the whole graph was never drawn")
+        assert browser.execute_script(drawn_js)["folded"] == 0  # a small graph opens unfolded
+        assert key_matches_picture(browser)
+        tap_first("group")  # fold it
+        wait_for(browser, lambda b: b.execute_script(drawn_js)["folded"] == 1, what="the group never folded")
+        assert key_matches_picture(browser)
+        tap_first("folded")  # open it again
+        wait_for(browser, lambda b: b.execute_script(drawn_js)["folded"] == 0, what="the group never opened")
+        assert key_matches_picture(browser)
+
+
 LOGGY = """#!/bin/sh
 # a system that logs a file per step, links out of its directory, hides a lock, nests a folder,
 # dumps a core (sparse) over the 64 MiB the dashboard serves

@@ -115,12 +115,26 @@ def test_sigkill_of_the_loop_takes_down_what_the_program_started_too(tmp_path: P
     _assert_all_die(pids)
 
 
-# A runner that dies right after starting the program: the guard, then a shell that starts a worker.
-DIES_AT_ONCE = ("import os, subprocess, sys; from boanon import lifetime; "
-                "from boanon.runners.command import GroupGuard; guard = GroupGuard().__enter__(); "
-                "p = subprocess.Popen(['sh', '-c', 'sleep ' + sys.argv[1] + ' & sleep 300'], "
-                "start_new_session=True, preexec_fn=lifetime.dies_with(os.getpid())); "
-                "guard.watch(p.pid); os._exit(0)")
+def test_sigkill_of_a_parallel_run_with_early_stopping_leaves_no_semaphore_to_warn_of(tmp_path: Path) -> None:
+    """The local progress channel was a multiprocessing queue and an event per trial: named
+    semaphores, which the killed loop could not unlink, so multiprocessing's resource tracker
+    printed "There appear to be 8 leaked semaphore objects to clean up at shutdown"."""
+    proc = subprocess.Popen([BOANON, "tune", "examples/sgd.yaml", "--budget", "8", "--workers", "2",
+                             "--early-stopping", "median", "--store", str(tmp_path / "run.db")],
+                            cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(list((tmp_path / "run.trials").glob("t*/progress.jsonl"))) < 2:  # both reporting
+        assert time.monotonic() < deadline and proc.poll() is None, "no two trials reported progress"
+        time.sleep(0.1)
+    proc.kill()
+    _, err = proc.communicate(timeout=60)  # once the tracker, which holds stderr too, is gone
+    assert "leaked" not in err and "resource_tracker" not in err, err
+
+
+# A runner that dies right after starting the program, a shell that starts a worker.
+DIES_AT_ONCE = ("import os, sys; from boanon.runners.command import Guarded; "
+                "Guarded(['sh', '-c', 'sleep ' + sys.argv[1] + ' & sleep 300']).__enter__(); os._exit(0)")
 
 
 def test_a_runner_dying_as_the_program_starts_still_takes_its_group_down(processes_running) -> None:

@@ -104,6 +104,33 @@ def test_render_to_images(tmp_path, suffix, magic):
     assert path.read_bytes().startswith(magic)
 
 
+def test_the_key_names_only_what_the_graph_draws(tmp_path):
+    """The key said "purple border: has a formula (below)", "dotted = fallback" and "edge width =
+    weight" under a graph with no formula, no fallback edge and no weight (a large one: labels
+    off); each is in the key exactly when the picture holds it."""
+    def key(data: dict) -> str:
+        dot = render(CausalGraph.from_dict(data), tmp_path / "graph.dot").read_text()
+        return dot[dot.index("label=<"):]
+
+    plain = SyntheticSystem(n_params=12, n_groups=4, seed=0).true_graph().to_dict()
+    assert len(plain["edges"]) > 30 and not plain["node_models"] and not plain["metadata"]
+    said = key(plain)
+    assert "parameter" in said and "objective" in said
+    for entry in ("purple border", "dotted", "thick = strong", "edge width = weight"):
+        assert entry not in said, said
+    first = plain["edges"][0]
+    marked = {**plain, "node_models": {"g0_m1": {"formula": "a * g0_load", "free": {"a": {"init": 1.0}}}},
+              "metadata": {"params_connected": [f"{first['source']} -> {first['target']}"]},
+              "edges": [{**e, "weight": 0.5} for e in plain["edges"]]}
+    said = key(marked)
+    for entry in ("purple border: has a formula", "g0_m1 ~ a * g0_load", "dotted = fallback",
+                  "thick = strong", "edge width = weight"):
+        assert entry in said, said
+    metrics_only = {"nodes": [{"id": "x", "role": "param"}, {"id": "y", "role": "objective"}],
+                    "edges": [{"source": "x", "target": "y", "weight": 0.4}]}
+    assert "metric" not in key(metrics_only)  # no metric drawn: no metric in the key
+
+
 def test_render_rejects_unknown_formats(tmp_path):
     with pytest.raises(ValueError, match="use .svg, .png or .dot"):
         render(_graph(), tmp_path / "graph.pdf")

@@ -449,6 +449,22 @@ function graphElements(view) {
   for (const e of Object.values(edges)) e.data.label = e.data.count > 1 ? `×${e.data.count}` : "";
   return [...nodes, ...Object.values(edges)];
 }
+function legendKeys(elements) {  // the key entries (data-key in index.html) the drawn elements need
+  const keys = new Set();
+  for (const { data: d } of elements) {
+    if (d.kind === "node") {
+      keys.add(ROLE_STYLE[d.role] ? d.role : "metric");  // drawn as a metric, as ROLE_STYLE does
+      if (d.bounded) keys.add("bound");
+      if (d.form === "function" || d.form === "formula") keys.add("form");
+    } else if (d.kind === "folded") keys.add("folded");
+    else if (d.source !== undefined) {
+      if (d.w !== null) keys.add("weight");
+      if (d.style === "dotted") keys.add("fallback");
+      if (d.annotated) keys.add("expression");
+    }
+  }
+  return keys;
+}
 const LABEL_PX = 12, MIN_LABEL_PX = 9;  // node labels' font size, and the smallest it is ever drawn at
 const GRAPH_STYLE = [
   { selector: "node[kind = 'node']", style: { label: "data(label)", "background-color": "data(fill)", "border-color": "data(border)",
@@ -480,7 +496,6 @@ function drawGraph() {
   }
   const roles = {};
   for (const n of view.nodes) roles[n.role] = (roles[n.role] || 0) + 1;
-  $("#legend-bound").hidden = !view.nodes.some((n) => n.bound);  // the key names what the picture holds
   const what = { neighbourhood: "The objectives' strongest paths (the parameters that reach them most strongly, each by its strongest way)",
     ancestors: view.nodes.some((n) => n.bound) ? "The objectives, the bounded outputs and their ancestors" : "The objectives and their ancestors", all: "The whole graph", node: `${view.node}, its ancestors and descendants` }[view.scope];
   for (const b of document.querySelectorAll("#graph-scope button")) b.classList.toggle("on", b.dataset.scope === view.scope);
@@ -489,6 +504,8 @@ function drawGraph() {
     count(view.edges.length, "edge") + (view.learned_from_trials ? `, learned from ${count(view.learned_from_trials, "trial")}` : "") +
     (view.groups.length ? `; ${count(view.groups.length, "name group")} (${view.groups.slice(0, 8).join(", ")}${view.groups.length > 8 ? "…" : ""})` : "") + ".";
   const elements = graphElements(view);
+  const drawn = legendKeys(elements);  // the key names what the picture holds, nothing else
+  for (const entry of document.querySelectorAll("#graph-legend [data-key]")) entry.hidden = !drawn.has(entry.dataset.key);
   if (!state.cy) {
     // labels never drawn below MIN_LABEL_PX: a graph too large for the box is panned, not shrunk
     state.cy = cytoscape({ container: $("#cy"), elements, style: GRAPH_STYLE, minZoom: MIN_LABEL_PX / LABEL_PX, maxZoom: 3 });
