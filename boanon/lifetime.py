@@ -3,14 +3,6 @@
 A process killed with SIGKILL runs no clean-up, so what it started must notice by itself; the
 kernel's parent-death signal does that without polling. Elsewhere it is unavailable and the
 callers fall back on their own means (a lifeline pipe, a process group).
-
-The signal is armed by the child itself, and CPython documents a ``preexec_fn`` (Python code
-run between fork and exec) as unsafe once the parent has threads. A program of BoAnon's own arms
-it at its start, after the exec (the ``command`` runner's :mod:`boanon.runners.group_guard`,
-which then becomes the user's program). One exception keeps :func:`dies_with` as a
-``preexec_fn``: db_bench (:mod:`boanon.targets.rocksdb`), a foreign binary that cannot arm it
-itself, and whose run is the measurement: an interpreter exec'd first to arm it would be charged
-to db_bench's recorded user and system seconds and peak memory (``rusage.json``).
 """
 
 from __future__ import annotations

@@ -9,17 +9,18 @@ named in the tuning YAML parses whatever the program left there.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import signal
 import string
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from boanon import lifetime
 from boanon.adapters.files import CONFIG_FILE, tail
 from boanon.runners import group_guard
 from boanon.runners.base import Runner, TrialFailed, register_runner
@@ -84,8 +85,14 @@ class CommandRunner(Runner):
     def run(self, config: dict[str, Value], trial_dir: Path) -> None:
         args = self.arguments(config, trial_dir)
         with open(trial_dir / STDOUT_FILE, "wb") as out, open(trial_dir / STDERR_FILE, "wb") as err, \
-                Guarded(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=self.cwd,
-                        env=self.env) as proc:
+                GroupGuard() as guard:
+            try:
+                proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                        cwd=self.cwd, env=self.env, start_new_session=True,
+                                        preexec_fn=lifetime.dies_with(os.getpid()))
+            except OSError as exc:
+                raise TrialFailed(f"cannot start {args[0]!r}: {exc}") from exc
+            guard.watch(proc.pid)
             try:
                 status = proc.wait(timeout=self.timeout)
             except subprocess.TimeoutExpired:
@@ -98,52 +105,42 @@ class CommandRunner(Runner):
             raise TrialFailed(f"{args[0]} exited with status {status}{_last_line(trial_dir / STDERR_FILE)}")
 
 
-class Guarded:
-    """The program, started through :mod:`boanon.runners.group_guard` in a session of its own:
-    it gets SIGKILL if this process dies, and so does its whole process group, through a guard
-    that the trial's end (``done``, written on leaving the block) sends away. The program leads
-    its own group, so the runner's own kill (timeout, Ctrl-C) takes its children too."""
+class GroupGuard:
+    """The runner's side of :mod:`boanon.runners.group_guard`: a guard process that SIGKILLs the
+    program's process group if this process dies before the trial is over (kept out of the
+    terminal's process group: a Ctrl-C is the runner's to act on). The program leads its own
+    group, so the runner's own kill (timeout, Ctrl-C) takes its children too; its parent-death
+    signal (:func:`boanon.lifetime.dies_with`) reaches the program only."""
 
-    def __init__(self, args: Sequence[str], **popen: Any):
-        self.args = list(args)
-        self.popen = popen
+    def __enter__(self) -> GroupGuard:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", group_guard.__file__], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+            preexec_fn=lifetime.dies_with(os.getpid(), signal.SIGTERM))
+        self._proc.stdout.readline()  # READY (or nothing, if it died): the program may start
+        self._proc.stdout.close()
+        return self
 
-    def __enter__(self) -> subprocess.Popen:
-        lines_read, self._lines = os.pipe()
-        errors_read, errors = os.pipe()
-        try:
-            proc = subprocess.Popen(group_guard.argv(self.args, os.getpid(), lines_read, errors),
-                                    pass_fds=(lines_read, errors), start_new_session=True, **self.popen)
-        except BaseException as exc:
-            os.close(self._lines)
-            os.close(errors_read)
-            if isinstance(exc, OSError):  # a missing cwd (a missing program: the error pipe)
-                raise TrialFailed(f"cannot start {self.args[0]!r}: {exc}") from exc
-            raise
-        finally:
-            os.close(lines_read)
-            os.close(errors)
-        try:
-            with open(errors_read, "rb") as why:  # end of file: the program runs (or it died)
-                failed = why.read().decode(errors="replace")
-        except BaseException:  # Ctrl-C as it started
-            self._abandon(proc)
-            raise
-        if failed:
-            self._abandon(proc)
-            raise TrialFailed(f"cannot start {self.args[0]!r}: {failed}")
-        return proc
+    def watch(self, group: int) -> None:
+        """The program's process group (its pid: it leads its group)."""
+        self._send(f"{group}\n")
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  traceback: TracebackType | None) -> None:
         """The trial is over, however it ended: the guard leaves the group alone and exits."""
-        with contextlib.suppress(BrokenPipeError):  # the guard is gone (killed by hand)
-            os.write(self._lines, group_guard.DONE)
-        os.close(self._lines)
+        self._send(f"{group_guard.DONE}\n")
+        try:
+            self._proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        self._proc.wait()
 
-    def _abandon(self, proc: subprocess.Popen) -> None:
-        _kill(proc)
-        self.__exit__(None, None, None)
+    def _send(self, line: str) -> None:
+        try:
+            self._proc.stdin.write(line)
+            self._proc.stdin.flush()
+        except BrokenPipeError:  # the guard is gone (killed by hand): nothing to tell it
+            pass
 
 
 def _kill(proc: subprocess.Popen) -> None:
