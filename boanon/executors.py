@@ -90,10 +90,11 @@ class ProgressChannel(ABC):
         """Release the channel."""
 
 
-REPORTS_PIPE_BYTES = 2**20
-"""The size asked of a trial's reports pipe (Linux; unprivileged at most ``fs.pipe-max-size``,
-1 MiB by default): ~29000 reports the loop, reading every 0.2 s, has not read yet before the
-trial waits for it. A pipe's default 64 KiB holds ~1800."""
+REPORTS_PIPE_BYTES = 2**18
+"""The size asked of a trial's reports pipe (Linux): ~7000 reports the loop, reading every
+0.2 s, has not read yet before the trial waits for it (a pipe's default 64 KiB holds ~1800). No
+more: a user's pipes share a quota (``fs.pipe-user-pages-soft``, 64 MiB), and past it every new
+pipe of theirs, their programs' too, gets 8 KiB."""
 
 
 @dataclass
