@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
@@ -175,6 +176,15 @@ def test_a_product_scalarisation_of_a_maximised_objective_is_refused_when_the_ya
                                           "minimised; cost2 is maximised"):
         parse_config(_example(objectives=objectives, scalarization="product"), "mo.yaml")
     assert parse_config(_example(objectives=objectives, scalarization="chebyshev"), "mo.yaml").scalarization
+
+
+def test_a_misspelt_scalarisation_key_is_named_with_the_fix_as_any_mapping_s():
+    # it said "expected one of (...) or a mapping with 'kind' and optional 'weights'", naming
+    # neither the key nor the fix, where space, objectives and outputs name both
+    with pytest.raises(ConfigError, match=re.escape(
+            "mo.yaml: scalarization.wieghts: unknown key (did you mean 'weights'?); expected one of "
+            "['kind', 'weights']")):
+        parse_config(_example(scalarization={"kind": "product", "wieghts": [1, 2]}), "mo.yaml")
 
 
 def test_a_ref_point_no_trial_beats_is_warned_once(tmp_path):

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, refuse_unknown_keys
 from boanon.objectives import Objective
 
 Kind = Literal["weighted_sum", "chebyshev", "product"]
@@ -50,9 +50,10 @@ class Scalarization:
         n_objectives = len(objectives)
         if isinstance(spec, str):
             spec = {"kind": spec}
-        if not isinstance(spec, Mapping) or set(spec) - {"kind", "weights"}:
+        if not isinstance(spec, Mapping):
             raise ConfigError(source, field_name, f"expected one of {KINDS} or a mapping with 'kind' and "
                               "optional 'weights'")
+        refuse_unknown_keys(spec, ("kind", "weights"), source, field_name)
         weights = spec.get("weights")
         if weights is not None and (not isinstance(weights, Sequence) or len(weights) != n_objectives):
             raise ConfigError(source, f"{field_name}.weights", f"expected {n_objectives} numbers")
