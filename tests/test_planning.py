@@ -44,6 +44,7 @@ def _instances(**types: dict) -> dict[str, InstanceType]:
     ("instances: {a: {price_per_hour: 1, max_count: 2, billing: soon}}", "instances.a.billing"),
     ("instances: {a: {price_per_hour: 1, max_count: 2, speed: 0}}", "instances.a.speed"),
     ("instances: {a: {price_per_hour: 1, max_count: 2, cores: 4}}", "instances.a.cores"),
+    ("instances: {a: {price_per_hour: 1, max_count: 2, 1: x, cores: 4}}", "instances.a.1"),  # was a TypeError
     ("instances: []", "instances"),
 ])
 def test_instances_file_errors_name_file_and_field(tmp_path: Path, text: str, field: str) -> None:
@@ -52,6 +53,15 @@ def test_instances_file_errors_name_file_and_field(tmp_path: Path, text: str, fi
     with pytest.raises(ConfigError) as error:
         load_instances(path)
     assert error.value.source == str(path) and error.value.field == field
+
+
+def test_a_misspelt_instance_field_is_named_with_the_fix(tmp_path: Path) -> None:
+    # "unknown field; expected some of (...)": a wording of its own, without the fix
+    path = tmp_path / "instances.yaml"
+    path.write_text("instances: {a: {price_per_hour: 1, max_cuont: 2}}")
+    with pytest.raises(ConfigError, match=r"instances\.a\.max_cuont: unknown key "
+                                          r"\(did you mean 'max_count'\?\)"):
+        load_instances(path)
 
 
 def test_instances_file_and_billing(tmp_path: Path) -> None:

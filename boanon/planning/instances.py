@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, refuse_unknown_keys
 from boanon.yamlfile import load_yaml
 
 FIELDS = ("price_per_hour", "billing", "startup", "speed", "max_count")
@@ -86,9 +86,7 @@ def parse_instances(data: Any, source: str = "instances") -> dict[str, InstanceT
         where = f"instances.{name}"
         if not isinstance(spec, Mapping):
             raise ConfigError(source, where, f"expected a mapping with {', '.join(FIELDS)}")
-        unknown = sorted(set(spec) - set(FIELDS))
-        if unknown:
-            raise ConfigError(source, f"{where}.{unknown[0]}", f"unknown field; expected some of {FIELDS}")
+        refuse_unknown_keys(spec, FIELDS, source, where)
         for key in ("price_per_hour", "max_count"):
             if key not in spec:
                 raise ConfigError(source, f"{where}.{key}", "missing (required)")
