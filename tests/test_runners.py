@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -147,11 +148,77 @@ def test_command_failures(tmp_path: Path) -> None:
     assert time.monotonic() - start < 10
     with pytest.raises(TrialFailed, match="cannot start"):
         run_trial(make_runner("command", command=["/no/such/program"]), {}, tmp_path / "missing")
+    with pytest.raises(TrialFailed) as missing:  # searched on PATH: named
+        run_trial(make_runner("command", command=["no-such-program"]), {}, tmp_path / "not-on-path")
+    assert "'no-such-program'" in str(missing.value) and "No such file or directory" in str(missing.value)
     with pytest.raises(TrialFailed, match=r"names \{nope\}"):
         run_trial(make_runner("command", command=["true", "{nope}"]), {}, tmp_path / "field")
     # The program ran but left nothing the adapter can read.
     with pytest.raises(LogParseError, match="result.json"):
         run_trial(make_runner("command", command=["true"]), {}, tmp_path / "empty")
+
+
+def test_the_program_gets_the_default_signal_dispositions_python_ignores(tmp_path: Path) -> None:
+    """Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across an exec: the
+    program must get the defaults (a pipeline's writer that outlives its reader then dies quietly,
+    as in a terminal), whatever starts it (a round-36 guard that exec'd the program lost them)."""
+    (tmp_path / "t").mkdir()
+    make_runner("command", command=["sh", "-c", "yes | head -n 1; grep SigIgn /proc/self/status"]).run(
+        {}, tmp_path / "t")
+    assert (tmp_path / "t" / "stderr.txt").read_text() == ""  # not "yes: standard output: Broken pipe"
+    ignored = int((tmp_path / "t" / "stdout.txt").read_text().split()[-1], 16)
+    assert not ignored & (1 << (signal.SIGPIPE - 1) | 1 << (signal.SIGXFSZ - 1))
+
+
+def test_the_program_gets_the_environment_configured_and_nothing_more(tmp_path: Path, monkeypatch) -> None:
+    """``env: {LANG: C}`` is the program's whole environment: nothing a Python start adds (PEP 538's
+    LC_CTYPE=C.UTF-8 under a C locale, which a round-36 guard that exec'd the program passed on)."""
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_CTYPE", raising=False)
+    runner = make_runner("command", command=["env", "-0"], env={"LANG": "C"})
+    (tmp_path / "t").mkdir()
+    runner.run({}, tmp_path / "t")
+    given = (tmp_path / "t" / "stdout.txt").read_bytes().split(b"\0")[:-1]
+    assert dict(os.fsdecode(e).split("=", 1) for e in given) == runner.env
+
+
+# A runner holding over a thousand files open (as its hard limit allows): a guard watching a
+# descriptor past 1024 with select() would die at once, silently.
+CROWDED_RUNNER = """
+import os, resource, sys
+from pathlib import Path
+from boanon.runners.command import CommandRunner
+marker, trial = sys.argv[1:]
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard >= 0 else 4096, hard))
+held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+CommandRunner(["sh", "-c", "sleep " + marker + " & echo $$ $! > {trial_dir}/pids; wait"]).run({}, Path(trial))
+"""
+
+
+def test_the_sigkill_of_a_runner_holding_many_files_still_takes_the_group(tmp_path: Path,
+                                                                           processes_running) -> None:
+    """A SIGKILLed runner with over a thousand files open: its program and the worker it started
+    die with it (a round-36 guard watching its pipe with select() left the worker running)."""
+    import resource
+
+    if 0 <= resource.getrlimit(resource.RLIMIT_NOFILE)[1] < 1200:
+        pytest.skip("the hard limit on open files is under 1200")
+    trial = tmp_path / "t"
+    trial.mkdir()
+    runner = subprocess.Popen([sys.executable, "-c", CROWDED_RUNNER, "31.4159", str(trial)])
+    deadline = time.monotonic() + 30
+    while not (trial / "pids").is_file() or not (trial / "pids").read_text().endswith("\n"):
+        assert time.monotonic() < deadline and runner.poll() is None, "the program never started"
+        time.sleep(0.02)
+    runner.kill()
+    runner.wait()
+    deadline = time.monotonic() + 5
+    while (left := processes_running("sleep 31.4159")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
 
 
 def test_a_trial_that_ended_leaves_no_guard_and_what_its_program_left_alone(tmp_path: Path,
