@@ -98,6 +98,11 @@ def unlisted(run: Path) -> Path:
         f.truncate(64 * 2**20 + 1)  # docs/dashboard.md: up to 64 MiB is served
     (trials / "stray").mkdir()
     (trials / "stray" / "a.txt").write_text("stray")
+    outside = run.parent / "outside"  # a trial's directory replaced by a link out of the run
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    shutil.rmtree(trials / "t0001")
+    (trials / "t0001").symlink_to(outside)
     return folder
 
 
@@ -111,7 +116,8 @@ def unlisted(run: Path) -> Path:
     ("logs/t0000/config-link", 403, "'config-link' is not served: it is not a plain file"),
     ("logs/t0000/core", 403, f"'core' is not served: it is {64 * 2**20 + 1} bytes, over the 64 MiB served"),
     ("logs/stray/a.txt", 404, "no trial 'stray' in the run"),
-    ("logs/t0000/missing.log", 404, "no file 'missing.log' in the trial's directory")])
+    ("logs/t0000/missing.log", 404, "no file 'missing.log' in the trial's directory"),
+    ("logs/t0001/secret.txt", 403, "the directory of trial 't0001' is a link (it may lead out of the run)")])
 def test_logs_serves_only_what_the_trial_s_listing_shows(served, unlisted: Path, path: str, status: int,
                                                         says: str) -> None:
     """``/logs`` served any file under the trials' folder asked for by URL: a hidden lock, a
@@ -123,6 +129,16 @@ def test_logs_serves_only_what_the_trial_s_listing_shows(served, unlisted: Path,
     assert refused.value.code == status
     assert says in refused.value.read().decode()
     assert "sandbox" in refused.value.headers["content-security-policy"]
+
+
+def test_a_trial_directory_that_links_out_of_the_run_is_neither_listed_nor_served(served, unlisted) -> None:
+    """Round 35's static files refused a path whose real location left the trials' folder; the
+    listing-based ``/logs`` served a trial directory that is a link to anywhere."""
+    _, url = served
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        _get(url + "api/trial-files?trial=t0001")
+    assert refused.value.code == 403
+    assert "the directory of trial 't0001' is a link" in refused.value.read().decode()
 
 
 def test_every_file_the_listing_links_is_served_whole(served, unlisted: Path) -> None:

@@ -176,10 +176,15 @@ class RunView:
 
     def trial_dir(self, name: str) -> Path:
         """Trial ``name``'s directory; a name that is no trial of the run (``../..``, a folder
-        beside the trials') is a ValueError, never a path to read."""
+        beside the trials') is a ValueError, never a path to read, and a directory that is a
+        link (it may lead out of the run) a PermissionError."""
         if name not in {t.name for t in self.snapshot().trials}:
             raise ValueError(f"no trial {name!r} in the run")
-        return self.trials_dir / name
+        folder = self.trials_dir / name
+        if folder.is_symlink():
+            raise PermissionError(f"the directory of trial {name!r} is a link (it may lead out of the run): "
+                                  "not served")
+        return folder
 
     def graph(self, scope: str = "auto", node: str | None = None) -> dict[str, Any]:
         """The run's current graph (None before it has one), the part ``scope`` names
@@ -295,6 +300,8 @@ def create_app(views: RunView | Sequence[RunView]) -> Starlette:
             return JSON(pick(request).trial_files(request.query_params.get("trial", "")))
         except ValueError as exc:  # an unknown study or trial
             return JSON({"error": str(exc)}, status_code=400)
+        except PermissionError as exc:  # a trial directory that is a link
+            return JSON({"error": str(exc)}, status_code=403)
 
     def logs(view: RunView) -> Callable[[Request], Response]:
         def serve(request: Request) -> Response:
