@@ -121,10 +121,14 @@ def test_truncated_json_names_file_and_line(adapter, tmp_path):
     assert "invalid JSON" in str(err.value)
 
 
-def test_missing_layer_is_truncated_output(adapter, tmp_path):
+@pytest.mark.parametrize(("removed", "says"), [(1, "2 layer results for the 3 layers"),
+                                                (2, "1 layer result for the 3 layers")])
+def test_missing_layer_is_truncated_output(adapter, tmp_path, removed: int, says: str):
+    """Counted in words, as every count BoAnon prints (was "1 layer result(s)")."""
     trial = copy_of(THREE, tmp_path)
-    (trial / THREE_LAYER_FILES[2]).unlink()
-    with pytest.raises(LogParseError, match=r"2 layer result\(s\) for the 3 layer"):
+    for name in THREE_LAYER_FILES[3 - removed:]:
+        (trial / name).unlink()
+    with pytest.raises(LogParseError, match=f"truncated output: {says} in "):
         adapter.parse_trial(trial)
 
 

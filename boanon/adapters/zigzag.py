@@ -27,6 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from boanon import units
 from boanon.adapters.base import Adapter, register_adapter
 from boanon.adapters.files import find_file, read_json, read_json_object, require_file
 from boanon.errors import LogParseError
@@ -75,8 +76,9 @@ class ZigZagAdapter(Adapter):
         if not layers:
             raise LogParseError(trial_dir / f"<layer>{LAYER_SUFFIXES[0]}", "no per-layer result")
         if expected is not None and len(layers) != expected:
-            raise LogParseError(layers[0].parent, f"truncated output: {len(layers)} layer result(s)"
-                                f" for the {expected} layer(s) in {DESIGN}")
+            found = units.count(len(layers), "layer result")
+            raise LogParseError(layers[0].parent, f"truncated output: {found} for the "
+                                f"{units.count(expected, 'layer')} in {DESIGN}")
         record.metrics.update(layer_metrics(layers))
         return record
 
