@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from boanon import units
+from boanon.errors import did_you_mean, refuse_unknown_options
 
 AGGREGATES = ("mean", "last")
 RULES = ("median", "asha")
@@ -201,14 +202,15 @@ class SuccessiveHalving(EarlyStopper):
 _CLASSES: dict[str, type[EarlyStopper]] = {"median": MedianStopping, "asha": SuccessiveHalving}
 
 
-def make_stopper(rule: str, direction: str = "minimize", **options: Any) -> EarlyStopper:
-    """An early stopper by name: ``median`` or ``asha`` (options as their constructors take)."""
+def make_stopper(rule: str, direction: str = "minimize", /, **options: Any) -> EarlyStopper:
+    """An early stopper by name: ``median`` or ``asha`` (options as their constructors take; the
+    direction is the run's, so an option named so is refused as any unknown one: it was "got
+    multiple values for argument 'direction'")."""
     if rule not in _CLASSES:
-        raise ValueError(f"unknown early-stopping rule {rule!r}; expected one of {RULES}")
-    allowed = set(inspect.signature(_CLASSES[rule]).parameters) - {"direction"}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ValueError(f"{rule}: unexpected option {unknown[0]!r}; expected some of {sorted(allowed)}")
+        raise ValueError(f"unknown early-stopping rule {rule!r}{did_you_mean(rule, RULES)}; "
+                         f"expected one of {RULES}")
+    allowed = [n for n in inspect.signature(_CLASSES[rule]).parameters if n != "direction"]  # the run's
+    refuse_unknown_options(sorted(options), allowed, f"early-stopping rule {rule!r}")
     return _CLASSES[rule](direction=direction, **options)
 
 

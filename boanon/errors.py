@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,13 @@ def check_options(function: Any, options: Mapping[str, Any], label: str, skip: i
         return
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return
-    names = [p.name for p in params if p.kind in _NAMED]
+    refuse_unknown_options(options, [p.name for p in params if p.kind in _NAMED], label)
+
+
+def refuse_unknown_options(options: Iterable[str], names: Sequence[str], label: str) -> None:
+    """Raise ValueError for the first of ``options`` not among ``names``: ``label has no option
+    'eta'; its options: ...``, with the closest name (one wording for every option a function,
+    a runner or a rule takes)."""
     for key in options:
         if key not in names:
             raise ValueError(f"{label} has no option {key!r}{did_you_mean(key, names)}; its options: "

@@ -118,12 +118,17 @@ def test_parse_stopper_and_errors() -> None:
     assert isinstance(s, SuccessiveHalving) and (s.min_resource, s.reduction_factor) == (5, 2)
     assert s.aggregate == "last" and s.direction == "maximize"
     assert isinstance(parse_stopper("median"), MedianStopping)
-    with pytest.raises(ValueError, match="unknown early-stopping rule 'halving'"):
-        parse_stopper("halving")
+    with pytest.raises(ValueError, match="unknown early-stopping rule 'ahsa' \\(did you mean 'asha'\\?\\)"):
+        parse_stopper("ahsa")
     with pytest.raises(ValueError, match="min_trials=x"):
         parse_stopper("median:min_trials=x")
-    with pytest.raises(ValueError, match="unexpected option 'eta'"):
-        parse_stopper("asha:eta=3")
+    # one wording for an option a rule, a runner or a function does not take (was "unexpected
+    # option 'min_resorce'; expected some of [...]", without the fix)
+    with pytest.raises(ValueError, match="early-stopping rule 'asha' has no option 'min_resorce' "
+                                         "\\(did you mean 'min_resource'\\?\\); its options: "):
+        parse_stopper("asha:min_resorce=3")
+    with pytest.raises(ValueError, match="has no option 'direction'"):  # the run's, not the rule's
+        parse_stopper("median:direction=maximize")
     with pytest.raises(ValueError, match="reduction_factor >= 2"):
         SuccessiveHalving(reduction_factor=1)
 
