@@ -30,14 +30,14 @@ from boanon.multitask.tasks import TASK
 from boanon.nodespec import NodeSpec
 from boanon.units import count
 
-STYLE = {
-    "param": 'shape=box, style="rounded,filled", fillcolor="#cfe2ff", color="#3d6bb3"',
-    "metric": 'shape=ellipse, style=filled, fillcolor="#eeeeee", color="#777777", margin="0.02,0.02"',
-    "objective": 'shape=doubleoctagon, style=filled, fillcolor="#f8c4c0", color="#b3403d"',
+ROLE_LOOK = {  # role: (the key's noun, shape, fill, border, further attributes)
+    "param": ("parameter", 'shape=box, style="rounded,filled"', "#cfe2ff", "#3d6bb3", ""),
+    "metric": ("metric", "shape=ellipse, style=filled", "#eeeeee", "#777777", ', margin="0.02,0.02"'),
+    "objective": ("objective", "shape=doubleoctagon, style=filled", "#f8c4c0", "#b3403d", ""),
 }
-KEY_ROLES = (("param", "parameter", ("#cfe2ff", "#3d6bb3")), ("metric", "metric", ("#eeeeee", "#777777")),
-             ("objective", "objective", ("#f8c4c0", "#b3403d")))
-"""The key's entry for each role (its fill and border, as in STYLE), shown where one is drawn."""
+"""How each role is drawn, in the picture and in its key (one table: the key's colours are the nodes')."""
+STYLE = {role: f'{shape}, fillcolor="{fill}", color="{border}"{extra}'
+         for role, (_, shape, fill, border, extra) in ROLE_LOOK.items()}
 BOUND_STYLE = ', color="#b3403d", penwidth=2.2'
 """A bounded output's border (the objectives' red): the run steers it as it steers them."""
 FORMATS = ("svg", "png")
@@ -277,20 +277,21 @@ def _legend(v: View, labelled: bool) -> str:
     if v.groups:
         notes.append("boxes: nodes of one entity (name prefix)")
     notes += [f"no learned path into {n}" for n in v.bounds if not v.graph.parents(n)]
-    if not labelled and any(e.weight is not None for e in v.graph.edges):
+    weighted = any(e.weight is not None for e in v.graph.edges)
+    if not labelled and weighted:
         notes.append("edge width = weight (labels off: too many edges)")
     formulas = {} if labelled else {
         n: f for n in v.graph.roles if (f := _formula(n, v.graph.node_models.get(n), 70)) is not None}
     # only what the picture holds: a key entry for a kind drawn nowhere sends a reader looking
     cell = '<td bgcolor="{}" border="1" color="{}">&nbsp;{}&nbsp;</td>'
     drawn = set(v.graph.roles.values())
-    kinds = [cell.format(*colours, noun) for role, noun, colours in KEY_ROLES if role in drawn]
+    kinds = [cell.format(fill, border, noun) for role, (noun, _, fill, border, _) in ROLE_LOOK.items()
+             if role in drawn]
     if v.bounds:
         kinds.append(cell.format("#eeeeee", "#b3403d", "red border: an output constraint (its bound)"))
     if set(formulas) - set(v.bounds):  # a bounded output with a formula wears red, not purple
         kinds.append(cell.format("#eeeeee", "#6a3d9a", "purple border: has a formula (below)"))
-    edge_styles = ([] if all(e.weight is None for e in v.graph.edges) else
-                   ["thick = strong (weight 1), thin = weak (weight 0.1)"])
+    edge_styles = ["thick = strong (weight 1), thin = weak (weight 0.1)"] if weighted else []
     if _fallback_edges(v.graph) & {(e.source, e.target) for e in v.graph.edges}:
         edge_styles.append("dotted = fallback (no learned path)")
     span = f'<td colspan="{len(kinds)}" align="left">'
