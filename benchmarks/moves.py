@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.step_through import fresh_run, replay_each
+from benchmarks.tuners import with_fixed_hash_seed
 
 
 def moves(problem_name: str, tuner_name: str, seed: int, budget: int, print_=print) -> list[dict]:
@@ -58,4 +59,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    with_fixed_hash_seed()  # replays a SMAC run as the harness ran it
     main()

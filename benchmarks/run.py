@@ -29,7 +29,7 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
 from benchmarks.problems import PROBLEMS, Problem, make_problem
-from benchmarks.tuners import TUNERS, BenchTuner, make_tuner
+from benchmarks.tuners import TUNERS, BenchTuner, make_tuner, with_fixed_hash_seed
 from boanon.errors import LogParseError
 from boanon.runners.base import TrialFailed, exit_on_sigterm
 from boanon.table import TrialRecord, Value
@@ -287,5 +287,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    with_fixed_hash_seed()  # SMAC repeats only under one string-hash seed
     exit_on_sigterm()  # the process's own: a killed run kills db_bench and removes its DB
     main()

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.problems import Problem, make_problem
-from benchmarks.tuners import BenchTuner, BoAnon, make_tuner
+from benchmarks.tuners import BenchTuner, BoAnon, make_tuner, with_fixed_hash_seed
 
 
 def _short(value: Any) -> Any:
@@ -110,4 +110,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    with_fixed_hash_seed()  # replays a SMAC run as the harness ran it
     main()

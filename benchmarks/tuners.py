@@ -12,6 +12,8 @@ the baseline and the comparison is about what they find beyond it.
 from __future__ import annotations
 
 import math
+import os
+import sys
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -169,6 +171,18 @@ def optuna_distributions(space: Space) -> dict[str, Any]:
         else:
             out[name] = FloatDistribution(p.low, p.high, log=p.log)
     return out
+
+
+HASH_SEED = "0"
+
+
+def with_fixed_hash_seed() -> None:
+    """Re-run this process under ``PYTHONHASHSEED=0`` unless it already runs so. SMAC's proposals
+    depend on Python's string-hash seed, which each process draws at random unless told, so a
+    seeded SMAC run did not repeat; every other tuner here repeats under any hash seed."""
+    if os.environ.get("PYTHONHASHSEED") != HASH_SEED:
+        os.environ["PYTHONHASHSEED"] = HASH_SEED
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
 
 
 class SMAC(BenchTuner):

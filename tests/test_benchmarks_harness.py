@@ -332,3 +332,22 @@ def test_merge_copies_only_the_tuners_and_problems_asked_for(tmp_path):
     assert pd.read_csv(into / "p.csv")["tuner"].tolist() == ["tpe"]
     assert not (into / "q.csv").exists()
     assert pd.read_csv(into / "runs.csv")[["problem", "tuner"]].values.tolist() == [["p", "tpe"]]
+
+
+def test_a_seeded_smac_run_repeats_in_a_process_with_another_hash_seed(tmp_path: Path) -> None:
+    # SMAC's proposals follow Python's string-hash seed, drawn per process: seed 0 of SMAC on
+    # fn-ackmat parted at its 6th evaluation between two `python -m benchmarks.run` processes
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("smac")
+    curves = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / hash_seed
+        args = ["--problems", "fn-ackmat", "--tuners", "smac", "--seeds", "1", "--budget", "8",
+                "--out", str(out)]
+        subprocess.run([sys.executable, "-m", "benchmarks.run", *args, "--no-plots"], cwd=ROOT, check=True,
+                       capture_output=True, env={**os.environ, "PYTHONHASHSEED": hash_seed}, timeout=300)
+        curves.append(pd.read_csv(out / "fn-ackmat.csv").best_so_far.tolist())
+    assert len(curves[0]) == 8 and curves[0] == curves[1]
