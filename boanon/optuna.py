@@ -200,14 +200,8 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
         own = {**{n: "an objective of the study (study.set_metric_names)" for n in names},
                **{n: f"the output of a constraints_func value ({CONSTRAINT_PREFIX}<i>)"
                   for n in [*(c.name for c in tuner.output_constraints), *constrained]}}
-        taken = two_roles(logged, own)
-        if taken:  # the replay's own output would overwrite what the trial logged
-            raise ValueError(f"trial {t.number}: metric {taken!r} is named like {own[taken]}: a quantity "
-                             "has one role (log it under another name)")
-        clash = two_roles(config, outputs)
-        if clash:  # named here by the Optuna trial, before the Tuner's tell refuses it
-            raise ValueError(f"trial {t.number}: metric {clash!r} is named like a parameter: a quantity "
-                             "has one role (log it under another name)")
+        _refuse_two_roles(t, logged, own)  # the replay's own output would overwrite what the trial logged
+        _refuse_two_roles(t, outputs, dict.fromkeys(config, "a parameter"))  # before the Tuner's tell does
         if t.state == TrialState.COMPLETE and t.values is not None:
             tuner.tell(asked.id, {**outputs, **dict(zip(names, map(float, t.values), strict=True))})
         elif t.state == TrialState.PRUNED and len(names) == 1 and t.intermediate_values:
@@ -216,6 +210,15 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
         else:
             tuner.tell(asked.id, failure=f"Optuna trial {t.number} ended {t.state.name}")
     return recorded
+
+
+def _refuse_two_roles(trial: FrozenTrial, metrics: Iterable[str], named: Mapping[str, str]) -> None:
+    """Refuse a metric of Optuna trial ``trial`` named like another quantity of the replay
+    (``named``: each name, and what it is), naming the trial: a quantity has one role."""
+    taken = two_roles(metrics, named)
+    if taken:
+        raise ValueError(f"trial {trial.number}: metric {taken!r} is named like {named[taken]}: a quantity "
+                         "has one role (log it under another name)")
 
 
 def search_space(study: Study) -> dict[str, BaseDistribution]:
