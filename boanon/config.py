@@ -185,9 +185,9 @@ def _runner(spec: Any, space: Space, objectives: list[Objective],
     """``runner:`` -> (registered runner name, constructor options)."""
     if not isinstance(spec, Mapping):
         raise ConfigError(source, "runner", "expected a mapping with one of name, callable, command")
+    refuse_unknown_keys(spec, (*RUNNER_KINDS, "options"), source, "runner")
     kinds = [k for k in RUNNER_KINDS if k in spec]
-    extra = set(spec) - set(RUNNER_KINDS) - {"options"}
-    if len(kinds) != 1 or extra:
+    if len(kinds) != 1:
         raise ConfigError(source, "runner", "needs exactly one of name, callable or command "
                           f"(plus optional options), got {sorted(spec)}")
     options = spec.get("options") or {}
@@ -224,13 +224,13 @@ def _runner(spec: Any, space: Space, objectives: list[Objective],
             raise ConfigError(source, "runner.command", f"{{{sorted(unknown)[0]}}} is not a parameter "
                               f"of the space nor one of {sorted(BUILTIN_FIELDS)}")
         return "command", {"command": [str(a) for a in command], **options}
-    from boanon.runners import available_runners
+    from boanon.runners.base import runner_class
 
-    name = spec["name"]
-    if name not in available_runners():
-        raise ConfigError(source, "runner.name", f"unknown runner {name!r}; available: "
-                          f"{', '.join(available_runners())}")
-    return str(name), options
+    try:
+        runner_class(spec["name"])
+    except ValueError as exc:  # the registry's words, with the closest name
+        raise ConfigError(source, "runner.name", str(exc)) from None
+    return str(spec["name"]), options
 
 
 def _path(data: Mapping[str, Any], key: str, source: str) -> Path | None:

@@ -43,6 +43,7 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution, Floa
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.samplers._base import _CONSTRAINTS_KEY, _process_constraints_after_trial
 from optuna.search_space import IntersectionSearchSpace
+from optuna.storages import BaseStorage
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState, create_trial
 
@@ -51,7 +52,7 @@ from boanon.multiobjective import OutputConstraint
 from boanon.multitask import TaskColumn, WarmStart, related_tasks
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Param, Space, equal_choices
-from boanon.storage_urls import open_storage, sqlite_file
+from boanon.storage_urls import opened_storage, sqlite_file
 from boanon.store import connect_read_only, remove_store
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.table import number_problem, two_roles
@@ -199,14 +200,8 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
         own = {**{n: "an objective of the study (study.set_metric_names)" for n in names},
                **{n: f"the output of a constraints_func value ({CONSTRAINT_PREFIX}<i>)"
                   for n in [*(c.name for c in tuner.output_constraints), *constrained]}}
-        taken = two_roles(logged, own)
-        if taken:  # the replay's own output would overwrite what the trial logged
-            raise ValueError(f"trial {t.number}: metric {taken!r} is named like {own[taken]}: a quantity "
-                             "has one role (log it under another name)")
-        clash = two_roles(config, outputs)
-        if clash:  # named here by the Optuna trial, before the Tuner's tell refuses it
-            raise ValueError(f"trial {t.number}: metric {clash!r} is named like a parameter: a quantity "
-                             "has one role (log it under another name)")
+        _refuse_two_roles(t, logged, own)  # the replay's own output would overwrite what the trial logged
+        _refuse_two_roles(t, outputs, dict.fromkeys(config, "a parameter"))  # before the Tuner's tell does
         if t.state == TrialState.COMPLETE and t.values is not None:
             tuner.tell(asked.id, {**outputs, **dict(zip(names, map(float, t.values), strict=True))})
         elif t.state == TrialState.PRUNED and len(names) == 1 and t.intermediate_values:
@@ -215,6 +210,15 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
         else:
             tuner.tell(asked.id, failure=f"Optuna trial {t.number} ended {t.state.name}")
     return recorded
+
+
+def _refuse_two_roles(trial: FrozenTrial, metrics: Iterable[str], named: Mapping[str, str]) -> None:
+    """Refuse a metric of Optuna trial ``trial`` named like another quantity of the replay
+    (``named``: each name, and what it is), naming the trial: a quantity has one role."""
+    taken = two_roles(metrics, named)
+    if taken:
+        raise ValueError(f"trial {trial.number}: metric {taken!r} is named like {named[taken]}: a quantity "
+                         "has one role (log it under another name)")
 
 
 def search_space(study: Study) -> dict[str, BaseDistribution]:
@@ -436,15 +440,16 @@ def import_study(storage: str, study_name: str | None, store: str | Path, seed: 
     and the number of trials copied. The other direction is ``boanon export --optuna``."""
     if Path(store).exists():
         raise ValueError(f"{store} exists already; import into a new store")
-    study = load_existing_study(storage, study_name)
-    trials = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
-    distributions = search_space(study)
+    _require_optuna_file(storage)
+    with opened_storage(storage) as opened:  # read whole, then closed
+        study = load_existing_study(opened, storage, study_name)
+        trials = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
+        distributions, objectives = search_space(study), objectives_of(study)
     space = space_of(distributions)
     if space is None:
         raise ValueError(f"study {study.study_name!r} in {storage} has no parameter that every finished "
                          "trial set with the same distribution and two or more values")
-    tuner = Tuner(space, objectives_of(study), seed=seed, store=store,
-                  output_constraints=output_constraints(trials))
+    tuner = Tuner(space, objectives, seed=seed, store=store, output_constraints=output_constraints(trials))
     try:
         n = replay(tuner, trials, distributions,
                    reason=lambda t: f"imported from Optuna study {study.study_name!r}, trial {t.number}")
@@ -457,15 +462,14 @@ def import_study(storage: str, study_name: str | None, store: str | Path, seed: 
     return tuner, n
 
 
-def load_existing_study(storage: str, study_name: str | None) -> Study:
-    """Optuna study ``study_name`` in ``storage`` (None: the only one there), changing nothing:
-    ``optuna.load_study`` creates the database a mistyped sqlite path names (and its tables in
-    any other database) and says only 'Record does not exist.' of a mistyped study name."""
+def load_existing_study(opened: BaseStorage, storage: str, study_name: str | None) -> Study:
+    """Optuna study ``study_name`` (None: the only one there) in ``opened``, the storage at URL
+    ``storage`` opened after :func:`_require_optuna_file` (``optuna.load_study`` creates the
+    database a mistyped sqlite path names, and its tables in any other database), changing
+    nothing; a mistyped study name is named, where Optuna says only 'Record does not exist.'"""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    _require_optuna_file(storage)
-    opened = open_storage(storage)
     names = optuna.get_all_study_names(opened)
     if not names:
         raise ValueError(f"{storage} holds no study")

@@ -67,31 +67,31 @@ def export_to_optuna(run: RunView, storage: str, study_name: str | None = None) 
     exported from the same store before is replaced; any other one is left alone (ValueError)."""
     import optuna
 
-    from boanon.storage_urls import open_storage
+    from boanon.storage_urls import opened_storage
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # no "A new study created" on stderr
-    opened = open_storage(storage)
-    name = study_name or run.store.path.stem
-    path = str(run.store.path.resolve())
-    try:
-        old = optuna.load_study(study_name=name, storage=opened)
-    except KeyError:
-        old = None
-    if old is not None:
-        if old.user_attrs.get(STORE_ATTR) != path:
-            raise ValueError(f"{storage} already holds a study {name!r} that is not an export of "
-                             f"{run.store.path}; choose another study name")
-        optuna.delete_study(study_name=name, storage=opened)
-    study = optuna.create_study(storage=opened, study_name=name,
-                                directions=[o.direction for o in run.objectives])
-    with warnings.catch_warnings():  # experimental since Optuna 3.2, and what the dashboard shows
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        study.set_metric_names([o.name for o in run.objectives])
-    study.set_user_attr(STORE_ATTR, path)
-    distributions = {n: distribution(p) for n, p in run.space.params.items()}
-    trials = [_frozen(t, run, distributions) for t in run.trials if t.status != "running"]
-    study.add_trials(trials)
-    return name, len(trials)
+    with opened_storage(storage) as opened:
+        name = study_name or run.store.path.stem
+        path = str(run.store.path.resolve())
+        try:
+            old = optuna.load_study(study_name=name, storage=opened)
+        except KeyError:
+            old = None
+        if old is not None:
+            if old.user_attrs.get(STORE_ATTR) != path:
+                raise ValueError(f"{storage} already holds a study {name!r} that is not an export of "
+                                 f"{run.store.path}; choose another study name")
+            optuna.delete_study(study_name=name, storage=opened)
+        study = optuna.create_study(storage=opened, study_name=name,
+                                    directions=[o.direction for o in run.objectives])
+        with warnings.catch_warnings():  # experimental since Optuna 3.2, and what the dashboard shows
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names([o.name for o in run.objectives])
+        study.set_user_attr(STORE_ATTR, path)
+        distributions = {n: distribution(p) for n, p in run.space.params.items()}
+        trials = [_frozen(t, run, distributions) for t in run.trials if t.status != "running"]
+        study.add_trials(trials)
+        return name, len(trials)
 
 
 def _frozen(trial: StoredTrial, run: RunView, distributions: dict[str, Any]) -> Any:

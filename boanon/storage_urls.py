@@ -6,13 +6,15 @@ names the URL. Imports neither Optuna nor SQLAlchemy until a storage is opened."
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from boanon.errors import StorageUnreachable
 
 if TYPE_CHECKING:
-    from optuna.storages import BaseStorage
+    from optuna.storages import BaseStorage, RDBStorage
 
 SQLITE_URL = re.compile(r"sqlite(?:\+\w+)?://(?:[^/@]*@)?/(?P<file>[^?]*)")
 """An SQLite storage URL (``sqlite:///run.db``, ``sqlite+pysqlite:////abs/run.db?...``)."""
@@ -27,9 +29,19 @@ def sqlite_file(url: str) -> str | None:
     return None if file in ("", ":memory:") else file
 
 
-def open_storage(url: str) -> BaseStorage:
-    """The Optuna storage at ``url`` (an RDB URL), opened once for every call that follows; one
-    that cannot be opened is a :class:`~boanon.errors.StorageUnreachable` naming it."""
+@contextmanager
+def opened_storage(url: str) -> Iterator[BaseStorage]:
+    """The Optuna storage at ``url`` (an RDB URL), opened once for every call inside and closed
+    after (its engine's pooled connections held the file open in the process that exported or
+    imported); one that cannot be opened is a :class:`~boanon.errors.StorageUnreachable` naming it."""
+    storage = _open_storage(url)
+    try:
+        yield storage
+    finally:
+        storage.engine.dispose()
+
+
+def _open_storage(url: str) -> RDBStorage:
     from optuna.storages import RDBStorage
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 

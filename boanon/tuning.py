@@ -72,7 +72,8 @@ class TuneRequest:
 
 @dataclass
 class TuningRun:
-    """A run ready to loop (:func:`open_run`); a context manager that releases the store's writer lock."""
+    """A run ready to loop (:func:`open_run`); a context manager that closes the store and releases
+    its writer lock."""
 
     request: TuneRequest
     config: TuneConfig
@@ -181,8 +182,11 @@ class TuningRun:
         self.close()
 
     def close(self) -> None:
-        """Release the store's writer lock: the run is over (or never started), so another
-        ``tune`` may resume the store. Closing twice is harmless."""
+        """Close the store, then release its writer lock: the run is over (or never started), so
+        another ``tune`` may resume the store, and nothing of this process holds the file (a
+        script or test calling the command in-process kept its connection open). Closing twice
+        is harmless."""
+        self.tuner.store.close()
         self.resources.close()
 
 
@@ -238,7 +242,8 @@ def open_run(request: TuneRequest) -> TuningRun:
 
 
 def run_tuning(request: TuneRequest, callback: Callable[[StoredTrial], None] | None = None) -> TuningRun:
-    """:func:`open_run` then :meth:`TuningRun.loop`: the finished run (its lock released)."""
+    """:func:`open_run` then :meth:`TuningRun.loop`: the finished run (its store closed, its lock
+    released: read its trials with a new :class:`Store` of ``run.store_file``)."""
     with open_run(request) as run:
         run.loop(callback)
     return run

@@ -50,6 +50,12 @@ def test_command_runner_takes_the_adapter() -> None:
     ({"runner": None}, "runner", "expected a mapping"),
     ({"runner": {"name": "rocksdb", "callable": "a:b"}}, "runner", "exactly one of"),
     ({"runner": {"name": "nope"}}, "runner.name", "unknown runner 'nope'"),
+    # the runner's mapping and its name in the one wording, with the fix for a typo: its own
+    # words ("needs exactly one of ... got ['command', 'optoins']") and no suggestion were a second
+    ({"runner": {"command": ["prog"], "optoins": {"timeout": 5}}}, "runner.optoins",
+     "unknown key (did you mean 'options'?); expected one of ['callable', 'command', 'name', 'options']"),
+    ({"runner": {"name": "rocksbd"}}, "runner.name", "unknown runner 'rocksbd' (did you mean 'rocksdb'?); "
+     "available: callable, command, rocksdb"),
     ({"runner": {"callable": "nosuchmodule:f"}}, "runner.callable", "cannot import"),
     ({"runner": {"command": "prog --x={x}"}}, "runner.command", "never one shell string"),
     ({"runner": {"command": ["prog", "--z={z}"]}}, "runner.command", "{z} is not a parameter"),

@@ -75,3 +75,11 @@ def test_generate_into_a_folder_of_other_files_is_refused(tmp_path):
     assert result.output == (f"Error: {tmp_path}: --out: holds files but no dataset.yaml: not a dataset "
                              "boanon generate made; name a new or empty directory\n")
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_generate_refuses_a_misspelt_runner_naming_it_and_the_closest(tmp_path):
+    """It said only "unknown runner; available: ...", in words of its own."""
+    result = CliRunner().invoke(main, ["generate", "rocksbd", "--trials", "1", "--out", str(tmp_path / "d")])
+    assert result.exit_code == 2
+    assert "unknown runner 'rocksbd' (did you mean 'rocksdb'?); available: callable, command" in result.output
+    assert not (tmp_path / "d").exists()

@@ -169,6 +169,21 @@ def test_a_product_scalarisation_runs_past_model_draws_below_zero(tmp_path):
     assert "t0008" in result.output and "Pareto front:" in result.output
 
 
+def test_a_product_refuses_the_same_values_per_trial_and_over_arrays():
+    """One rule (:meth:`Scalarization.unfoldable`) for the trial the run names and the arrays it
+    folds: at or below 0 refused, NaN (not measured) left alone."""
+    product, chebyshev = Scalarization("product"), Scalarization("chebyshev")
+    values = np.array([[2.0, 0.0], [1.0, np.nan], [-np.inf, 3.0]])
+    assert product.unfoldable(values).tolist() == [[False, True], [False, False], [True, False]]
+    assert not chebyshev.unfoldable(values).any()
+    assert product.measured_problem({"energy": 2.0, "delay": 0.0}) == (
+        "objective 'delay' is 0.0: a product scalarisation multiplies positive values (weighted_sum "
+        "and chebyshev fold any)")
+    assert product.measured_problem({"energy": 2.0, "delay": float("nan")}) is None
+    with pytest.raises(ValueError, match=r"an objective is 0.0: a product scalarisation multiplies positive"):
+        product(values[:1], np.zeros(2), np.ones(2))
+
+
 def test_a_product_scalarisation_of_a_maximised_objective_is_refused_when_the_yaml_is_read():
     # the YAML was taken; the run then stopped at its first model proposal with a traceback
     objectives = [{"name": "cost", "direction": "minimize"}, {"name": "cost2", "direction": "maximize"}]

@@ -33,16 +33,20 @@ def dashboard_command(store_files: tuple[str, ...], host: str, port: int, trials
     if trials_dir is not None and len(store_files) > 1:
         raise click.UsageError("--trials-dir names one store's trials: give one store with it")
     _refuse_repeats(store_files)
+    views: list[RunView] = []
     try:
-        views = [RunView(f, trials_dir, poll_s=poll_s) for f in store_files]
+        for f in store_files:
+            views.append(RunView(f, trials_dir, poll_s=poll_s))
     except ConfigError as exc:
+        for view in views:  # the stores opened before the one refused
+            view.close()
         raise click.ClickException(str(exc)) from None
     dashboard = Dashboard(views, host, port)
     try:
-        url = dashboard.start()
-    except RuntimeError as exc:
-        raise click.ClickException(str(exc)) from None
-    try:
+        try:
+            url = dashboard.start()
+        except RuntimeError as exc:
+            raise click.ClickException(str(exc)) from None
         click.echo(f"dashboard of {', '.join(store_files)}: {url}  (Ctrl-C to stop)")
         dashboard.thread.join()
     except KeyboardInterrupt:

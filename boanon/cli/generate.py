@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import yaml
 
-from boanon.runners.base import available_runners, exit_on_sigterm, make_runner
+from boanon.runners.base import exit_on_sigterm, make_runner, runner_class
 from boanon.space import Space, read_space_file
 from boanon.targets.generate import generate_dataset, target_space, write_recipe
 
@@ -39,9 +39,10 @@ def generate_command(ctx: click.Context, runner: str, trials: int, seed: int, ou
 
     Any other '--name value' pair is a runner option, e.g. --workload readrandom --num 1000000.
     """
-    if runner not in available_runners():
-        raise click.BadParameter(f"unknown runner; available: {', '.join(available_runners())}",
-                                 param_hint="RUNNER")
+    try:
+        runner_class(runner)
+    except ValueError as exc:  # the registry's words, with the closest name
+        raise click.BadParameter(str(exc), param_hint="RUNNER") from None
     options = parse_options(ctx.args)
     try:
         instance = make_runner(runner, **options)

@@ -261,14 +261,14 @@ def _dashboard(store_file: Path, trials: Path, port: int) -> Iterator[str]:
 
     server = Dashboard(RunView(store_file, trials), port=port)
     try:
-        url = server.start()
-    except RuntimeError as exc:
-        raise click.ClickException(f"--dashboard: {exc}") from None
-    click.echo(f"dashboard: {url} (a view of the store: it stays up after the run, see --dashboard-keep)")
-    try:
+        try:
+            url = server.start()
+        except RuntimeError as exc:
+            raise click.ClickException(f"--dashboard: {exc}") from None
+        click.echo(f"dashboard: {url} (a view of the store: it stays up after the run, see --dashboard-keep)")
         yield url
     finally:
-        server.stop()
+        server.stop()  # its store too
 
 
 def _keep_serving(url: str, keep: float | None) -> None:

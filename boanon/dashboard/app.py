@@ -111,13 +111,22 @@ class RunView:
     def __init__(self, store_path: str | Path, trials_dir: str | Path | None = None,
                  poll_s: float = 2.0, min_model_interval_s: float = 10.0):
         self.store = Store(store_path, read_only=True, follow=True)
-        self.trials_dir = store_trials_dir(self.store, trials_dir)
+        try:
+            self.trials_dir = store_trials_dir(self.store, trials_dir)
+        except BaseException:
+            self.store.close()
+            raise
         self.poll_s = poll_s
         self.models = analysis.Background(min_model_interval_s)
         self.loads = 0
         """How many times the store was read for a view (the views share one read per change)."""
         self._cache_lock = threading.RLock()  # a view may build on the snapshot
         self._cache: tuple[tuple[int, int], dict[Any, Any]] | None = None
+
+    def close(self) -> None:
+        """Close the store: a dashboard served in-process (``boanon tune --dashboard``, a
+        script) leaves no connection to the run's file once it stops."""
+        self.store.close()
 
     def cached(self, key: Any, compute: Callable[[], T]) -> T:
         """``compute()``, once per change of the store: concurrent requests for the same view
@@ -364,9 +373,10 @@ class Dashboard:
 
     def stop(self, models_timeout: float = 120.0) -> None:
         """Stop serving, then wait for the views' model computations to end (bounded), so the
-        process never exits with a fit running in a daemon thread."""
+        process never exits with a fit running in a daemon thread; then close the views' stores."""
         self.server.should_exit = True
         self.thread.join(timeout=5)
         for view in self.views:
             view.models.wait(models_timeout)
+            view.close()
 

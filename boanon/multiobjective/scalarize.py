@@ -20,6 +20,7 @@ from boanon.objectives import Objective
 
 Kind = Literal["weighted_sum", "chebyshev", "product"]
 KINDS: tuple[Kind, ...] = ("weighted_sum", "chebyshev", "product")
+PRODUCT_FOLDS = "a product scalarisation multiplies positive values (weighted_sum and chebyshev fold any)"
 
 
 @dataclass(frozen=True)
@@ -83,24 +84,33 @@ class Scalarization:
             raise ValueError(f"{len(w)} scalarisation weights for {d} objectives")
         return w
 
-    def measured_problem(self, values: Mapping[str, float]) -> str | None:
-        """Why a trial's measured objective ``values`` (minimised) cannot be folded, or None. A
-        product multiplies positive values: a measurement at or below 0 is no model's tail
-        (:meth:`of_draws` folds those) but an objective that a product does not fit."""
+    def unfoldable(self, values: np.ndarray) -> np.ndarray:
+        """Where (elementwise) ``values`` cannot be folded: the one rule of what a fold refuses,
+        for measured values (:meth:`measured_problem`) and arrays (:meth:`__call__`) alike. A
+        product multiplies positive values, so one at or below 0; NaN (not measured) is not
+        judged. The other kinds fold any value."""
+        values = np.asarray(values, dtype=float)
         if self.kind != "product":
+            return np.zeros(values.shape, dtype=bool)
+        return values <= 0
+
+    def measured_problem(self, values: Mapping[str, float]) -> str | None:
+        """Why a trial's measured objective ``values`` (minimised) cannot be folded
+        (:meth:`unfoldable`), naming the first such objective, or None. A measurement at or below
+        0 is no model's tail (:meth:`of_draws` folds those) but an objective a product does not fit."""
+        names = list(values)
+        refused = np.flatnonzero(self.unfoldable(np.array([values[n] for n in names], dtype=float)))
+        if not refused.size:
             return None
-        for name, value in values.items():
-            if value <= 0:
-                return (f"objective {name!r} is {value!r}: a product scalarisation multiplies positive "
-                        "values (weighted_sum and chebyshev fold any)")
-        return None
+        name = names[refused[0]]
+        return f"objective {name!r} is {values[name]!r}: {PRODUCT_FOLDS}"
 
     def of_draws(self, values: np.ndarray, ideal: np.ndarray, nadir: np.ndarray,
                  signs: Sequence[float] | None = None) -> np.ndarray:
         """Scalarised draws of a model, to be minimised. A model's draw of a positive objective
         may fall to 0 or below (a GP's tail); for a product it is the best value there is, and
-        folds as the smallest positive one (the run stopped there with "a product scalarisation
-        needs positive objective values", which holds for measured values only)."""
+        folds as the smallest positive one (the run stopped there: :meth:`unfoldable` is for
+        measured values only)."""
         if self.kind == "product":
             values = np.maximum(values, np.finfo(float).tiny)  # NaN stays NaN
         return self(values, ideal, nadir, signs)
@@ -114,8 +124,9 @@ class Scalarization:
         if self.kind == "product":
             if signs is not None and any(s < 0 for s in signs):
                 raise ValueError("a product scalarisation needs objectives that are all minimised")
-            if np.any(values[np.isfinite(values)] <= 0):
-                raise ValueError("a product scalarisation needs positive objective values")
+            refused = values[self.unfoldable(values)]
+            if refused.size:
+                raise ValueError(f"an objective is {float(refused[0])!r}: {PRODUCT_FOLDS}")
             return np.exp(np.sum(w * np.log(values), axis=-1))
         scale = np.where(nadir > ideal, nadir - ideal, 1.0)
         z = (values - ideal) / scale

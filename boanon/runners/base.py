@@ -70,9 +70,14 @@ def available_runners() -> list[str]:
     return RUNNERS.names()
 
 
+def runner_class(name: str) -> type[Runner]:
+    """The runner registered as ``name``; an unknown name is a ValueError with the closest one."""
+    return RUNNERS.get(name)
+
+
 def make_runner(name: str, **options: Any) -> Runner:
     """Instantiate the runner called ``name`` with its options (a misspelt one is refused naming it)."""
-    runner = RUNNERS.get(name)
+    runner = runner_class(name)
     check_options(runner, options, f"runner {name!r}")
     check_required(runner, options, f"runner {name!r}")
     return runner(**options)
