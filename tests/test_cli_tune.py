@@ -215,10 +215,11 @@ def test_a_misspelt_runner_option_is_refused_before_any_trial(tmp_path: Path) ->
     store = tmp_path / "run.db"
     for runner, message in (
             ({"callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "n_parms": 12}},
-             "runner: examples.synthetic_system:evaluate has no option 'n_parms' (did you mean 'n_params'?); "
+             "runner.options.n_parms: examples.synthetic_system:evaluate has no option 'n_parms' (did you "
+             "mean 'n_params'?); "
              "its options: seed, n_params, n_groups, delay"),
             ({"name": "sgd", "options": {"netwrok": "googlenet"}},
-             "runner: runner 'sgd' has no option 'netwrok' (did you mean 'network'?)")):
+             "runner.options.netwrok: runner 'sgd' has no option 'netwrok' (did you mean 'network'?)")):
         config = _yaml(tmp_path, runner=runner)
         result = CliRunner().invoke(main, ["tune", str(config), "--budget", "3", "--store", str(store)])
         assert result.exit_code == 1 and f"{config}: {message}" in result.output, result.output
