@@ -21,7 +21,7 @@ import copy
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,7 @@ class _Plan:
     retry_of: int | None = None
 
 
-class Tuner:
+class Tuner(AbstractContextManager):
     """Structured Bayesian optimisation over ``space`` towards ``objectives``.
 
     ``proposer`` (:mod:`boanon.acquisition.proposers`) is the strategy, injected as Optuna injects
@@ -208,10 +208,7 @@ class Tuner:
         if self._owns_store:
             self.store.close()
 
-    def __enter__(self) -> Tuner:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: object) -> None:  # AbstractContextManager's __enter__ gives the tuner
         self.close()
 
     def _aligned(self, warm_start: WarmStart) -> tuple[RelatedTask, ...]:
