@@ -49,13 +49,12 @@ def regret_run(strategy: str, seed: int, budget: int, n_init: int = 6) -> pd.Dat
     optimum = system.optimum()["cost"]
     runner = make_runner("callable", function=system.evaluate, objectives=["cost"])
     with tempfile.TemporaryDirectory(prefix="boanon-regret-") as tmp:
-        tuner = Tuner(system.space, ["cost"], strategy=strategy, seed=seed, n_init=n_init,
-                      store=Path(tmp) / "run.db")
-        start = time.perf_counter()
-        stamps: list[float] = []
-        tuner.optimize(runner, budget, callback=lambda t: stamps.append(time.perf_counter() - start))
-        trials = tuner.store.trials()
-        tuner.store.close()
+        with Tuner(system.space, ["cost"], strategy=strategy, seed=seed, n_init=n_init,
+                   store=Path(tmp) / "run.db") as tuner:
+            start = time.perf_counter()
+            stamps: list[float] = []
+            tuner.optimize(runner, budget, callback=lambda t: stamps.append(time.perf_counter() - start))
+            trials = tuner.store.trials()
     rows, incumbent = [], (np.inf, np.inf)
     for k, (t, seconds) in enumerate(zip(trials, stamps, strict=True)):
         cost = t.objectives.get("cost", np.nan)

@@ -40,8 +40,8 @@ def cases(workdir: Path) -> dict[str, list]:
     plain, two = _system(), _system(n_objectives=2)
     related_store = workdir / "related.db"
     shifted = _system(target_shift=0.1)
-    Tuner(shifted.space, ["cost"], strategy="random", seed=9, n_init=12, store=related_store).optimize(
-        make_runner("callable", function=shifted.evaluate, objectives=["cost"]), 12)
+    with Tuner(shifted.space, ["cost"], strategy="random", seed=9, n_init=12, store=related_store) as earlier:
+        earlier.optimize(make_runner("callable", function=shifted.evaluate, objectives=["cost"]), 12)
     related = load_related(related_store, "related")
     bound = [OutputConstraint("g0_load", max=plain.evaluate(plain.space.default(), noise=False)["g0_load"])]
     out: dict[str, list] = {}

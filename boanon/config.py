@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from boanon.errors import ConfigError, MissingFile, refuse_unknown_keys
+from boanon.errors import ConfigError, MissingFile, UnknownOption, refuse_unknown_keys
 from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Categorical, Space
@@ -78,6 +78,8 @@ class TuneConfig:
 
         try:
             return make_runner(self.runner, **self.runner_options)
+        except UnknownOption as exc:  # a misspelt option: named where a long YAML has it
+            raise ConfigError(self.source, f"runner.options.{exc.option}", str(exc)) from None
         except (TypeError, ValueError) as exc:
             raise ConfigError(self.source, "runner", str(exc)) from None
 

@@ -85,14 +85,23 @@ def check_options(function: Any, options: Mapping[str, Any], label: str, skip: i
     refuse_unknown_options(options, [p.name for p in params if p.kind in _NAMED], label)
 
 
+class UnknownOption(ValueError):
+    """An option no parameter takes, carrying its name (``option``): a configuration's error then
+    names the option's full field (``runner.options.timout``), not only its mapping's owner."""
+
+    def __init__(self, option: str, message: str):
+        self.option = option
+        super().__init__(message)
+
+
 def refuse_unknown_options(options: Iterable[str], names: Sequence[str], label: str) -> None:
-    """Raise ValueError for the first of ``options`` not among ``names``: ``label has no option
-    'eta'; its options: ...``, with the closest name (one wording for every option a function,
-    a runner or a rule takes)."""
+    """Raise :class:`UnknownOption` for the first of ``options`` not among ``names``: ``label
+    has no option 'eta'; its options: ...``, with the closest name (one wording for every option
+    a function, a runner or a rule takes)."""
     for key in options:
         if key not in names:
-            raise ValueError(f"{label} has no option {key!r}{did_you_mean(key, names)}; its options: "
-                             f"{', '.join(names) or 'none'}")
+            raise UnknownOption(key, f"{label} has no option {key!r}{did_you_mean(key, names)}; "
+                                f"its options: {', '.join(names) or 'none'}")
 
 
 def check_required(function: Any, options: Mapping[str, Any], label: str) -> None:

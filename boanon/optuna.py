@@ -449,14 +449,17 @@ def import_study(storage: str, study_name: str | None, store: str | Path, seed: 
     if space is None:
         raise ValueError(f"study {study.study_name!r} in {storage} has no parameter that every finished "
                          "trial set with the same distribution and two or more values")
-    tuner = Tuner(space, objectives, seed=seed, store=store, output_constraints=output_constraints(trials))
-    try:
+    tuner: Tuner | None = None
+    try:  # a Tuner that refuses the study has closed the store it made
+        tuner = Tuner(space, objectives, seed=seed, store=store,
+                      output_constraints=output_constraints(trials))
         n = replay(tuner, trials, distributions,
                    reason=lambda t: f"imported from Optuna study {study.study_name!r}, trial {t.number}")
     except BaseException as exc:  # Ctrl-C too: an import cut short leaves no store to refuse the next
-        tuner.store.close()
+        if tuner is not None:
+            tuner.close()
         remove_store(store)
-        if isinstance(exc, ValueError):  # a trial's metrics: name the study it is in
+        if isinstance(exc, ValueError):  # a trial's metrics, a space the Tuner refuses: name the study
             raise ValueError(f"study {study.study_name!r} in {storage}: {exc}") from None
         raise
     return tuner, n

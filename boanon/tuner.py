@@ -21,7 +21,7 @@ import copy
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,7 @@ class _Plan:
     retry_of: int | None = None
 
 
-class Tuner:
+class Tuner(AbstractContextManager):
     """Structured Bayesian optimisation over ``space`` towards ``objectives``.
 
     ``proposer`` (:mod:`boanon.acquisition.proposers`) is the strategy, injected as Optuna injects
@@ -167,12 +167,22 @@ class Tuner:
         self.output_constraints = parse_output_constraints(output_constraints, "Tuner", "output_constraints")
         self.related_outputs = list(related_outputs)
         self.related = self._aligned(warm_start)
-        self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
         self.budget = budget
-        self.n_init = self._design_size(n_init, budget)
         self.relearn_every = int(relearn_every)
         self.learn_options = dict(learn_options or {})
         self.propose_options = dict(propose_options or {})
+        self._owns_store = not isinstance(store, Store)
+        self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
+        try:
+            self._open_run(graph, n_init)
+        except BaseException:  # a store it opened and then refused (another run's, say) stays not open
+            self.close()
+            raise
+
+    def _open_run(self, graph: CausalGraph | None, n_init: int | None) -> None:
+        """Record the study in the store (or check it against a resumed run's) and take up the
+        run's state from it: design, graph, re-learn schedule."""
+        self.n_init = self._design_size(n_init, self.budget)
         self.store.init_study(self.study())
         self.fixed_graph = graph is not None
         self.graph: CausalGraph | None = self._starting_graph(graph)
@@ -191,6 +201,15 @@ class Tuner:
         self.said = Once()
         """The warnings this run was given (a reference point no trial beats, the command's
         structure-learning failure): each said once per run."""
+
+    def close(self) -> None:
+        """Close the store this tuner opened from a path (or in memory); a :class:`Store` passed
+        in is its caller's to close. The tuner cannot ask or tell after."""
+        if self._owns_store:
+            self.store.close()
+
+    def __exit__(self, *exc: object) -> None:  # AbstractContextManager's __enter__ gives the tuner
+        self.close()
 
     def _aligned(self, warm_start: WarmStart) -> tuple[RelatedTask, ...]:
         """The related tasks, each aligned to this run's space, objectives and outputs."""

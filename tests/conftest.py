@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,6 +43,23 @@ def synthetic_run() -> Callable[..., Path]:
         assert result.exit_code == 0, result.output
         return store
     return run
+
+
+@pytest.fixture(scope="session")
+def descriptors_held() -> Callable[[Path], set[tuple[str, str]]]:
+    """``descriptors_held(folder)``: the files under ``folder`` this process holds a descriptor on
+    (/proc/self/fd), each with its descriptor."""
+    def held(folder: Path) -> set[tuple[str, str]]:
+        out = set()
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:  # the listing's own descriptor, closed meanwhile
+                continue
+            if target.startswith(str(folder)):
+                out.add((fd, Path(target).name))
+        return out
+    return held
 
 
 @pytest.fixture(scope="session")

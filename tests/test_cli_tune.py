@@ -215,10 +215,11 @@ def test_a_misspelt_runner_option_is_refused_before_any_trial(tmp_path: Path) ->
     store = tmp_path / "run.db"
     for runner, message in (
             ({"callable": "examples.synthetic_system:evaluate", "options": {"seed": 0, "n_parms": 12}},
-             "runner: examples.synthetic_system:evaluate has no option 'n_parms' (did you mean 'n_params'?); "
+             "runner.options.n_parms: examples.synthetic_system:evaluate has no option 'n_parms' (did you "
+             "mean 'n_params'?); "
              "its options: seed, n_params, n_groups, delay"),
             ({"name": "sgd", "options": {"netwrok": "googlenet"}},
-             "runner: runner 'sgd' has no option 'netwrok' (did you mean 'network'?)")):
+             "runner.options.netwrok: runner 'sgd' has no option 'netwrok' (did you mean 'network'?)")):
         config = _yaml(tmp_path, runner=runner)
         result = CliRunner().invoke(main, ["tune", str(config), "--budget", "3", "--store", str(store)])
         assert result.exit_code == 1 and f"{config}: {message}" in result.output, result.output
@@ -754,19 +755,6 @@ def test_a_closed_output_pipe_stops_the_run_cleanly_saying_how_to_resume(tmp_pat
 
 
 # --- in-process commands close what they open ----------------------------------------------------
-def _held(folder: Path) -> set[tuple[str, str]]:
-    """The files under ``folder`` this process holds a descriptor on (/proc/self/fd), with it."""
-    held = set()
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:  # the listing's own descriptor, closed meanwhile
-            continue
-        if target.startswith(str(folder)):
-            held.add((fd, Path(target).name))
-    return held
-
-
 def interrupt_after_the_default(config: dict) -> dict:
     """A runner that measures the default (the first trial) and is interrupted at the next."""
     if set(config.values()) != {0.5}:
@@ -775,7 +763,8 @@ def interrupt_after_the_default(config: dict) -> dict:
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
-def test_commands_run_in_process_leave_no_descriptor_on_their_stores(tmp_path: Path) -> None:
+def test_commands_run_in_process_leave_no_descriptor_on_their_stores(tmp_path: Path,
+                                                                    descriptors_held) -> None:
     """``main([...])`` from Python (a script, a test) returned with the tune's store, the
     dashboard's view of it and the Optuna storage of an export or import still open (closed only
     by the garbage collector, if ever: disabled here), on success, on error and on Ctrl-C."""
@@ -803,9 +792,9 @@ def test_commands_run_in_process_leave_no_descriptor_on_their_stores(tmp_path: P
             warnings.simplefilter("error", ResourceWarning)
             left_open = {}
             for name, args in commands.items():
-                before = _held(tmp_path)
+                before = descriptors_held(tmp_path)
                 CliRunner().invoke(main, args, catch_exceptions=False)
-                left_open[name] = _held(tmp_path) - before
+                left_open[name] = descriptors_held(tmp_path) - before
             assert left_open == dict.fromkeys(commands, set())
             gc.collect()  # an unclosed sqlite3 connection warns as it is collected (Python 3.13)
     finally:

@@ -84,6 +84,25 @@ def test_errors_name_the_field(change: dict, field: str, message: str) -> None:
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize("runner, message", [
+    ({"command": ["prog"], "options": {"timout": 5}}, "runner 'command' has no option 'timout' (did you mean "
+     "'timeout'?); its options: command, adapter, timeout"),
+    ({"name": "rocksdb", "options": {"timout": 5}}, "runner 'rocksdb' has no option 'timout' (did you mean "
+     "'timeout'?)"),
+    ({"callable": "examples.synthetic_system:evaluate", "options": {"timout": 5}},
+     "examples.synthetic_system:evaluate has no option 'timout'; its options: seed, "),
+])
+def test_a_misspelt_runner_option_is_named_by_its_full_field(runner: dict, message: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """It was named ``runner``: in a long YAML, the option's path is where the typo is."""
+    monkeypatch.chdir(ROOT)  # examples.synthetic_system is imported from the repository root
+    config = parse_config({**BASE, "runner": runner}, "t.yaml")
+    with pytest.raises(ConfigError) as info:
+        config.make_runner()
+    assert info.value.field == "runner.options.timout" and f"t.yaml: runner.options.timout: {message}" \
+        in str(info.value)
+
+
 @pytest.mark.parametrize("ref_point, field, message", [
     ([float("nan"), 1], "ref_point[0]", "expected a finite number, got nan"),  # hypervolumes of NaN
     ([True, 1], "ref_point[0]", "expected a number, got True"),                # read as 1.0

@@ -483,6 +483,21 @@ def test_an_import_cut_short_by_a_bad_trial_leaves_no_store(tmp_path):
     assert not out.exists() and not Path(f"{out}-wal").exists()
 
 
+@pytest.mark.slow
+def test_an_import_the_tuner_refuses_leaves_no_store(tmp_path):
+    # the Tuner was made outside the try that removes the store: one refusing the study after
+    # creating the store (a space wider than the Sobol design's 21201 dimensions) left the file
+    url = f"sqlite:///{tmp_path / 'wide.db'}"
+    wide = {f"x{i}": FloatDistribution(0.0, 1.0) for i in range(21202)}
+    optuna.create_study(study_name="wide", storage=url).add_trial(
+        optuna.trial.create_trial(params=dict.fromkeys(wide, 0.5), distributions=wide, value=1.0))
+    out = tmp_path / "out.db"
+    done = CliRunner().invoke(main, ["import", url, "-o", str(out)])
+    assert done.exit_code == 1, done.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wide.db"]  # no store, -wal or -shm
+    assert "study 'wide' in" in done.output and "21201" in done.output, done.output
+
+
 def test_a_trial_enqueued_outside_the_distributions_is_left_out_not_fatal():
     # Optuna runs an enqueued value outside its distribution (with a warning); replaying it into
     # the Tuner raised "enqueue: x: expected a number in [0.0, 10.0]" at every later proposal

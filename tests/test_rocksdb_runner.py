@@ -85,6 +85,13 @@ def test_bad_options_are_config_errors(tmp_path: Path) -> None:
         RocksDBRunner(db_bench="no-such-db_bench")
 
 
+def test_a_misspelt_workload_is_refused_with_the_closest_name() -> None:
+    # it said only "unknown 'readrandon'; expected one of [...]" (refused before db_bench is looked for)
+    with pytest.raises(ConfigError, match=r"workload: unknown 'readrandon' \(did you mean 'readrandom'\?\); "
+                       r"expected one of \['mixgraph'"):
+        RocksDBRunner(workload="readrandon")
+
+
 @needs_db_bench
 def test_real_run_ingests_back(tmp_path: Path) -> None:
     runner = make_runner("rocksdb", **TINY, repeats=2, reference="default",

@@ -134,6 +134,13 @@ def test_unknown_parameter_is_refused(tmp_path):
         run_into(tmp_path, {"m10_share": 0.3}, "t")
 
 
+def test_a_misspelt_parameter_is_refused_with_the_closest_name(tmp_path):
+    # it said only "not a parameter of the sgd space"
+    with pytest.raises(ConfigError, match=r"m1_shar: not a parameter of the sgd space "
+                       r"\(did you mean 'm1_share'\?\)"):
+        run_into(tmp_path, {"m1_shar": 0.3}, "t")
+
+
 def test_a_stop_during_the_warm_up_waits_for_a_measured_iteration(tmp_path):
     """The median rule stopped SGD trials at step 2 of 5 warm-up ones: their log held no
     measured iteration, so each was stored as failed (LogParseError), not stopped."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -415,3 +416,30 @@ def test_the_initial_design_is_sized_by_the_budget_and_kept_on_resume(tmp_path):
     first.store.close()
     resumed = Tuner(space, ["cost"], store=tmp_path / "run.db", budget=40)  # another budget
     assert resumed.n_init == 3
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_a_tuner_closes_the_store_it_opened_and_leaves_a_store_passed_in_open(tmp_path, descriptors_held):
+    # a Tuner built on a path had no close: its SQLite connection (and the -wal/-shm descriptors)
+    # lasted until the garbage collector, if ever (off here); one refused at construction
+    # (another run's store) held it too
+    gc.disable()
+    try:
+        tuner = Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=2, store=tmp_path / "run.db")
+        trial = tuner.ask()
+        tuner.tell(trial.id, SYSTEM.evaluate(trial.config))
+        assert descriptors_held(tmp_path)  # the store is open while the tuner runs
+        tuner.close()
+        assert descriptors_held(tmp_path) == set()
+        with Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=2, store=tmp_path / "run.db") as again:
+            assert again.n_trials() == 1
+        assert descriptors_held(tmp_path) == set()
+        with pytest.raises(ConfigError, match="seed"):  # not this run: refused, and nothing left open
+            Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=2, seed=7, store=tmp_path / "run.db")
+        assert descriptors_held(tmp_path) == set()
+    finally:
+        gc.enable()
+    with Store(tmp_path / "run.db") as store:
+        with Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=2, store=store) as tuner:
+            tuner.ask()
+        assert store.counts()["running"] == 1  # the caller's store: still open

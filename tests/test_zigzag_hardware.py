@@ -101,6 +101,15 @@ def test_runner_rejects_unknown_parameters_and_options(tmp_path):
         ZigZagRunner().design({"pe_rows": 4.5})
 
 
+def test_a_misspelt_design_parameter_is_refused_with_the_closest_name():
+    from boanon.errors import ConfigError
+
+    # it said only "not a zigzag design parameter (pe_rows, pe_cols, ...)"
+    with pytest.raises(ConfigError, match=r"pe_row: not a zigzag design parameter "
+                       r"\(did you mean 'pe_rows'\?\) \(pe_rows, pe_cols, "):
+        ZigZagRunner().design({"pe_row": 8})
+
+
 def test_design_fills_defaults_and_makes_plain_integers():
     design = ZigZagRunner().design({"pe_rows": np.int64(12), "gb_kib": 64.0})
     assert design == {**DEFAULT, "pe_rows": 12, "gb_kib": 64}

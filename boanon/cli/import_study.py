@@ -27,7 +27,7 @@ def import_command(storage: str, study_name: str | None, store_file: str) -> Non
         tuner, n = import_study(storage, study_name, store_file)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
-    with tuner.store:  # closed once counted: nothing of this process holds the new store
+    with tuner:  # closed once counted: nothing of this process holds the new store
         counts = tuner.store.counts()
     click.echo(f"wrote {n} trials ({counts['done']} done, {counts['stopped']} stopped, "
                f"{counts['failed']} failed) to {store_file}; look at it with: boanon status {store_file}",

@@ -46,7 +46,7 @@ from boanon.adapters.rocksdb import (
 from boanon.adapters.rocksdb.options import newest_options_file
 from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report_lines
 from boanon.adapters.rocksdb.rusage import RUSAGE_FILE
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, did_you_mean
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 
@@ -162,7 +162,8 @@ class RocksDBRunner(Runner):
         source = "runner.options"
         if workload not in WORKLOADS:
             raise ConfigError(source, "workload",
-                              f"unknown {workload!r}; expected one of {sorted(WORKLOADS)}")
+                              f"unknown {workload!r}{did_you_mean(str(workload), WORKLOADS)}; "
+                              f"expected one of {sorted(WORKLOADS)}")
         for field, value in (("num", num), ("repeats", repeats), ("timeout", timeout),
                              ("report_interval", report_interval)):
             if value <= 0:

@@ -28,7 +28,7 @@ import numpy as np
 
 from boanon.adapters.files import write_config
 from boanon.adapters.sgd import LOG as WORKERS_LOG
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, did_you_mean
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 from boanon.targets.sgd.cluster import CLUSTER, get_network
@@ -113,7 +113,8 @@ class SgdRunner(Runner):
     def run(self, config: dict[str, Value], trial_dir: Path) -> bool:
         unknown = sorted(set(config) - set(default_space()))
         if unknown:
-            raise ConfigError("sgd trial config", unknown[0], "not a parameter of the sgd space")
+            raise ConfigError("sgd trial config", unknown[0], "not a parameter of the sgd space"
+                              + did_you_mean(unknown[0], default_space()))
         full = {**default_config(), **config}
         write_config(trial_dir, full)
         seed = self._seed(full)

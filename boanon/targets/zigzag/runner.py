@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, did_you_mean
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 from boanon.targets.zigzag import hardware
@@ -105,8 +105,8 @@ class ZigZagRunner(Runner):
         design = _defaults()
         for name, value in config.items():
             if name not in space:
-                raise ConfigError("configuration", name,
-                                  f"not a zigzag design parameter ({', '.join(space)})")
+                raise ConfigError("configuration", name, f"not a zigzag design parameter"
+                                  f"{did_you_mean(name, space)} ({', '.join(space)})")
             if space[name]["type"] == "categorical":
                 design[name] = str(value)
             elif isinstance(value, bool) or float(value) != int(float(value)):
