@@ -587,6 +587,32 @@ def test_a_value_that_is_not_finite_is_a_failed_trial_to_the_tuner():
     assert all(t.error == "objective 'value' is not finite (inf)" for t in failed)
 
 
+def test_the_sampler_closes_the_tuner_of_each_proposal():
+    # each proposal's Tuner (an in-memory store copying the study's trials) was never closed:
+    # its SQLite connection and the copy lasted until the garbage collector ran (off here)
+    import gc
+    import sqlite3
+
+    def open_connections() -> int:
+        def is_open(conn: sqlite3.Connection) -> bool:
+            try:
+                return conn.total_changes >= 0
+            except sqlite3.ProgrammingError:  # "Cannot operate on a closed database."
+                return False
+        return sum(is_open(o) for o in gc.get_objects() if isinstance(o, sqlite3.Connection))
+
+    gc.collect()
+    gc.disable()
+    try:
+        before = open_connections()
+        study = optuna.create_study(sampler=BoAnonSampler(seed=0, n_startup_trials=2))
+        study.optimize(lambda t: t.suggest_float("x", 0, 1) ** 2 + t.suggest_float("y", 0, 1), n_trials=5)
+        assert study.trials[-1].system_attrs[SURROGATE_ATTR] in ("gp", "structured")  # a model's too
+        assert open_connections() == before
+    finally:
+        gc.enable()
+
+
 def test_the_sampler_runs_under_optuna_s_hyperband_pruner():
     # HyperbandPruner hands samplers a view of one bracket (_BracketStudy), which refuses any
     # attribute it does not list: reading metric_names there failed every trial after the first.
