@@ -226,13 +226,16 @@ def _runner(spec: Any, space: Space, objectives: list[Objective],
             raise ConfigError(source, "runner.command", f"{{{sorted(unknown)[0]}}} is not a parameter "
                               f"of the space nor one of {sorted(BUILTIN_FIELDS)}")
         return "command", {"command": [str(a) for a in command], **options}
-    from boanon.runners.base import runner_class
+    from boanon.runners.base import available_runners, runner_class
 
+    if not isinstance(spec["name"], str):  # a list or mapping is no registry key: refused, not a TypeError
+        raise ConfigError(source, "runner.name", f"expected a runner's name (one of "
+                          f"{', '.join(available_runners())}), got {spec['name']!r}")
     try:
         runner_class(spec["name"])
     except ValueError as exc:  # the registry's words, with the closest name
         raise ConfigError(source, "runner.name", str(exc)) from None
-    return str(spec["name"]), options
+    return spec["name"], options
 
 
 def _path(data: Mapping[str, Any], key: str, source: str) -> Path | None:

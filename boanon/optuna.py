@@ -351,7 +351,8 @@ class BoAnonSampler(BaseSampler):
             return {}
         if space_of(search_space) is None:
             return {n: to_optuna(d, None) for n, d in search_space.items()}
-        proposal = self.tuner(study, search_space, exclude=trial.number).ask(position=trial.number)
+        with self.tuner(study, search_space, exclude=trial.number) as tuner:  # one per proposal: closed
+            proposal = tuner.ask(position=trial.number)
         params = {n: to_optuna(d, proposal.config.get(n)) for n, d in search_space.items()}
         for key, value in ((PARAMS_ATTR, params), (SURROGATE_ATTR, proposal.surrogate),
                            (REASON_ATTR, proposal.reason)):
@@ -381,7 +382,8 @@ class BoAnonSampler(BaseSampler):
         ``exclude``'s number is the sampler's proposal for that trial. Trials numbered below it
         whose workers are choosing their parameters now (:func:`being_proposed`) are asked for
         first, at their numbers: the proposals those workers are making (they are deterministic),
-        pending to this trial's as they would be to a serial Tuner's."""
+        pending to this trial's as they would be to a serial Tuner's. The caller closes it (a
+        context manager): its in-memory store holds a copy of the study's trials."""
         space = space_of(search_space)
         if space is None:
             raise ValueError("the search space has no parameter with two or more values")
@@ -390,12 +392,16 @@ class BoAnonSampler(BaseSampler):
                       budget=self.budget,
                       output_constraints=output_constraints(trials) if self.constraints_func else (),
                       warm_start=self.related, **self.tuner_options)
-        replay(tuner, trials, search_space)
-        if tuner.uses_graph and not tuner.fixed_graph and tuner.n_trials() >= tuner.n_init:
-            self._replay_learning(tuner)
-        if exclude is not None:
-            for t in being_proposed(trials, before=exclude):
-                tuner.ask(position=t.number)
+        try:
+            replay(tuner, trials, search_space)
+            if tuner.uses_graph and not tuner.fixed_graph and tuner.n_trials() >= tuner.n_init:
+                self._replay_learning(tuner)
+            if exclude is not None:
+                for t in being_proposed(trials, before=exclude):
+                    tuner.ask(position=t.number)
+        except BaseException:  # a study the replay refuses leaves no store open
+            tuner.close()
+            raise
         return tuner
 
     def _replay_learning(self, tuner: Tuner) -> None:

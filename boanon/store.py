@@ -228,6 +228,7 @@ class Store:
         self.path = Path(path)
         self.retries = retries
         self.read_only = read_only
+        self.closed = False
         self._lock = threading.RLock()
         if (read_only or not create) and not self.path.is_file():
             raise StoreError(self.path, "store", "no such file")
@@ -277,6 +278,7 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+            self.closed = True
 
     def __enter__(self) -> Store:
         return self
@@ -329,6 +331,9 @@ class Store:
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and _is_lock(exc):
                 raise
+            if self.closed:  # this process's use after close(): the file is not at fault
+                raise StoreError(self.path, "store", "closed (Store.close, Tuner.close or the end of "
+                                 "their with block): open it again to read or write") from None
             if _is_full(exc):  # SQLite rolled the write back: what was committed is intact
                 raise StoreError(self.path, "store", f"disk full: cannot write to it (SQLite: {exc}); "
                                 "nothing stored before was lost: free space, then resume") from None

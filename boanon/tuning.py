@@ -13,9 +13,8 @@ stopping as cleanly as Ctrl-C and the store's activity note saying where the run
 from __future__ import annotations
 
 import os
-import signal
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -28,7 +27,7 @@ from boanon.failures import FailureStreak, OutputWatch, TooManyFailures
 from boanon.multitask import load_related
 from boanon.parallel import supports_progress, tune_parallel
 from boanon.planning.run import PlanFile, PlannedRun, load_plan, run_plan
-from boanon.runners.base import Runner
+from boanon.runners.base import Runner, handling_sigterm
 from boanon.store import (
     CONFIG_NOTE,
     DIRECTORY_NOTE,
@@ -307,19 +306,10 @@ def check_fresh_or_resume(store_file: Path, trials: Path, resume: bool) -> None:
         raise ValueError(f"{trials}: holds trials of another run; remove it or pass another --trials-dir")
 
 
-@contextmanager
-def sigterm_interrupts() -> Iterator[None]:
+def sigterm_interrupts() -> AbstractContextManager[None]:
     """Inside, a polite kill (SIGTERM) stops the loop as Ctrl-C does (in the main thread only:
     Python runs signal handlers there)."""
-    try:
-        previous = signal.signal(signal.SIGTERM, _interrupt)
-    except ValueError:  # not the main thread: leave signals to whoever runs it
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    return handling_sigterm(_interrupt)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

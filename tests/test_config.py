@@ -50,6 +50,9 @@ def test_command_runner_takes_the_adapter() -> None:
     ({"runner": None}, "runner", "expected a mapping"),
     ({"runner": {"name": "rocksdb", "callable": "a:b"}}, "runner", "exactly one of"),
     ({"runner": {"name": "nope"}}, "runner.name", "unknown runner 'nope'"),
+    # a name that is no string was a TypeError's traceback (unhashable type: 'list')
+    ({"runner": {"name": ["rocksdb"]}}, "runner.name", "expected a runner's name (one of callable, "),
+    ({"runner": {"name": {"rocksdb": 1}}}, "runner.name", "got {'rocksdb': 1}"),
     # the runner's mapping and its name in the one wording, with the fix for a typo: its own
     # words ("needs exactly one of ... got ['command', 'optoins']") and no suggestion were a second
     ({"runner": {"command": ["prog"], "optoins": {"timeout": 5}}}, "runner.optoins",

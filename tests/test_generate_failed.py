@@ -83,3 +83,15 @@ def test_generate_refuses_a_misspelt_runner_naming_it_and_the_closest(tmp_path):
     assert result.exit_code == 2
     assert "unknown runner 'rocksbd' (did you mean 'rocksdb'?); available: callable, command" in result.output
     assert not (tmp_path / "d").exists()
+
+
+def test_generate_in_process_gives_the_caller_its_sigterm_handler_back(tmp_path):
+    # `boanon generate` set its SIGTERM handler (exit, so that the system is killed) for the rest
+    # of the process: a script or test that ran it in-process then exited on a later SIGTERM it
+    # handled otherwise (and test_cli_tune's check of the default handler failed after it)
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    result = CliRunner().invoke(main, ["generate", "sgd", "--trials", "1", "--out", str(tmp_path / "d")])
+    assert result.exit_code == 0, result.output
+    assert signal.getsignal(signal.SIGTERM) is before

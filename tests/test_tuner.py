@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, StoreError
 from boanon.graph import CausalGraph, Edge
 from boanon.learners import register_learner
 from boanon.multiobjective import OutputConstraint
@@ -443,3 +443,16 @@ def test_a_tuner_closes_the_store_it_opened_and_leaves_a_store_passed_in_open(tm
         with Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=2, store=store) as tuner:
             tuner.ask()
         assert store.counts()["running"] == 1  # the caller's store: still open
+
+
+def test_a_tuner_used_after_its_store_closed_says_closed_not_damaged(tmp_path):
+    # asking after the with block said "run.db: store: not a BoAnon run store, or damaged
+    # (SQLite: Cannot operate on a closed database.)": the user's file was fine
+    with Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=2, store=tmp_path / "run.db") as tuner:
+        tuner.ask()
+    with pytest.raises(StoreError, match=r"run.db: store: closed \(Store.close, Tuner.close or the end of "
+                       r"their with block\): open it again") as info:
+        tuner.ask()
+    assert "damaged" not in str(info.value)
+    with Store(tmp_path / "run.db", read_only=True) as store:  # and it is intact
+        assert store.counts()["running"] == 1

@@ -104,9 +104,10 @@ def test_runner_rejects_unknown_parameters_and_options(tmp_path):
 def test_a_misspelt_design_parameter_is_refused_with_the_closest_name():
     from boanon.errors import ConfigError
 
-    # it said only "not a zigzag design parameter (pe_rows, pe_cols, ...)"
+    # it said only "not a zigzag design parameter (pe_rows, pe_cols, ...)"; the list in a second
+    # pair of brackets after the suggestion read as part of it
     with pytest.raises(ConfigError, match=r"pe_row: not a zigzag design parameter "
-                       r"\(did you mean 'pe_rows'\?\) \(pe_rows, pe_cols, "):
+                       r"\(did you mean 'pe_rows'\?\); its parameters: pe_rows, pe_cols, "):
         ZigZagRunner().design({"pe_row": 8})
 
 

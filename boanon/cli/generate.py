@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import yaml
 
-from boanon.runners.base import exit_on_sigterm, make_runner, runner_class
+from boanon.runners.base import exit_by_sigterm, handling_sigterm, make_runner, runner_class
 from boanon.space import Space, read_space_file
 from boanon.targets.generate import generate_dataset, target_space, write_recipe
 
@@ -54,8 +54,9 @@ def generate_command(ctx: click.Context, runner: str, trials: int, seed: int, ou
         write_recipe(Path(out), runner, options, spec, constraints, trials, seed)
     except (ValueError, TypeError) as exc:  # a ConfigError, or a runner option misspelt
         raise click.ClickException(str(exc)) from None
-    exit_on_sigterm()  # `timeout` or kill: the running system is killed, its files removed
-    try:
-        generate_dataset(instance, space, trials, seed, Path(out), log=click.echo)
-    except RuntimeError as exc:  # includes TrialFailed
-        raise click.ClickException(str(exc)) from exc
+    # `timeout` or kill: the running system is killed, its files removed
+    with handling_sigterm(exit_by_sigterm):
+        try:
+            generate_dataset(instance, space, trials, seed, Path(out), log=click.echo)
+        except RuntimeError as exc:  # includes TrialFailed
+            raise click.ClickException(str(exc)) from exc

@@ -11,8 +11,11 @@ from __future__ import annotations
 import signal
 import sys
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from types import FrameType
+from typing import Any, ClassVar, NoReturn, TypeVar
 
 from boanon.errors import check_options, check_required
 from boanon.registry import Registry
@@ -25,11 +28,34 @@ class TrialFailed(RuntimeError):
     """The system crashed, timed out or produced no usable output; the message says why."""
 
 
+def exit_by_sigterm(signum: int, frame: FrameType | None) -> NoReturn:
+    """A SIGTERM handler: SystemExit (status 143), so that a runner run in-process kills its
+    program and removes its temporary files on the way out: by default Python dies at once, and
+    the program runs on, orphaned."""
+    sys.exit(128 + signal.SIGTERM)
+
+
 def exit_on_sigterm() -> None:
-    """Turn SIGTERM (``kill``, ``timeout``) into SystemExit for a process that runs a runner
-    in-process, so that the runner kills its program and removes its temporary files on the way
-    out: by default Python dies at once, and the program runs on, orphaned."""
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    """Turn SIGTERM (``kill``, ``timeout``) into SystemExit for the rest of this process (a
+    script's own: :func:`handling_sigterm` is a command's)."""
+    signal.signal(signal.SIGTERM, exit_by_sigterm)
+
+
+@contextmanager
+def handling_sigterm(handler: Callable[[int, FrameType | None], Any]) -> Iterator[None]:
+    """Inside, SIGTERM calls ``handler``; after, the handler before is back, so that a command
+    called in-process (``main([...])`` from a script or a test) leaves its caller's signals as it
+    found them. In a thread other than the main one, where Python runs no signal handler, signals
+    are left to whoever runs it."""
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class Runner(ABC):

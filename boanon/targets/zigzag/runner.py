@@ -106,7 +106,7 @@ class ZigZagRunner(Runner):
         for name, value in config.items():
             if name not in space:
                 raise ConfigError("configuration", name, f"not a zigzag design parameter"
-                                  f"{did_you_mean(name, space)} ({', '.join(space)})")
+                                  f"{did_you_mean(name, space)}; its parameters: {', '.join(space)}")
             if space[name]["type"] == "categorical":
                 design[name] = str(value)
             elif isinstance(value, bool) or float(value) != int(float(value)):
