@@ -754,6 +754,18 @@ def test_a_closed_output_pipe_stops_the_run_cleanly_saying_how_to_resume(tmp_pat
         assert store.counts()["done"] == 12
 
 
+
+def test_an_output_closed_after_the_run_closed_ends_quietly(tmp_path: Path) -> None:
+    # `tune --dashboard --dashboard-keep N | reader`: a reader gone after the summary, while the
+    # page stayed up, met a run whose store was closed: "store: closed" and status 1, not 141
+    config = _yaml(tmp_path, strategy="random")
+    code = (f"import click\nfrom boanon.cli import tune\nfrom boanon.tuning import TuneRequest, run_tuning\n"
+            f"run = run_tuning(TuneRequest({str(config)!r}, budget=3, store='run.db'))\n"
+            "with click.Context(click.Command('tune')):\n    tune._output_closed(run)\n")
+    ended = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert ended.returncode == 141 and ended.stderr == "", ended.stderr
+
 # --- in-process commands close what they open ----------------------------------------------------
 def interrupt_after_the_default(config: dict) -> dict:
     """A runner that measures the default (the first trial) and is interrupted at the next."""

@@ -116,9 +116,10 @@ def _output_closed(run: TuningRun) -> NoReturn:
     stored its running trials as interrupted (:meth:`Tuner.storing_interrupted`), standard error
     says so and how to resume, unless the budget was spent. Standard output goes to
     /dev/null, so that nothing more (nor Python's flush at exit) raises; the exit status is a
-    SIGPIPE death's, 141, for ``set -o pipefail`` scripts."""
+    SIGPIPE death's, 141, for ``set -o pipefail`` scripts. A run closed already (its dashboard
+    kept up after the loop) has nothing to resume."""
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    if run.tuner.n_trials() < run.budget:
+    if not run.tuner.store.closed and run.tuner.n_trials() < run.budget:
         try:
             click.echo(f"standard output closed: the run stopped ({run.tuner.n_trials()} of {run.budget} "
                        f"trials; any running are stored as interrupted); continue with\n"
