@@ -281,6 +281,45 @@ def test_the_graph_draws_a_bounded_output_with_its_bound(tmp_path: Path, synthet
         assert browser.find_element(By.ID, "node-bound").text.startswith("output constraint: g0_load <= 0.6")
 
 
+# a slow network for the first graph the page asks for (its default scope): its answer is held 3 s
+HOLD_FIRST_GRAPH = """
+const send = window.fetch;
+window.held = 0;
+window.fetch = async (url, options) => {
+  const answer = await send(url, options);
+  if (String(url).includes("/api/graph?scope=auto") && !window.held++) {
+    await new Promise((done) => setTimeout(done, 3000));
+  }
+  return answer;
+};
+"""
+
+
+def test_a_scope_picked_while_the_first_graph_loads_is_the_one_drawn(server: str, browser) -> None:
+    """A scope clicked while the page's first graph (the default scope) was on its way was drawn,
+    then that slower answer arrived and was drawn over it: the page showed the default scope
+    while the user had picked another (under load: the graph key test failed so)."""
+    from selenium.webdriver.common.by import By
+
+    hold = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": HOLD_FIRST_GRAPH})
+    try:
+        browser.get(server)
+        wait_for(browser, lambda b: b.execute_script("return window.held") == 1,
+                 what="the page never asked for its first graph")
+        browser.find_element(By.CSS_SELECTOR, "#graph-scope button[data-scope='all']").click()
+        caption = lambda b: b.find_element(By.ID, "graph-caption").text  # noqa: E731
+        wait_for(browser, lambda b: caption(b).startswith("The whole graph"),
+                 what="the whole graph was never drawn")
+        # the first update ends (the page says "live") once the held answer has been handled
+        wait_for(browser, lambda b: "ok" in b.find_element(By.ID, "live").get_attribute("class"),
+                 what="the page's first update never ended")
+        assert caption(browser).startswith("The whole graph"), caption(browser)
+        picked = browser.find_element(By.CSS_SELECTOR, "#graph-scope button.on")
+        assert picked.get_attribute("data-scope") == "all"
+    finally:
+        browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", hold)
+
+
 def test_the_graph_key_names_only_what_the_picture_holds(tmp_path: Path, synthetic_run, browser) -> None:
     """The key always showed "folded group" and "function / formula" (and the fallback and
     expression edges), whatever the picture held; each entry is shown exactly when the drawn
