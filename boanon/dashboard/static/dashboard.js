@@ -702,12 +702,14 @@ function drawTimeline(run, serverDate) {
 }
 
 // --- polling ----------------------------------------------------------------------------------------------
+const graphWanted = () => `${state.study}:${state.run?.graph_id}:${state.scope}:${state.scopeNode}`;
 async function refreshGraph(force = false) {
-  const key = `${state.run.graph_id}:${state.scope}:${state.scopeNode}`;
+  const key = graphWanted();
   if (!force && key === state.graphKey) return;
-  const study = state.study;
   const { data } = await getJSON(apiUrl(`/api/graph?scope=${state.scope}` + (state.scopeNode ? `&node=${encodeURIComponent(state.scopeNode)}` : "")));
-  if (study !== state.study) return;  // another study was picked meanwhile
+  // another study, graph or scope was asked for meanwhile: its own answer draws it, and this
+  // slower one must not draw over it (a scope clicked as the page loaded was undone so)
+  if (key !== graphWanted()) return;
   state.graphKey = key;
   state.graph = data.graph;
   if (data.graph) $("#node-names").replaceChildren(...data.graph.names.map((n) => el("option", { value: n })));
