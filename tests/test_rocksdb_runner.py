@@ -135,6 +135,30 @@ def test_crash_and_timeout_are_trial_failures(tmp_path: Path) -> None:
 
 
 @needs_db_bench
+def test_a_sigterm_while_the_db_is_removed_is_handled_once_it_is_gone(tmp_path: Path, monkeypatch) -> None:
+    # a benchmark killed as db_bench ended: the SIGTERM's SystemExit cut the DB's removal short and
+    # the DB stayed (tests/test_benchmark_sigterm.py, once in a full run); here the kill comes then
+    import signal
+
+    from boanon.runners.base import exit_by_sigterm, handling_sigterm
+
+    remove = shutil.rmtree
+
+    def killed_while_removing(path, *args, **kwargs) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        remove(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", killed_while_removing)
+    runner = RocksDBRunner(**TINY, db_root=str(tmp_path / "dbs"))
+    (tmp_path / "dbs").mkdir()
+    (tmp_path / "t0").mkdir()
+    with handling_sigterm(exit_by_sigterm), pytest.raises(SystemExit) as killed:
+        runner.run({}, tmp_path / "t0")
+    assert killed.value.code == 128 + signal.SIGTERM  # the kill is still obeyed, after
+    assert not any((tmp_path / "dbs").iterdir())
+
+
+@needs_db_bench
 def test_generate_dataset_records_failures_and_resumes(tmp_path: Path) -> None:
     small = Space.from_dict({"compression_type": {"type": "categorical", "choices": ["xpress", "none"]},
                              "bloom_bits": {"type": "int", "low": 0, "high": 12}})

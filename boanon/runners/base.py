@@ -58,6 +58,20 @@ def handling_sigterm(handler: Callable[[int, FrameType | None], Any]) -> Iterato
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextmanager
+def sigterm_deferred() -> Iterator[None]:
+    """Inside, a SIGTERM is held, then sent again on the way out, to whatever handles it there:
+    a clean-up that a handler raising :class:`SystemExit` would cut short (a temporary DB half
+    removed) ends whole first. A no-op outside the main thread (see :func:`handling_sigterm`)."""
+    held: list[int] = []
+    try:
+        with handling_sigterm(lambda signum, frame: held.append(signum)):
+            yield
+    finally:
+        if held:
+            signal.raise_signal(signal.SIGTERM)
+
+
 class Runner(ABC):
     """Runs one configuration. Constructor keyword arguments come from the YAML ``runner.options``."""
 

@@ -47,7 +47,7 @@ from boanon.adapters.rocksdb.options import newest_options_file
 from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report_lines
 from boanon.adapters.rocksdb.rusage import RUSAGE_FILE
 from boanon.errors import ConfigError, did_you_mean
-from boanon.runners.base import Runner, TrialFailed, register_runner
+from boanon.runners.base import Runner, TrialFailed, register_runner, sigterm_deferred
 from boanon.table import Value
 
 POLL_S = 0.1
@@ -286,7 +286,8 @@ class RocksDBRunner(Runner):
                 raise TrialFailed(f"db_bench exited with status {proc.returncode}: {_tail(stderr_text)}")
             self._keep_db_files(db, out)
         finally:
-            shutil.rmtree(db, ignore_errors=True)
+            with sigterm_deferred():  # a kill arriving now is handled once the DB is gone
+                shutil.rmtree(db, ignore_errors=True)
         return stopped
 
     def _report(self, intervals: list[tuple[int, float]]) -> bool:
