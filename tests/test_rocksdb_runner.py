@@ -159,6 +159,38 @@ def test_a_sigterm_while_the_db_is_removed_is_handled_once_it_is_gone(tmp_path: 
 
 
 @needs_db_bench
+def test_a_sigterm_while_db_bench_starts_kills_it_before_the_db_goes(tmp_path: Path, monkeypatch) -> None:
+    # a benchmark killed as db_bench started (the test above's kill, under another CPU's timing):
+    # SystemExit came inside Popen, the runner never knew the process, removed the DB under it,
+    # and db_bench ran on, writing into a DB that stayed
+    import signal
+    import subprocess
+
+    from boanon.runners.base import exit_by_sigterm, handling_sigterm
+
+    start, started = subprocess.Popen, []
+
+    def killed_while_starting(*args, **kwargs) -> subprocess.Popen:
+        started.append(start(*args, **kwargs))
+        os.kill(os.getpid(), signal.SIGTERM)
+        return started[-1]
+
+    monkeypatch.setattr(subprocess, "Popen", killed_while_starting)
+    runner = RocksDBRunner(num=2_000_000, timeout=60, db_root=str(tmp_path / "dbs"))
+    (tmp_path / "dbs").mkdir()
+    (tmp_path / "t0").mkdir()
+    try:
+        with handling_sigterm(exit_by_sigterm), pytest.raises(SystemExit):
+            runner.run({}, tmp_path / "t0")
+        assert started[0].poll() is not None, "db_bench runs on"
+    finally:
+        if started and started[0].poll() is None:
+            started[0].kill()
+            started[0].wait()
+    assert not any((tmp_path / "dbs").iterdir())
+
+
+@needs_db_bench
 def test_generate_dataset_records_failures_and_resumes(tmp_path: Path) -> None:
     small = Space.from_dict({"compression_type": {"type": "categorical", "choices": ["xpress", "none"]},
                              "bloom_bits": {"type": "int", "low": 0, "high": 12}})

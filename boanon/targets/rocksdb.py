@@ -246,13 +246,17 @@ class RocksDBRunner(Runner):
             args = self.command(config, db, follower.report if follower is not None else None)
             with open(out / STDOUT_FILE, "wb") as stdout, open(out / STDERR_FILE, "wb") as stderr:
                 started = time.monotonic()
-                # SIGKILLed with the runner's process: a killed loop runs no clean-up
-                proc = subprocess.Popen(args, stdout=stdout, stderr=stderr,
-                                        preexec_fn=lifetime.dies_with(os.getpid()))
                 deadline = started + self.timeout
                 stopped = False
                 usage = None
+                proc: subprocess.Popen[bytes] | None = None
                 try:
+                    # SIGKILLed with the runner's process: a killed loop runs no clean-up. A SIGTERM
+                    # while it starts waits until proc is known: the finally below must kill it
+                    # before the DB is removed (db_bench went on writing into it)
+                    with sigterm_deferred():
+                        proc = subprocess.Popen(args, stdout=stdout, stderr=stderr,
+                                                preexec_fn=lifetime.dies_with(os.getpid()))
                     while not stopped and (usage := _reap(proc)) is None:
                         if time.monotonic() > deadline:
                             raise TrialFailed(f"db_bench timed out after {self.timeout:g} s; stderr: "
@@ -271,7 +275,7 @@ class RocksDBRunner(Runner):
                         if follower is not None:
                             self._report(follower.new_rows(final=True))
                 finally:
-                    if proc.poll() is None:
+                    if proc is not None and proc.poll() is None:
                         proc.kill()
                         proc.wait()
             if usage is not None and not stopped:
