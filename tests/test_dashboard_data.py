@@ -9,6 +9,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -300,6 +301,43 @@ def test_the_graph_api_says_scope_node_needs_a_node(run: Path) -> None:
             assert json.loads(answer.read())["graph"]["node"] == "cost"
     finally:
         dashboard.stop()
+
+
+def test_stopping_the_dashboard_never_closes_a_store_under_a_request_being_served(run: Path,
+                                                                                 tmp_path: Path) -> None:
+    """``stop`` waited 5 s for the server, then closed the views' stores anyway: a request still
+    being served (its read waiting for a writer's lock) failed with a server error."""
+    store = tmp_path / "run.db"
+    store.write_bytes(run.read_bytes())
+    with closing(sqlite3.connect(store)) as db:  # a rollback journal: a writer's lock holds readers
+        db.execute("PRAGMA journal_mode = DELETE")
+    view = RunView(store)
+    dashboard = Dashboard(view, port=0)
+    url = dashboard.start()
+    writer = sqlite3.connect(store, isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN EXCLUSIVE")
+    answers: list[int] = []
+
+    def client() -> None:
+        with urllib.request.urlopen(url + "api/run", timeout=120) as answer:
+            answers.append(answer.status)
+    requests = threading.Thread(target=client)
+    requests.start()
+    deadline = time.monotonic() + 60
+    while not dashboard.server.server_state.tasks:  # being served: its read waits for the lock
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    releasing = threading.Timer(7.0, writer.close)  # after stop gave up waiting for the server
+    releasing.start()
+    try:
+        dashboard.stop()
+        assert dashboard.thread.is_alive() and not view.store.closed  # left to the server's thread
+    finally:
+        releasing.join()
+        requests.join(timeout=120)
+        dashboard.thread.join(timeout=120)
+    assert answers == [200]
+    assert view.store.closed  # by the server's thread, as it ended
 
 
 def test_a_store_given_twice_is_refused_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
