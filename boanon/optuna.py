@@ -53,7 +53,8 @@ from boanon.multitask import TaskColumn, WarmStart, related_tasks
 from boanon.objectives import Objective
 from boanon.space import Bool, Categorical, Float, Int, Param, Space, equal_choices
 from boanon.storage_urls import opened_storage, sqlite_file
-from boanon.store import connect_read_only, remove_store
+from boanon.store import connect_read_only, create_store_file, remove_store
+from boanon.store_lock import WriterLock
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.table import number_problem, two_roles
 from boanon.tuner import LearnFailure, Tuner, check_settings, last_learn_point
@@ -443,9 +444,13 @@ def import_study(storage: str, study_name: str | None, store: str | Path, seed: 
     ``sqlite:///optuna.db``; None when it holds one study) into a new BoAnon store at ``store``,
     as :func:`replay` records them, over the study's intersection search space; return the
     tuner on that store (a ``boanon tune`` run can resume it, a later one start warm from it)
-    and the number of trials copied. The other direction is ``boanon export --optuna``."""
-    if Path(store).exists():
-        raise ValueError(f"{store} exists already; import into a new store")
+    and the number of trials copied. The other direction is ``boanon export --optuna``.
+
+    The store is written under its writer lock (:class:`~boanon.store_lock.WriterLock`: a live
+    run or another import there is refused) into a file this call creates; an import that fails
+    removes that file only, never one another writer made meanwhile."""
+    if Path(store).exists():  # said before the study is read; the file's creation checks again
+        raise _exists_already(store)
     _require_optuna_file(storage)
     with opened_storage(storage) as opened:  # read whole, then closed
         study = load_existing_study(opened, storage, study_name)
@@ -455,20 +460,29 @@ def import_study(storage: str, study_name: str | None, store: str | Path, seed: 
     if space is None:
         raise ValueError(f"study {study.study_name!r} in {storage} has no parameter that every finished "
                          "trial set with the same distribution and two or more values")
-    tuner: Tuner | None = None
-    try:  # a Tuner that refuses the study has closed the store it made
-        tuner = Tuner(space, objectives, seed=seed, store=store,
-                      output_constraints=output_constraints(trials))
-        n = replay(tuner, trials, distributions,
-                   reason=lambda t: f"imported from Optuna study {study.study_name!r}, trial {t.number}")
-    except BaseException as exc:  # Ctrl-C too: an import cut short leaves no store to refuse the next
-        if tuner is not None:
-            tuner.close()
-        remove_store(store)
-        if isinstance(exc, ValueError):  # a trial's metrics, a space the Tuner refuses: name the study
-            raise ValueError(f"study {study.study_name!r} in {storage}: {exc}") from None
-        raise
+    with WriterLock(store):  # no run or other import writes there meanwhile
+        try:
+            created = create_store_file(store)
+        except FileExistsError:  # made since the check above: another writer's, left alone
+            raise _exists_already(store) from None
+        tuner: Tuner | None = None
+        try:  # a Tuner that refuses the study has closed the store it made
+            tuner = Tuner(space, objectives, seed=seed, store=created,
+                          output_constraints=output_constraints(trials))
+            n = replay(tuner, trials, distributions,
+                       reason=lambda t: f"imported from Optuna study {study.study_name!r}, trial {t.number}")
+        except BaseException as exc:  # Ctrl-C too: an import cut short leaves no store to refuse the next
+            if tuner is not None:
+                tuner.close()
+            remove_store(created)
+            if isinstance(exc, ValueError):  # a trial's metrics, a space the Tuner refuses: name the study
+                raise ValueError(f"study {study.study_name!r} in {storage}: {exc}") from None
+            raise
     return tuner, n
+
+
+def _exists_already(store: str | Path) -> ValueError:
+    return ValueError(f"{store} exists already; import into a new store")
 
 
 def load_existing_study(opened: BaseStorage, storage: str, study_name: str | None) -> Study:

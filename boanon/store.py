@@ -718,6 +718,20 @@ def holds_a_run(path: str | Path) -> bool:
     return True
 
 
+def create_store_file(store_file: str | Path) -> Path:
+    """Create the empty file of a new store, failing with :class:`FileExistsError` if anything is
+    there: a writer may remove (:func:`remove_store`) only the store it made itself, and one that
+    checked first and opened after could lose a race to another writer and delete the winner's
+    store. Any other failure is a :class:`StoreError` naming the file."""
+    try:
+        os.close(os.open(store_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise StoreError(store_file, "store", f"cannot open it ({exc.strerror})") from None
+    return Path(store_file)
+
+
 def remove_store(store_file: str | Path) -> None:
     """Remove a closed store and its SQLite ``-wal``/``-shm`` files, never raising: the error
     that made its writer give up (a run that never started, an import cut short) is the one to

@@ -2,8 +2,9 @@
 
 Two writers on one store run the same configurations twice, and a ``--resume`` beside a live
 run takes the live run's running trials for a dead run's. So ``boanon tune`` (fresh or
-resumed) and ``explain --measure`` hold :class:`WriterLock` for their whole life, and a second
-writer is refused with a message naming the live one.
+resumed) and ``explain --measure`` hold :class:`WriterLock` for their whole life, ``boanon
+import`` while it writes the new store, and a second writer is refused with a message naming
+the live one.
 
 Why ``flock`` on a lock file beside the store (``<store>.lock``), not on the store itself:
 

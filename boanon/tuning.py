@@ -12,7 +12,6 @@ stopping as cleanly as Ctrl-C and the store's activity note saying where the run
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from boanon.store import (
     TRIALS_NOTE,
     Store,
     StoredTrial,
+    create_store_file,
     holds_a_run,
     remove_store,
 )
@@ -262,15 +262,11 @@ def _stopper(rule: str | None, config: TuneConfig, runner: Runner) -> EarlyStopp
 
 
 def _create(store_file: Path) -> Path:
-    """Create the empty store file, failing if it exists: only the call that made it may remove it
-    (a fresh start that lost a race to another must not delete the winner's store)."""
+    """The new store's file, made by this call (:func:`create_store_file`), or AlreadyStored."""
     try:
-        os.close(os.open(store_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        return create_store_file(store_file)
     except FileExistsError:
         raise AlreadyStored(store_file) from None
-    except OSError as exc:
-        raise StoreError(store_file, "store", f"cannot open it ({exc.strerror})") from None
-    return store_file
 
 
 class AlreadyStored(ValueError):

@@ -3,12 +3,16 @@ background model views. Runs are real (the synthetic system through the Tuner)."
 
 from __future__ import annotations
 
+import gc
 import json
+import os
+import signal
 import sqlite3
 import threading
 import time
 import urllib.error
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -302,6 +306,43 @@ def test_the_graph_api_says_scope_node_needs_a_node(run: Path) -> None:
         dashboard.stop()
 
 
+def test_stopping_the_dashboard_never_closes_a_store_under_a_request_being_served(run: Path,
+                                                                                 tmp_path: Path) -> None:
+    """``stop`` waited 5 s for the server, then closed the views' stores anyway: a request still
+    being served (its read waiting for a writer's lock) failed with a server error."""
+    store = tmp_path / "run.db"
+    store.write_bytes(run.read_bytes())
+    with closing(sqlite3.connect(store)) as db:  # a rollback journal: a writer's lock holds readers
+        db.execute("PRAGMA journal_mode = DELETE")
+    view = RunView(store)
+    dashboard = Dashboard(view, port=0)
+    url = dashboard.start()
+    writer = sqlite3.connect(store, isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN EXCLUSIVE")
+    answers: list[int] = []
+
+    def client() -> None:
+        with urllib.request.urlopen(url + "api/run", timeout=120) as answer:
+            answers.append(answer.status)
+    requests = threading.Thread(target=client)
+    requests.start()
+    deadline = time.monotonic() + 60
+    while not dashboard.server.server_state.tasks:  # being served: its read waits for the lock
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    releasing = threading.Timer(7.0, writer.close)  # after stop gave up waiting for the server
+    releasing.start()
+    try:
+        dashboard.stop()
+        assert dashboard.thread.is_alive() and not view.store.closed  # left to the server's thread
+    finally:
+        releasing.join()
+        requests.join(timeout=120)
+        dashboard.thread.join(timeout=120)
+    assert answers == [200]
+    assert view.store.closed  # by the server's thread, as it ended
+
+
 def test_a_store_given_twice_is_refused_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``boanon dashboard run.db run.db`` served two identical studies (the check comes before any
     store is opened: this file is not even one)."""
@@ -313,6 +354,43 @@ def test_a_store_given_twice_is_refused_naming_it(tmp_path: Path, monkeypatch: p
         assert result.exit_code == 2
         assert f"Error: {twice[1]}: the same store is given twice{also}; each store is one study\n" \
             in result.output
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_ctrl_c_while_the_dashboard_opens_its_stores_closes_those_opened(run: Path, tmp_path: Path,
+                                                                          descriptors_held) -> None:
+    """``boanon dashboard a.db b.db`` closed the views it had opened only when the next store was
+    refused (a ConfigError): Ctrl-C (or any other error) while it opened ``b.db`` left ``a.db``
+    open in a process that goes on (a script, a test calling the command in-process)."""
+    first, second = tmp_path / "a.db", tmp_path / "b.db"
+    for store in (first, second):
+        store.write_bytes(run.read_bytes())
+    with closing(sqlite3.connect(second)) as db:  # a rollback journal: a writer's lock holds readers
+        db.execute("PRAGMA journal_mode = DELETE")
+    writer = sqlite3.connect(second, isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN EXCLUSIVE")  # opening b.db waits for the lock
+    before = descriptors_held(tmp_path)
+
+    def ctrl_c_while_b_opens() -> None:
+        deadline = time.monotonic() + 60
+        while not any(name == second.name for _, name in descriptors_held(tmp_path) - before):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)  # taken when the read returns, inside opening b.db
+        time.sleep(0.2)
+        writer.close()
+    interrupting = threading.Thread(target=ctrl_c_while_b_opens)
+    gc.disable()  # only the command may close what it opened
+    try:
+        interrupting.start()
+        result = CliRunner().invoke(main, ["dashboard", str(first), str(second), "--port", "0"])
+        interrupting.join()
+        left_open = descriptors_held(tmp_path) - before
+    finally:
+        gc.enable()
+    assert result.exit_code == 1 and "Aborted" in result.output, result.output
+    assert left_open == set()
 
 
 def test_a_trial_file_gone_between_listing_and_size_is_left_out_not_a_server_error(tmp_path: Path,

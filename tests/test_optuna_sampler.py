@@ -7,13 +7,16 @@ from __future__ import annotations
 import re
 import shlex
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 optuna = pytest.importorskip("optuna")
 
@@ -28,6 +31,7 @@ from boanon.optuna import (  # noqa: E402
     REASON_ATTR,
     SURROGATE_ATTR,
     BoAnonSampler,
+    import_study,
     param_of,
     params_within,
     to_boanon,
@@ -38,6 +42,7 @@ from boanon.space import Bool, Categorical, Float, Int, Space  # noqa: E402
 from boanon.store import Store  # noqa: E402
 from boanon.synthetic import SyntheticSystem  # noqa: E402
 from boanon.tuner import Tuner  # noqa: E402
+from boanon.tuning import TuneRequest, open_run  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 SYSTEM = SyntheticSystem(n_params=4, n_groups=2, seed=0)
@@ -492,6 +497,58 @@ def test_an_import_the_tuner_refuses_leaves_no_store(tmp_path):
     assert done.exit_code == 1, done.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["wide.db"]  # no store, -wal or -shm
     assert "study 'wide' in" in done.output and "21201" in done.output, done.output
+
+
+def quadratic(config: dict) -> dict:
+    """The system of the run tuned beside an import (a ``callable`` runner)."""
+    return {"cost": (config["x"] - 0.3) ** 2}
+
+
+@pytest.mark.parametrize("run_ended", [False, True], ids=["beside a live run", "after a run ended"])
+def test_an_import_that_loses_the_race_for_its_store_leaves_the_winner_s_store(tmp_path, run_ended,
+                                                                               descriptors_held):
+    # the import checked that no store was there, read the study, then opened the store: a
+    # `boanon tune` that made it meanwhile saw the import fail on its study and delete its store
+    optuna_db, store = tmp_path / "optuna.db", tmp_path / "run.db"
+    url = f"sqlite:///{optuna_db}"
+    optuna.create_study(study_name="s", storage=url).optimize(lambda t: t.suggest_float("y", 0, 1),
+                                                              n_trials=2)
+    config = tmp_path / "tune.yaml"
+    config.write_text(yaml.safe_dump({"space": {"x": {"type": "float", "low": 0.0, "high": 1.0}},
+                                      "objectives": ["cost"], "runner": {"callable": f"{__name__}:quadratic"},
+                                      "strategy": "random", "n_init": 2}))
+    holder = sqlite3.connect(optuna_db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")  # the import waits inside reading the study (a real lock)
+    refused: list[BaseException] = []
+
+    def importing() -> None:
+        try:
+            import_study(f"{url}?timeout=120", None, store)  # waits for the lock, however slow the run
+        except BaseException as exc:  # noqa: BLE001  (checked below)
+            refused.append(exc)
+    def opened() -> int:  # descriptors this process holds on the Optuna database
+        return sum(name == optuna_db.name for _, name in descriptors_held(tmp_path))
+    before = opened()
+    importer = threading.Thread(target=importing)
+    importer.start()
+    deadline = time.monotonic() + 60
+    while opened() == before:  # the import opened the database: it found no store there
+        assert time.monotonic() < deadline and importer.is_alive(), refused
+        time.sleep(0.01)
+    run = open_run(TuneRequest(config, budget=2, store=store))  # the winner: a real run, its lock held
+    try:
+        run.loop()
+        if run_ended:
+            run.close()
+        holder.close()  # the import goes on
+        importer.join(timeout=120)
+    finally:
+        run.close()
+    assert store.is_file(), f"the import deleted the run's store: {refused}"
+    with Store(store, read_only=True) as kept:
+        assert kept.counts()["done"] == 2
+    assert len(refused) == 1
+    assert ("exists already" if run_ended else "in use by another run") in str(refused[0])
 
 
 def test_a_trial_enqueued_outside_the_distributions_is_left_out_not_fatal():

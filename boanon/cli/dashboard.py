@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import ExitStack, closing
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from boanon.errors import ConfigError
+
+if TYPE_CHECKING:
+    from boanon.dashboard.app import RunView
 
 
 @click.command("dashboard")
@@ -28,31 +33,36 @@ def dashboard_command(store_files: tuple[str, ...], host: str, port: int, trials
 
     Several stores are several studies side by side: pick one to see it, and compare their best
     so far on one chart."""
-    from boanon.dashboard.app import Dashboard, RunView  # the web stack only for this command
+    from boanon.dashboard.app import Dashboard  # the web stack only for this command
 
     if trials_dir is not None and len(store_files) > 1:
         raise click.UsageError("--trials-dir names one store's trials: give one store with it")
     _refuse_repeats(store_files)
-    views: list[RunView] = []
-    try:
-        for f in store_files:
-            views.append(RunView(f, trials_dir, poll_s=poll_s))
-    except ConfigError as exc:
-        for view in views:  # the stores opened before the one refused
-            view.close()
-        raise click.ClickException(str(exc)) from None
-    dashboard = Dashboard(views, host, port)
-    try:
+    with ExitStack() as stack:
+        dashboard = Dashboard(_open_views(stack, store_files, trials_dir, poll_s), host, port)
+        stack.pop_all()  # the dashboard closes them as it stops, once no request reads them
+        stack.callback(dashboard.stop)
         try:
-            url = dashboard.start()
-        except RuntimeError as exc:
-            raise click.ClickException(str(exc)) from None
-        click.echo(f"dashboard of {', '.join(store_files)}: {url}  (Ctrl-C to stop)")
-        dashboard.thread.join()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        dashboard.stop()
+            try:
+                url = dashboard.start()
+            except RuntimeError as exc:
+                raise click.ClickException(str(exc)) from None
+            click.echo(f"dashboard of {', '.join(store_files)}: {url}  (Ctrl-C to stop)")
+            dashboard.thread.join()
+        except KeyboardInterrupt:
+            pass
+
+
+def _open_views(stack: ExitStack, store_files: Sequence[str], trials_dir: str | None,
+                poll_s: float) -> list[RunView]:
+    """A view of each store, each closed with ``stack``: on any error while the others open
+    (Ctrl-C too), those opened before are closed. A file that is no store is a one-line error."""
+    from boanon.dashboard.app import RunView
+
+    try:
+        return [stack.enter_context(closing(RunView(f, trials_dir, poll_s=poll_s))) for f in store_files]
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _refuse_repeats(store_files: Sequence[str]) -> None:

@@ -355,11 +355,20 @@ class Dashboard:
         config = uvicorn.Config(create_app(view), host=host, port=port, log_level="warning",
                                 access_log=False)
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True, name="boanon-dashboard")
+        self.thread = threading.Thread(target=self._serve, daemon=True, name="boanon-dashboard")
+        self._users = 1
+        """Who still reads the views: :meth:`stop`, and the server's thread once started."""
+        self._users_lock = threading.Lock()
 
     def start(self, timeout: float = 10.0) -> str:
         """Start serving; return the page's URL (with the port chosen when ``port`` was 0)."""
-        self.thread.start()
+        with self._users_lock:
+            self._users += 1
+        try:
+            self.thread.start()
+        except BaseException:
+            self._done_with_views()
+            raise
         deadline = time.monotonic() + timeout
         while not self.server.started and self.thread.is_alive():
             if time.monotonic() > deadline:
@@ -371,12 +380,31 @@ class Dashboard:
         host, port = self.server.servers[0].sockets[0].getsockname()[:2]
         return f"http://{host}:{port}/"
 
-    def stop(self, models_timeout: float = 120.0) -> None:
-        """Stop serving, then wait for the views' model computations to end (bounded), so the
-        process never exits with a fit running in a daemon thread; then close the views' stores."""
+    def _serve(self) -> None:
+        """The server's thread: serve until stopped; its requests read the views until it ends."""
+        try:
+            self.server.run()
+        finally:
+            self._done_with_views()
+
+    def _done_with_views(self) -> None:
+        """One reader of the views is done with them; the last closes their stores (one closed under
+        a request still being served failed it)."""
+        with self._users_lock:
+            self._users -= 1
+            last = self._users == 0
+        if last:
+            for view in self.views:
+                view.close()
+
+    def stop(self, models_timeout: float = 120.0, server_timeout: float = 5.0) -> None:
+        """Stop serving (waiting up to ``server_timeout`` seconds for the server to end), then
+        wait for the views' model computations to end (bounded), so the process never exits with
+        a fit running in a daemon thread; then close the views' stores, or, when the server is
+        still serving a request (a slow read), leave that to its thread as it ends."""
         self.server.should_exit = True
-        self.thread.join(timeout=5)
+        if self.thread.is_alive():
+            self.thread.join(timeout=server_timeout)
         for view in self.views:
             view.models.wait(models_timeout)
-            view.close()
-
+        self._done_with_views()
