@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from boanon.errors import ConfigError, MissingFile, UnknownOption, refuse_unknown_keys
+from boanon.errors import ConfigError, InvalidOption, MissingFile, refuse_unknown_keys
 from boanon.multiobjective import OutputConstraint, Scalarization, parse_output_constraints, parse_ref_point
 from boanon.objectives import Objective, parse_objectives
 from boanon.space import Categorical, Space
@@ -73,13 +73,14 @@ class TuneConfig:
     related_outputs: list[str] = field(default_factory=list)
 
     def make_runner(self) -> Any:
-        """A fresh runner instance (errors from its constructor name the ``runner`` field)."""
+        """A fresh runner instance: an option its constructor refuses (misspelt, missing or
+        invalid) is named ``runner.options.<option>``, its other errors ``runner``."""
         from boanon.runners import make_runner
 
         try:
             return make_runner(self.runner, **self.runner_options)
-        except UnknownOption as exc:  # a misspelt option: named where a long YAML has it
-            raise ConfigError(self.source, f"runner.options.{exc.option}", str(exc)) from None
+        except InvalidOption as exc:  # named where a long YAML has it
+            raise ConfigError(self.source, f"runner.options.{exc.option}", exc.reason) from None
         except (TypeError, ValueError) as exc:
             raise ConfigError(self.source, "runner", str(exc)) from None
 

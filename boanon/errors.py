@@ -85,13 +85,29 @@ def check_options(function: Any, options: Mapping[str, Any], label: str, skip: i
     refuse_unknown_options(options, [p.name for p in params if p.kind in _NAMED], label)
 
 
-class UnknownOption(ValueError):
-    """An option no parameter takes, carrying its name (``option``): a configuration's error then
-    names the option's full field (``runner.options.timout``), not only its mapping's owner."""
+class InvalidOption(ValueError):
+    """An option refused (a value it cannot take, or left out), carrying its name (``option``)
+    and why (``reason``): a configuration's error then names the option's full field once
+    (``runner.options.model: expected one of [...]``). A runner knows its options, not the file
+    or mapping they came from: its own ``ConfigError("runner.options", "model", ...)`` was
+    filed again under ``runner`` (``t.yaml: runner: runner.options: model: ...``)."""
 
-    def __init__(self, option: str, message: str):
+    def __init__(self, option: str, reason: str):
         self.option = option
-        super().__init__(message)
+        self.reason = reason
+        super().__init__(self.text())
+
+    def text(self) -> str:
+        """The error where no field names the option (a runner made in Python, ``boanon generate``)."""
+        return f"option {self.option!r}: {self.reason}"
+
+
+class UnknownOption(InvalidOption):
+    """An option no parameter takes: its reason names it and the closest name (a configuration's
+    error names the option's full field, ``runner.options.timout``, not only its mapping's owner)."""
+
+    def text(self) -> str:
+        return self.reason
 
 
 def refuse_unknown_options(options: Iterable[str], names: Sequence[str], label: str) -> None:
@@ -105,9 +121,10 @@ def refuse_unknown_options(options: Iterable[str], names: Sequence[str], label: 
 
 
 def check_required(function: Any, options: Mapping[str, Any], label: str) -> None:
-    """Refuse options that leave out a parameter ``function`` requires, naming it: Python's own
-    error ("__init__() missing 1 required positional argument: 'function'") did not say that
-    the option given as ``functon`` was meant for it."""
+    """Refuse options that leave out a parameter ``function`` requires, as an
+    :class:`InvalidOption` naming it: Python's own error ("__init__() missing 1 required
+    positional argument: 'function'") did not say that the option given as ``functon`` was
+    meant for it."""
     try:
         params = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
@@ -117,7 +134,7 @@ def check_required(function: Any, options: Mapping[str, Any], label: str) -> Non
             given = sorted(map(str, options))
             hint = difflib.get_close_matches(p.name, given, n=1)
             shown = f" (given as {hint[0]!r}?)" if hint else f"; given: {', '.join(given) or 'none'}"
-            raise ValueError(f"{label} needs the option {p.name!r}{shown}")
+            raise InvalidOption(p.name, f"missing (required by {label}){shown}")
 
 
 class LogParseError(ValueError):

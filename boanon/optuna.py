@@ -51,7 +51,7 @@ from boanon.acquisition.proposers import Proposer, make_proposer
 from boanon.multiobjective import OutputConstraint
 from boanon.multitask import TaskColumn, WarmStart, related_tasks
 from boanon.objectives import Objective
-from boanon.space import Bool, Categorical, Float, Int, Param, Space, equal_choices
+from boanon.space import Bool, Categorical, Float, Int, Param, Space, SpaceTooLarge, equal_choices
 from boanon.storage_urls import opened_storage, sqlite_file
 from boanon.store import connect_read_only, create_store_file, remove_store
 from boanon.store_lock import WriterLock
@@ -456,7 +456,10 @@ def import_study(storage: str, study_name: str | None, store: str | Path, seed: 
         study = load_existing_study(opened, storage, study_name)
         trials = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
         distributions, objectives = search_space(study), objectives_of(study)
-    space = space_of(distributions)
+    try:
+        space = space_of(distributions)
+    except SpaceTooLarge as exc:  # named as a space the Tuner refuses was (below)
+        raise ValueError(f"study {study.study_name!r} in {storage}: {exc}") from None
     if space is None:
         raise ValueError(f"study {study.study_name!r} in {storage} has no parameter that every finished "
                          "trial set with the same distribution and two or more values")

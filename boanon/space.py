@@ -22,6 +22,23 @@ from boanon.table import Value
 from boanon.units import check as check_unit
 from boanon.yamlfile import load_yaml
 
+SOBOL_MAX_DIMENSIONS = 21201
+"""The most dimensions scipy's Sobol engine draws (``scipy.stats.qmc.Sobol.MAXDIM``, written out:
+importing scipy.stats takes ~0.9 s, and reading a space needs none of it)."""
+
+
+class SpaceTooLarge(ValueError):
+    """More parameters than a Sobol design has dimensions (one per parameter, a categorical one
+    too): every search draws one (the initial design, each proposal's candidates), and the first
+    draw ended in scipy's "Maximum supported dimensionality is 21201.", which named neither the
+    space nor its size (with ``n_init: 1``, after the default configuration's trial)."""
+
+    def __init__(self, n_params: int):
+        self.n_params = n_params
+        super().__init__(f"{n_params} parameters, more than the {SOBOL_MAX_DIMENSIONS} a search can "
+                         f"draw (its Sobol design has one dimension per parameter): tune at most "
+                         f"{SOBOL_MAX_DIMENSIONS} and leave the others out of the space")
+
 
 class ParamError(ValueError):
     """One key of a parameter's spec (``default``, ``log``, ``choices``...) holds a value the
@@ -338,6 +355,8 @@ class Space:
     """An ordered set of parameters plus constraints."""
 
     def __init__(self, params: Sequence[Param], constraints: Sequence[str] = ()):
+        if len(params) > SOBOL_MAX_DIMENSIONS:
+            raise SpaceTooLarge(len(params))
         names = [p.name for p in params]
         if len(set(names)) != len(names):
             twice = sorted({n for n in names if names.count(n) > 1})
@@ -397,6 +416,8 @@ class Space:
             raise ConfigError(source, "space", "defines no parameters")
         try:
             return cls(params, list(constraints))
+        except SpaceTooLarge as exc:
+            raise ConfigError(source, "space", str(exc)) from None
         except ValueError as exc:
             raise ConfigError(source, "constraints", str(exc)) from None
 

@@ -226,6 +226,22 @@ def test_a_misspelt_runner_option_is_refused_before_any_trial(tmp_path: Path) ->
         assert not store.exists()
 
 
+@pytest.mark.parametrize("runner, error", [
+    ({"name": "sgd", "options": {"network": "resnet"}},
+     "runner.options.network: unknown network 'resnet'; known: alexnet, googlenet, speechnet"),
+    ({"name": "command"}, "runner.options.command: missing (required by runner 'command'); given: none"),
+])
+def test_an_invalid_runner_option_is_named_once_before_any_trial(tmp_path: Path, runner: dict,
+                                                                 error: str) -> None:
+    """It read ``tune.yaml: runner: sgd runner options: network: ...`` (the runner's own field
+    under the configuration's), and a missing option was named ``runner``."""
+    store = tmp_path / "run.db"
+    config = _yaml(tmp_path, runner=runner)
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "3", "--store", str(store)])
+    assert result.exit_code == 1 and result.output == f"Error: {config}: {error}\n", result.output
+    assert not store.exists()
+
+
 @pytest.mark.parametrize("workers", [[], ["--workers", "2"]])
 def test_a_misconfigured_runner_stops_the_run_and_exits_non_zero(tmp_path: Path, workers) -> None:
     config = _yaml(tmp_path, n_init=3, runner={  # an option of the wrong type: every trial fails the same way

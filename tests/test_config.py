@@ -10,6 +10,8 @@ import yaml
 
 from boanon.config import load_config, parse_config
 from boanon.errors import ConfigError
+from boanon.runners import Runner, register_runner
+from boanon.runners.base import RUNNERS
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = {
@@ -123,8 +125,71 @@ def test_a_command_timeout_that_is_no_positive_number_is_refused(timeout: object
     """``timeout: -3`` failed every trial at once as "timed out after -3 s"."""
     runner = {"command": ["prog"], "options": {"timeout": timeout}}
     config = parse_config({**BASE, "runner": runner}, "t.yaml")
-    with pytest.raises(ConfigError, match="t.yaml: runner: timeout must be a positive number of seconds"):
+    with pytest.raises(ConfigError, match=re.escape("t.yaml: runner.options.timeout: expected a positive "
+                                                    f"number of seconds, got {timeout!r}") + "$"):
         config.make_runner()
+
+
+def _tuning_file(tmp_path: Path, runner: dict) -> Path:
+    """A tuning YAML on disk with ``runner`` as its runner."""
+    path = tmp_path / "tune.yaml"
+    path.write_text(yaml.safe_dump({**BASE, "runner": runner}))
+    return path
+
+
+@pytest.mark.parametrize("runner, option, reason", [
+    ({"name": "zigzag", "options": {"model": "vgg16"}}, "model",
+     "expected one of ['resnet18', 'alexnet', 'mobilenetv2']"),
+    ({"name": "zigzag", "options": {"model": "alexnet", "layers": [5]}}, "layers",
+     "alexnet has Conv layers 0..4; got [5]"),
+    ({"name": "rocksdb", "options": {"workload": "readrandon"}}, "workload",
+     "unknown 'readrandon' (did you mean 'readrandom'?); expected one of ['mixgraph', 'readrandom', "
+     "'readrandomwriterandom', 'readwhilewriting']"),
+    ({"name": "rocksdb", "options": {"db_bench": "no-such-db_bench"}}, "db_bench",
+     "'no-such-db_bench' not found on PATH (scripts/install-system-deps.sh installs Debian's rocksdb-tools)"),
+    ({"name": "sgd", "options": {"network": "resnet"}}, "network",
+     "unknown network 'resnet'; known: alexnet, googlenet, speechnet"),
+    ({"name": "sgd", "options": {"warmup": 40}}, "warmup", "need 0 <= warmup < iterations, got 40 and 30"),
+    ({"name": "command", "options": {"command": ["prog", "{}"]}}, "command",
+     "argument '{}': fields must be parameter names, got {}"),
+    ({"name": "callable", "options": {"function": "no_such_module:f"}}, "function",
+     "'no_such_module:f': cannot import 'no_such_module' (No module named 'no_such_module')"),
+    ({"name": "command"}, "command", "missing (required by runner 'command'); given: none"),
+    ({"name": "callable", "options": {"functon": "examples.synthetic_system:evaluate"}}, "function",
+     "missing (required by runner 'callable') (given as 'functon'?)"),
+])
+def test_an_invalid_runner_option_is_named_once_by_its_full_field(tmp_path: Path, runner: dict, option: str,
+                                                                  reason: str) -> None:
+    """A runner's refusal read ``t.yaml: runner: runner.options: model: ...`` (its own field filed
+    again under ``runner``), and a missing option was named under ``runner``."""
+    path = _tuning_file(tmp_path, runner)
+    with pytest.raises(ConfigError) as info:
+        load_config(path).make_runner()
+    assert str(info.value) == f"{path}: runner.options.{option}: {reason}"
+    assert info.value.field == f"runner.options.{option}"
+
+
+class _Unavailable(Runner):
+    """A plug-in runner whose constructor fails for a reason that is no option's."""
+
+    name = "test-unavailable"
+
+    def __init__(self) -> None:
+        raise ValueError("no /dev/kvm on this machine")
+
+    def run(self, config: dict, trial_dir: Path) -> None:
+        raise AssertionError("never made")
+
+
+def test_a_runners_error_that_is_no_options_is_named_runner(tmp_path: Path) -> None:
+    register_runner(_Unavailable)
+    try:
+        path = _tuning_file(tmp_path, {"name": _Unavailable.name})
+        with pytest.raises(ConfigError) as info:
+            load_config(path).make_runner()
+    finally:
+        RUNNERS.entries.pop(_Unavailable.name, None)
+    assert str(info.value) == f"{path}: runner: no /dev/kvm on this machine"
 
 
 @pytest.mark.parametrize("example, field, message", [

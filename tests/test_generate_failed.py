@@ -95,3 +95,13 @@ def test_generate_in_process_gives_the_caller_its_sigterm_handler_back(tmp_path)
     result = CliRunner().invoke(main, ["generate", "sgd", "--trials", "1", "--out", str(tmp_path / "d")])
     assert result.exit_code == 0, result.output
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_generate_names_a_runner_option_it_refuses_once(tmp_path):
+    out = tmp_path / "ds"  # it read "sgd runner options: network: ...", a YAML's wording with no YAML
+    result = CliRunner().invoke(main, ["generate", "sgd", "--trials", "2", "--out", str(out),
+                                       "--network", "resnet"])
+    assert result.exit_code == 1, result.output
+    assert result.output == ("Error: option 'network': unknown network 'resnet'; known: alexnet, googlenet, "
+                             "speechnet\n")
+    assert not out.exists()

@@ -487,7 +487,8 @@ def test_an_import_cut_short_by_a_bad_trial_leaves_no_store(tmp_path):
 @pytest.mark.slow
 def test_an_import_the_tuner_refuses_leaves_no_store(tmp_path):
     # the Tuner was made outside the try that removes the store: one refusing the study after
-    # creating the store (a space wider than the Sobol design's 21201 dimensions) left the file
+    # creating the store (a space wider than the Sobol design's 21201 dimensions) left the file;
+    # such a space is now refused when built, before any store, and still names the study
     url = f"sqlite:///{tmp_path / 'wide.db'}"
     wide = {f"x{i}": FloatDistribution(0.0, 1.0) for i in range(21202)}
     optuna.create_study(study_name="wide", storage=url).add_trial(
@@ -496,7 +497,9 @@ def test_an_import_the_tuner_refuses_leaves_no_store(tmp_path):
     done = CliRunner().invoke(main, ["import", url, "-o", str(out)])
     assert done.exit_code == 1, done.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["wide.db"]  # no store, -wal or -shm
-    assert "study 'wide' in" in done.output and "21201" in done.output, done.output
+    assert done.output == (f"Error: study 'wide' in {url}: 21202 parameters, more than the 21201 a search "
+                           "can draw (its Sobol design has one dimension per parameter): tune at most 21201 "
+                           "and leave the others out of the space\n"), done.output
 
 
 def quadratic(config: dict) -> dict:

@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+from boanon.errors import InvalidOption
 from boanon.registry import Registry
 from boanon.runners import Runner, available_runners, make_runner, register_runner
 
@@ -86,7 +87,11 @@ def test_an_unknown_name_names_the_closest_registered_one() -> None:
 
 
 def test_a_runner_missing_a_required_option_names_it_and_the_misspelling() -> None:
-    with pytest.raises(ValueError, match=r"'callable' needs the option 'function' \(given as 'functon'"):
+    with pytest.raises(InvalidOption, match=r"^option 'function': missing \(required by runner 'callable'\) "
+                       r"\(given as 'functon'\?\)$") as info:
         make_runner("callable", functon=print)
-    with pytest.raises(ValueError, match=r"runner 'command' needs the option 'command'; given: none"):
+    assert info.value.option == "function"
+    with pytest.raises(InvalidOption, match=r"^option 'command': missing \(required by runner 'command'\); "
+                       r"given: none$") as info:
         make_runner("command")
+    assert info.value.option == "command"

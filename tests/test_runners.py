@@ -18,7 +18,7 @@ from boanon.adapters import Adapter, register_adapter
 from boanon.adapters.base import ADAPTERS
 from boanon.adapters.ingest import ingest
 from boanon.cli import main
-from boanon.errors import LogParseError
+from boanon.errors import InvalidOption, LogParseError
 from boanon.runners import Runner, TrialFailed, group_guard, make_runner, register_runner, run_trial
 from boanon.runners.base import RUNNERS
 from boanon.runners.command import template_fields
@@ -251,7 +251,8 @@ def test_command_template_checks() -> None:
     assert template_fields(["prog", "--a={a}", "{trial_dir}/x", "{{literal}}"]) == {"a", "trial_dir"}
     with pytest.raises(ValueError, match="parameter names"):
         template_fields(["--a={0}"])
-    with pytest.raises(ValueError, match="no shell string"):
+    with pytest.raises(InvalidOption, match=r"^option 'command': expected a non-empty list of arguments "
+                       r"\(no shell string\)$"):
         make_runner("command", command="prog --x={x}")
 
 

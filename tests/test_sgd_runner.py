@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from boanon.adapters import get_adapter, ingest
-from boanon.errors import ConfigError
+from boanon.errors import ConfigError, InvalidOption
 from boanon.runners import TrialFailed, make_runner
 from boanon.space import Space
 from boanon.targets.sgd import default_config, default_constraints, default_space
@@ -125,8 +125,9 @@ def test_unrunnable_configuration_fails_the_trial_with_its_config_recorded(tmp_p
     ({"straggler_prob": 2}, "straggler_prob"),
 ])
 def test_bad_options_name_the_field(options, field):
-    with pytest.raises(ConfigError, match=field):
+    with pytest.raises(InvalidOption, match=f"^option '{field}': ") as info:
         make_runner("sgd", **{**OPTIONS, **options})
+    assert info.value.option == field
 
 
 def test_unknown_parameter_is_refused(tmp_path):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from boanon.errors import ConfigError
-from boanon.space import Bool, Categorical, Float, Int, Space
+from boanon.space import SOBOL_MAX_DIMENSIONS, Bool, Categorical, Float, Int, Space, SpaceTooLarge
 
 SPEC = {
     "min_merge": {"type": "int", "low": 1, "high": 8, "default": 1},
@@ -222,3 +222,19 @@ def test_a_key_of_another_type_is_refused_not_ignored(spec, foreign):
 def test_a_parameter_name_that_no_table_column_can_hold_is_refused_naming_it(names, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         Space([Float(n, 0.0, 1.0) for n in names])
+
+
+def test_a_space_too_large_for_a_sobol_design_is_refused_naming_its_size_and_the_limit():
+    """It was built, then its first Sobol draw (the initial design, or with ``n_init: 1`` the first
+    proposal, after a trial) ended in scipy's bare "Maximum supported dimensionality is 21201."."""
+    from scipy.stats import qmc
+
+    assert SOBOL_MAX_DIMENSIONS == qmc.Sobol.MAXDIM  # the limit written out is scipy's
+    message = ("21202 parameters, more than the 21201 a search can draw (its Sobol design has one "
+               "dimension per parameter): tune at most 21201 and leave the others out of the space")
+    floats = [Float(f"x{i}", 0.0, 1.0) for i in range(SOBOL_MAX_DIMENSIONS + 1)]
+    with pytest.raises(SpaceTooLarge, match=re.escape(message) + "$"):
+        Space(floats)
+    with pytest.raises(ConfigError, match=re.escape(f"t.yaml: space: {message}") + "$"):
+        Space.from_dict({p.name: {"type": "float", "low": 0, "high": 1} for p in floats}, source="t.yaml")
+    assert len(Space(floats[:-1])) == SOBOL_MAX_DIMENSIONS  # the largest a search can draw

@@ -87,13 +87,15 @@ def test_conv_slice_keeps_only_the_chosen_layers():
 
 
 def test_runner_rejects_unknown_parameters_and_options(tmp_path):
-    from boanon.errors import ConfigError
+    from boanon.errors import ConfigError, InvalidOption
 
-    with pytest.raises(ConfigError, match="model"):
+    with pytest.raises(InvalidOption, match=r"^option 'model': expected one of \['resnet18'"):
         ZigZagRunner(model="vgg16")
-    with pytest.raises(ConfigError, match=r"layers: alexnet has Conv layers 0..4; got \[5\]"):
+    with pytest.raises(InvalidOption, match=r"^option 'opt': expected EDP, energy or latency$"):
+        ZigZagRunner(opt="edp")
+    with pytest.raises(InvalidOption, match=r"^option 'layers': alexnet has Conv layers 0..4; got \[5\]$"):
         ZigZagRunner(model="alexnet", layers=[5])
-    with pytest.raises(ConfigError, match="layers"):
+    with pytest.raises(InvalidOption, match="^option 'layers': "):
         ZigZagRunner(layers=[])
     with pytest.raises(ConfigError, match="pe_depth"):
         ZigZagRunner().design({"pe_depth": 4})

@@ -116,7 +116,9 @@ def runner_class(name: str) -> type[Runner]:
 
 
 def make_runner(name: str, **options: Any) -> Runner:
-    """Instantiate the runner called ``name`` with its options (a misspelt one is refused naming it)."""
+    """Instantiate the runner called ``name`` with its options: one misspelt or missing is
+    refused before the constructor runs, as an :class:`~boanon.errors.InvalidOption` naming it
+    (the constructor refuses a value so too)."""
     runner = runner_class(name)
     check_options(runner, options, f"runner {name!r}")
     check_required(runner, options, f"runner {name!r}")

@@ -22,6 +22,7 @@ from typing import Any
 
 from boanon import lifetime
 from boanon.adapters.files import CONFIG_FILE, tail
+from boanon.errors import InvalidOption
 from boanon.runners import group_guard
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
@@ -50,7 +51,7 @@ def _seconds(timeout: Any) -> float | None:
     if timeout is None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        raise InvalidOption("timeout", f"expected a positive number of seconds, got {timeout!r}")
     return float(timeout)
 
 
@@ -64,9 +65,12 @@ class CommandRunner(Runner):
     def __init__(self, command: Sequence[str], adapter: str = "table", timeout: float | None = None,
                  env: Mapping[str, str] | None = None, cwd: str | None = None):
         if isinstance(command, str) or not command:
-            raise ValueError("command must be a non-empty list of arguments (no shell string)")
+            raise InvalidOption("command", "expected a non-empty list of arguments (no shell string)")
         self.command = [str(a) for a in command]
-        template_fields(self.command)
+        try:
+            template_fields(self.command)
+        except ValueError as exc:
+            raise InvalidOption("command", str(exc)) from None
         self.adapter = adapter  # type: ignore[misc]  (per-instance: the YAML names the adapter)
         self.timeout = _seconds(timeout)
         self.env = None if env is None else {**os.environ, **{k: str(v) for k, v in env.items()}}

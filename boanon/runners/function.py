@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from boanon.adapters.table import RESULT_FILE
-from boanon.errors import check_options
+from boanon.errors import InvalidOption, check_options
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value, measurement_problem
 
@@ -118,6 +118,18 @@ def split_values(values: Mapping[str, Any], objectives: Sequence[str],
     return sections
 
 
+def _function(function: str | Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` loaded (a ``module:function`` string) and callable, else refused as the
+    runner's ``function`` option (``runner.options.function`` in a tuning YAML)."""
+    try:
+        target = load_callable(function) if isinstance(function, str) else function
+    except ValueError as exc:  # its cause (the user's import error) stays chained
+        raise InvalidOption("function", str(exc)) from exc
+    if not callable(target):
+        raise InvalidOption("function", f"{function!r} is not callable")
+    return target
+
+
 @register_runner
 class CallableRunner(Runner):
     """Runs ``function(config, **options)`` in this process.
@@ -134,9 +146,7 @@ class CallableRunner(Runner):
         self.spec = function if isinstance(function, str) else getattr(function, "__qualname__",
                                                                            repr(function))
         self._source = function if isinstance(function, str) else None
-        self.function = load_callable(function) if isinstance(function, str) else function
-        if not callable(self.function):
-            raise ValueError(f"{function!r} is not callable")
+        self.function = _function(function)
         check_options(self.function, options, self.spec, skip=1)  # its first parameter: the configuration
         self.objectives = list(objectives)
         self.options = options

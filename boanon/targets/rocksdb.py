@@ -46,7 +46,7 @@ from boanon.adapters.rocksdb import (
 from boanon.adapters.rocksdb.options import newest_options_file
 from boanon.adapters.rocksdb.report import REPORT_FILE, parse_report_lines
 from boanon.adapters.rocksdb.rusage import RUSAGE_FILE
-from boanon.errors import ConfigError, did_you_mean
+from boanon.errors import ConfigError, InvalidOption, did_you_mean
 from boanon.runners.base import Runner, TrialFailed, register_runner, sigterm_deferred
 from boanon.table import Value
 
@@ -159,19 +159,18 @@ class RocksDBRunner(Runner):
                  seed: int = 1, flags: Mapping[str, Value] | None = None, stats_dump_period_sec: int = 5,
                  db_root: str | None = None, gzip_log_over: int = 64 * 1024, db_bench: str = "db_bench",
                  report_interval: int = 1, progress: Progress | None = None):
-        source = "runner.options"
         if workload not in WORKLOADS:
-            raise ConfigError(source, "workload",
-                              f"unknown {workload!r}{did_you_mean(str(workload), WORKLOADS)}; "
-                              f"expected one of {sorted(WORKLOADS)}")
+            raise InvalidOption("workload",
+                                f"unknown {workload!r}{did_you_mean(str(workload), WORKLOADS)}; "
+                                f"expected one of {sorted(WORKLOADS)}")
         for field, value in (("num", num), ("repeats", repeats), ("timeout", timeout),
                              ("report_interval", report_interval)):
             if value <= 0:
-                raise ConfigError(source, field, f"must be positive, got {value!r}")
+                raise InvalidOption(field, f"must be positive, got {value!r}")
         executable = shutil.which(db_bench)
         if executable is None:
-            raise ConfigError(source, "db_bench", f"{db_bench!r} not found on PATH "
-                              "(scripts/install-system-deps.sh installs Debian's rocksdb-tools)")
+            raise InvalidOption("db_bench", f"{db_bench!r} not found on PATH "
+                                "(scripts/install-system-deps.sh installs Debian's rocksdb-tools)")
         self.workload = workload
         self.num = int(num)
         self.reads = int(reads) if reads is not None else self.num // 2
@@ -180,7 +179,7 @@ class RocksDBRunner(Runner):
         if reference == "default":
             reference = default_config()
         elif isinstance(reference, str):
-            raise ConfigError(source, "reference", "expected 'default' or a mapping of options")
+            raise InvalidOption("reference", "expected 'default' or a mapping of options")
         self.reference = dict(reference) if reference else None
         self.seed = int(seed)
         self.flags = dict(flags or {})

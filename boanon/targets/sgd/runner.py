@@ -28,7 +28,7 @@ import numpy as np
 
 from boanon.adapters.files import write_config
 from boanon.adapters.sgd import LOG as WORKERS_LOG
-from boanon.errors import ConfigError, did_you_mean
+from boanon.errors import ConfigError, InvalidOption, did_you_mean
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 from boanon.targets.sgd.cluster import CLUSTER, get_network
@@ -91,20 +91,19 @@ class SgdRunner(Runner):
     def __init__(self, network: str = "googlenet", iterations: int = 30, warmup: int = 5,
                  noise_seed: int | None = None, noise: float = 0.05, straggler_prob: float = 0.03,
                  compress: bool = False, pace: float = 0.0, progress: Progress | None = None):
-        source = "sgd runner options"
         try:
             self.network = get_network(network)
         except ValueError as exc:
-            raise ConfigError(source, "network", str(exc)) from None
+            raise InvalidOption("network", str(exc)) from None
         if not 0 <= warmup < iterations:
-            raise ConfigError(source, "warmup", f"need 0 <= warmup < iterations, got {warmup} "
-                              f"and {iterations}")
+            raise InvalidOption("warmup", f"need 0 <= warmup < iterations, got {warmup} "
+                                f"and {iterations}")
         if noise < 0:
-            raise ConfigError(source, "noise", f"must be >= 0, got {noise}")
+            raise InvalidOption("noise", f"must be >= 0, got {noise}")
         if not 0 <= straggler_prob <= 1:
-            raise ConfigError(source, "straggler_prob", f"must be in [0, 1], got {straggler_prob}")
+            raise InvalidOption("straggler_prob", f"must be in [0, 1], got {straggler_prob}")
         if not 0 <= pace < math.inf:
-            raise ConfigError(source, "pace", f"must be a finite number >= 0, got {pace}")
+            raise InvalidOption("pace", f"must be a finite number >= 0, got {pace}")
         self.iterations, self.warmup, self.noise_seed = iterations, warmup, noise_seed
         self.pace = float(pace)
         self.noise, self.straggler_prob = noise, straggler_prob

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from boanon.errors import ConfigError, did_you_mean
+from boanon.errors import ConfigError, InvalidOption, did_you_mean
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 from boanon.targets.zigzag import hardware
@@ -80,15 +80,15 @@ class ZigZagRunner(Runner):
                  mac_area_um2: float = hardware.CostModel.mac_area_um2,
                  dram_pj_per_bit: float = hardware.CostModel.dram_pj_per_bit):
         if model not in MODELS:
-            raise ConfigError("runner.options", "model", f"expected one of {list(MODELS)}")
+            raise InvalidOption("model", f"expected one of {list(MODELS)}")
         if opt not in ("EDP", "energy", "latency"):
-            raise ConfigError("runner.options", "opt", "expected EDP, energy or latency")
+            raise InvalidOption("opt", "expected EDP, energy or latency")
         self.model = model
         self.layers = [int(i) for i in (layers if layers is not None else DEFAULT_LAYERS[model])]
         try:
             conv_slice(model, self.layers)  # fail here, not in every trial
         except ValueError as exc:
-            raise ConfigError("runner.options", "layers", str(exc)) from None
+            raise InvalidOption("layers", str(exc)) from None
         self.opt = opt
         self.lpf_limit = int(lpf_limit)
         self.timeout = float(timeout)
