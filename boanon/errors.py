@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import numbers
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+import types
+import typing
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +138,58 @@ def check_required(function: Any, options: Mapping[str, Any], label: str) -> Non
             hint = difflib.get_close_matches(p.name, given, n=1)
             shown = f" (given as {hint[0]!r}?)" if hint else f"; given: {', '.join(given) or 'none'}"
             raise InvalidOption(p.name, f"missing (required by {label}){shown}")
+
+
+_KINDS: dict[Any, tuple[str, Callable[[Any], bool]]] = {
+    int: ("an integer", lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool)),
+    float: ("a number", lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)),
+    bool: ("true or false", lambda v: isinstance(v, bool)),
+    str: ("a string", lambda v: isinstance(v, str)),
+    Mapping: ("a mapping", lambda v: isinstance(v, Mapping)),
+    Sequence: ("a list", lambda v: isinstance(v, Sequence) and not isinstance(v, (str, bytes))),
+    type(None): ("null", lambda v: v is None),
+}
+"""The simple annotations :func:`check_types` checks a value against: what a YAML value is
+called, and whether a value is one. A bool is no number here (YAML's ``true`` is no count), an
+integer is a float's number, and a string is no list (``command: "prog --x"``)."""
+
+
+def _kinds(annotation: Any) -> list[tuple[str, Callable[[Any], bool]]]:
+    """The kinds of :data:`_KINDS` a value annotated ``annotation`` may be (each member of a
+    union); none where one member is none of them (``Callable``, ``Any``, a class): such an
+    annotation is left unchecked."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    members = typing.get_args(annotation) if union else (annotation,)
+    kinds = [_KINDS.get(typing.get_origin(m) or m) for m in members]
+    return [] if None in kinds else [k for k in kinds if k is not None]
+
+
+def _type_hints(function: Any) -> dict[str, Any]:
+    """The annotations of ``function``'s parameters (a class's constructor's), resolved: under
+    ``from __future__ import annotations`` they are strings. One that does not resolve (a name
+    imported only for type checkers): none are checked."""
+    try:
+        hints = typing.get_type_hints(function.__init__ if isinstance(function, type) else function)
+    except (NameError, TypeError, AttributeError, SyntaxError):
+        return {}
+    hints.pop("return", None)
+    return hints
+
+
+def check_types(function: Any, options: Mapping[str, Any]) -> None:
+    """Refuse an option whose value is not of its parameter's simple annotated type (int, float,
+    bool, str, a mapping, a list, or a union of them such as ``int | None``) as an
+    :class:`InvalidOption` saying what was expected and what was given: the runner compared or
+    converted it first, in Python's bare words (``'<=' not supported between instances of 'str'
+    and 'int'``), which named no option. Other annotations are the constructor's to check."""
+    hints = _type_hints(function)
+    for name, value in options.items():
+        kinds = _kinds(hints[name]) if name in hints else []
+        if kinds and not any(accepts(value) for _, accepts in kinds):
+            words = [word for word, _ in kinds]
+            expected = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+            raise InvalidOption(name, f"expected {expected}, got {bounded(repr(value), 80)} "
+                                f"({type(value).__name__})")
 
 
 class LogParseError(ValueError):

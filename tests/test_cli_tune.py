@@ -230,6 +230,11 @@ def test_a_misspelt_runner_option_is_refused_before_any_trial(tmp_path: Path) ->
     ({"name": "sgd", "options": {"network": "resnet"}},
      "runner.options.network: unknown network 'resnet'; known: alexnet, googlenet, speechnet"),
     ({"name": "command"}, "runner.options.command: missing (required by runner 'command'); given: none"),
+    # an option of the wrong type was Python's bare words under `runner`
+    ({"name": "rocksdb", "options": {"num": "many"}},
+     "runner.options.num: expected an integer, got 'many' (str)"),
+    ({"name": "sgd", "options": {"noise": "high"}},
+     "runner.options.noise: expected a number, got 'high' (str)"),
 ])
 def test_an_invalid_runner_option_is_named_once_before_any_trial(tmp_path: Path, runner: dict,
                                                                  error: str) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -120,13 +122,17 @@ def test_a_reference_point_is_read_as_written(ref_point: object, field: str, mes
     assert info.value.field == field and message in str(info.value)
 
 
-@pytest.mark.parametrize("timeout", [-3, 0, "10m", True])
-def test_a_command_timeout_that_is_no_positive_number_is_refused(timeout: object) -> None:
+@pytest.mark.parametrize("timeout, message", [
+    (-3, "expected a positive number of seconds, got -3"),
+    (0, "expected a positive number of seconds, got 0"),
+    ("10m", "expected a number or null, got '10m' (str)"),  # its annotation's type, checked first
+    (True, "expected a number or null, got True (bool)"),
+])
+def test_a_command_timeout_that_is_no_positive_number_is_refused(timeout: object, message: str) -> None:
     """``timeout: -3`` failed every trial at once as "timed out after -3 s"."""
     runner = {"command": ["prog"], "options": {"timeout": timeout}}
     config = parse_config({**BASE, "runner": runner}, "t.yaml")
-    with pytest.raises(ConfigError, match=re.escape("t.yaml: runner.options.timeout: expected a positive "
-                                                    f"number of seconds, got {timeout!r}") + "$"):
+    with pytest.raises(ConfigError, match=re.escape(f"t.yaml: runner.options.timeout: {message}") + "$"):
         config.make_runner()
 
 
@@ -167,6 +173,87 @@ def test_an_invalid_runner_option_is_named_once_by_its_full_field(tmp_path: Path
         load_config(path).make_runner()
     assert str(info.value) == f"{path}: runner.options.{option}: {reason}"
     assert info.value.field == f"runner.options.{option}"
+
+
+def _runner_file(tmp_path: Path, runner: str) -> Path:
+    """A tuning YAML on disk whose runner is written as ``runner`` (YAML text, read as a user's is)."""
+    path = tmp_path / "tune.yaml"
+    path.write_text(yaml.safe_dump({k: BASE[k] for k in ("space", "objectives")}) + f"runner: {runner}\n")
+    return path
+
+
+@pytest.mark.parametrize("runner, option, reason", [
+    ("{name: rocksdb, options: {num: many}}", "num", "expected an integer, got 'many' (str)"),
+    ("{name: rocksdb, options: {num: true}}", "num", "expected an integer, got True (bool)"),  # ran as 1 key
+    ("{name: rocksdb, options: {reads: 2.5e5}}", "reads",
+     "expected an integer or null, got 250000.0 (float)"),
+    ("{name: rocksdb, options: {flags: [bloom_bits]}}", "flags",
+     "expected a mapping or null, got ['bloom_bits'] (list)"),
+    ("{name: rocksdb, options: {reference: 1}}", "reference",
+     "expected a string, a mapping or null, got 1 (int)"),
+    ("{name: sgd, options: {noise: high}}", "noise", "expected a number, got 'high' (str)"),
+    ("{name: sgd, options: {compress: gzip}}", "compress", "expected true or false, got 'gzip' (str)"),
+    ("{name: zigzag, options: {lpf_limit: four}}", "lpf_limit", "expected an integer, got 'four' (str)"),
+    ("{name: zigzag, options: {layers: 12}}", "layers", "expected a list or null, got 12 (int)"),
+    ("{name: zigzag, options: {layers: '1,12'}}", "layers", "expected a list or null, got '1,12' (str)"),
+    ("{command: [prog], options: {env: [OMP_NUM_THREADS=1]}}", "env",
+     "expected a mapping or null, got ['OMP_NUM_THREADS=1'] (list)"),
+    ("{command: [prog], options: {cwd: 7}}", "cwd", "expected a string or null, got 7 (int)"),
+    # tuned over ['c', 'o', 's', 't'] (its letters as objectives)
+    ("{callable: examples.synthetic_system:evaluate, options: {objectives: cost}}", "objectives",
+     "expected a list, got 'cost' (str)"),
+])
+def test_a_runner_option_of_the_wrong_type_is_named_with_what_was_expected(
+        tmp_path: Path, runner: str, option: str, reason: str) -> None:
+    """It was Python's bare error under ``runner`` (``'<=' not supported between instances of
+    'str' and 'int'``), or no error at all (``num: true`` ran 1 key; ``layers: '1,12'`` its characters)."""
+    path = _runner_file(tmp_path, runner)
+    with pytest.raises(ConfigError) as info:
+        load_config(path).make_runner()
+    assert str(info.value) == f"{path}: runner.options.{option}: {reason}"
+
+
+def test_a_whole_number_is_a_number_and_null_leaves_the_default(tmp_path: Path) -> None:
+    path = _runner_file(tmp_path, "{name: sgd, options: {noise: 0, pace: 1, noise_seed: null}}")
+    runner = load_config(path).make_runner()
+    assert (runner.noise, runner.pace, runner.noise_seed) == (0, 1.0, None)
+
+
+class _Dated(Runner):
+    """A plug-in runner whose options' annotations are no simple type, or none."""
+
+    name = "test-dated"
+
+    def __init__(self, since: datetime.date | None = None, every=1, ratio: float = 0.5) -> None:
+        self.since, self.every, self.ratio = since, every, ratio
+
+    def run(self, config: dict, trial_dir: Path) -> None:
+        raise AssertionError("never run")
+
+
+def test_an_option_annotated_with_no_simple_type_is_the_runners_to_check(tmp_path: Path) -> None:
+    register_runner(_Dated)
+    try:
+        made = load_config(_runner_file(tmp_path, "{name: test-dated, options: {since: 2026-11-30, every: "
+                                                  "weekly}}")).make_runner()
+        path = _runner_file(tmp_path, "{name: test-dated, options: {ratio: half}}")
+        with pytest.raises(ConfigError) as info:
+            load_config(path).make_runner()
+    finally:
+        RUNNERS.entries.pop(_Dated.name, None)
+    assert (made.since, made.every) == (datetime.date(2026, 11, 30), "weekly")
+    assert str(info.value) == f"{path}: runner.options.ratio: expected a number, got 'half' (str)"
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (ROOT / "examples").glob("*.yaml")
+                                           if "runner" in yaml.safe_load(p.read_text())))
+def test_every_example_makes_its_runner(example: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each shipped runner's options, as the examples write them, pass its annotations' types."""
+    monkeypatch.chdir(ROOT)  # the examples' relative paths and modules
+    config = load_config(ROOT / "examples" / example)
+    if config.runner == "rocksdb" and shutil.which("db_bench") is None:
+        pytest.skip("needs db_bench")
+    assert config.make_runner().name == config.runner
 
 
 class _Unavailable(Runner):

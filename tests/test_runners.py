@@ -21,7 +21,7 @@ from boanon.cli import main
 from boanon.errors import InvalidOption, LogParseError
 from boanon.runners import Runner, TrialFailed, group_guard, make_runner, register_runner, run_trial
 from boanon.runners.base import RUNNERS
-from boanon.runners.command import template_fields
+from boanon.runners.command import CommandRunner, template_fields
 from boanon.runners.function import load_callable
 from boanon.store import Store
 from boanon.synthetic import SyntheticSystem
@@ -253,6 +253,9 @@ def test_command_template_checks() -> None:
         template_fields(["--a={0}"])
     with pytest.raises(InvalidOption, match=r"^option 'command': expected a non-empty list of arguments "
                        r"\(no shell string\)$"):
+        CommandRunner(command="prog --x={x}")
+    with pytest.raises(InvalidOption, match=r"^option 'command': expected a list, got 'prog --x=\{x\}' "
+                       r"\(str\)$"):  # its annotation's type, checked before the runner is made
         make_runner("command", command="prog --x={x}")
 
 

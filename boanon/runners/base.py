@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, ClassVar, NoReturn, TypeVar
 
-from boanon.errors import check_options, check_required
+from boanon.errors import check_options, check_required, check_types
 from boanon.registry import Registry
 from boanon.table import Value
 
@@ -116,10 +116,11 @@ def runner_class(name: str) -> type[Runner]:
 
 
 def make_runner(name: str, **options: Any) -> Runner:
-    """Instantiate the runner called ``name`` with its options: one misspelt or missing is
-    refused before the constructor runs, as an :class:`~boanon.errors.InvalidOption` naming it
-    (the constructor refuses a value so too)."""
+    """Instantiate the runner called ``name`` with its options: one misspelt, missing or of
+    another type than its parameter's annotation is refused before the constructor runs, as an
+    :class:`~boanon.errors.InvalidOption` naming it (the constructor refuses a value so too)."""
     runner = runner_class(name)
     check_options(runner, options, f"runner {name!r}")
     check_required(runner, options, f"runner {name!r}")
+    check_types(runner, options)
     return runner(**options)
