@@ -27,7 +27,12 @@ SOBOL_MAX_DIMENSIONS = 21201
 importing scipy.stats takes ~0.9 s, and reading a space needs none of it)."""
 
 
-class SpaceTooLarge(ValueError):
+class InvalidSpace(ValueError):
+    """The parameters together make no space (too many, a name twice, a name no column can hold):
+    a configuration files it under ``space``, its constraints' errors under ``constraints``."""
+
+
+class SpaceTooLarge(InvalidSpace):
     """More parameters than a Sobol design has dimensions (one per parameter, a categorical one
     too): every search draws one (the initial design, each proposal's candidates), and the first
     draw ended in scipy's "Maximum supported dimensionality is 21201.", which named neither the
@@ -358,13 +363,18 @@ class Space:
         if len(params) > SOBOL_MAX_DIMENSIONS:
             raise SpaceTooLarge(len(params))
         names = [p.name for p in params]
+        untyped = [n for n in names if not isinstance(n, str)]
+        if untyped:  # a YAML key read as a number or a boolean (`1:`, `yes:`), which no constraint can name
+            raise InvalidSpace(f"parameter name {untyped[0]!r}: a name must be a string, got "
+                               f"{type(untyped[0]).__name__}")
         if len(set(names)) != len(names):
             twice = sorted({n for n in names if names.count(n) > 1})
-            raise ValueError(f"parameter names must be unique: {', '.join(map(repr, twice))} more than once")
+            raise InvalidSpace(f"parameter names must be unique: {', '.join(map(repr, twice))} more "
+                               "than once")
         unnamed = [n for n in names if not n or n != n.strip()]
         if unnamed:  # a table's column 'param:' (or 'param: x') that no config key can match
-            raise ValueError(f"parameter name {unnamed[0]!r}: a name must be non-empty, without "
-                             "leading or trailing spaces")
+            raise InvalidSpace(f"parameter name {unnamed[0]!r}: a name must be non-empty, without "
+                               "leading or trailing spaces")
         self.params: dict[str, Param] = {p.name: p for p in params}
         self.constraints = [Constraint.parse(c, names) for c in constraints]
 
@@ -416,7 +426,7 @@ class Space:
             raise ConfigError(source, "space", "defines no parameters")
         try:
             return cls(params, list(constraints))
-        except SpaceTooLarge as exc:
+        except InvalidSpace as exc:  # the parameters' fault, not a constraint's
             raise ConfigError(source, "space", str(exc)) from None
         except ValueError as exc:
             raise ConfigError(source, "constraints", str(exc)) from None

@@ -224,6 +224,27 @@ def test_a_parameter_name_that_no_table_column_can_hold_is_refused_naming_it(nam
         Space([Float(n, 0.0, 1.0) for n in names])
 
 
+@pytest.mark.parametrize("key, message", [
+    ('""', "parameter name '': a name must be non-empty, without leading or trailing spaces"),
+    ('" b"', "parameter name ' b': a name must be non-empty, without leading or trailing spaces"),
+    ("1", "parameter name 1: a name must be a string, got int"),      # was an AttributeError's traceback
+    ("yes", "parameter name True: a name must be a string, got bool"),  # YAML 1.1's boolean
+])
+def test_a_parameter_name_no_configuration_can_hold_is_filed_under_space(tmp_path, key, message):
+    """It was filed under ``constraints`` (Space refused it with a ValueError, as it does a
+    constraint), though the file had none or they were right."""
+    path = tmp_path / "space.yaml"
+    path.write_text(f"space:\n  a: {{type: int, low: 1, high: 4}}\n  {key}: {{type: bool}}\n"
+                    "constraints: ['a < 4']\n")
+    with pytest.raises(ConfigError) as info:
+        Space.from_yaml(path)
+    assert str(info.value) == f"{path}: space: {message}" and info.value.field == "space"
+    path.write_text("space:\n  a: {type: int, low: 1, high: 4}\n  b: {type: bool}\nconstraints: ['a < c']\n")
+    with pytest.raises(ConfigError) as info:  # a constraint's own error stays the constraints'
+        Space.from_yaml(path)
+    assert info.value.field == "constraints" and "unknown parameter(s) ['c']" in str(info.value)
+
+
 def test_a_space_too_large_for_a_sobol_design_is_refused_naming_its_size_and_the_limit():
     """It was built, then its first Sobol draw (the initial design, or with ``n_init: 1`` the first
     proposal, after a trial) ended in scipy's bare "Maximum supported dimensionality is 21201."."""
