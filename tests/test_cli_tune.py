@@ -837,3 +837,28 @@ def test_commands_run_in_process_leave_no_descriptor_on_their_stores(tmp_path: P
     with Store(tmp_path / "i.db", read_only=True) as s:
         assert s.counts()["interrupted"] == 1
     assert (tmp_path / "imported.db").is_file()
+
+
+def _interrupted(*args: object, **kwargs: object) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_ctrl_c_while_the_dashboard_is_made_closes_its_view_of_the_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, descriptors_held) -> None:
+    """``tune --dashboard`` opened its view of the store, then made the server: a Ctrl-C (or any
+    error) while it was made left the view's store open in a process that goes on."""
+    import boanon.dashboard.app
+
+    monkeypatch.setattr(boanon.dashboard.app, "Dashboard", _interrupted)  # Ctrl-C as the server is made
+    config, store = _yaml(tmp_path), tmp_path / "run.db"
+    before = descriptors_held(tmp_path)
+    gc.disable()  # only the command may close what it opened
+    try:
+        result = CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(store),
+                                           "--dashboard", "--dashboard-port", "0"])
+        left_open = descriptors_held(tmp_path) - before
+    finally:
+        gc.enable()
+    assert result.exit_code == 1 and result.output.endswith("Aborted!\n"), result.output
+    assert left_open == set()

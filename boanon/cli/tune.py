@@ -7,7 +7,7 @@ import shlex
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -260,7 +260,9 @@ def _dashboard(store_file: Path, trials: Path, port: int) -> Iterator[str]:
     """The run's dashboard, served from a background thread of this process."""
     from boanon.dashboard.app import Dashboard, RunView  # the web stack only when asked for
 
-    server = Dashboard(RunView(store_file, trials), port=port)
+    with ExitStack() as opened:  # closed here if the server is not made (an error, Ctrl-C): by none else
+        server = Dashboard(opened.enter_context(closing(RunView(store_file, trials))), port=port)
+        opened.pop_all()  # the server closes it as it stops, once no request reads it
     try:
         try:
             url = server.start()
