@@ -130,16 +130,17 @@ class TuningRun:
         except StoreError:  # the store's own failure (a full disk): kept, resumed once fixed
             raise
         except Exception:
-            self._discard_if_unstarted()
+            self.discard_if_unstarted()
             raise
         tuner.store.set_activity("finished")
         return outcome
 
-    def _discard_if_unstarted(self) -> None:
+    def discard_if_unstarted(self) -> None:
         """Remove the store this run made when no trial got into it: a loop that fails before
         its first trial (an enqueued configuration the space refuses, an unreachable Dask
-        scheduler) is a run that could not start, and its empty store would refuse the next try
-        ("a run is already stored here") and its resume once the YAML is fixed."""
+        scheduler), or a command that fails before its loop (``--dashboard`` on a port taken), is
+        a run that could not start, and its empty store would refuse the next try ("a run is
+        already stored here") and its resume once the YAML is fixed."""
         if not self.created:
             return
         try:

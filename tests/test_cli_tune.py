@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -862,3 +863,20 @@ def test_ctrl_c_while_the_dashboard_is_made_closes_its_view_of_the_store(
         gc.enable()
     assert result.exit_code == 1 and result.output.endswith("Aborted!\n"), result.output
     assert left_open == set()
+
+
+def test_a_dashboard_that_cannot_listen_leaves_no_store(tmp_path: Path) -> None:
+    """``--dashboard`` on a port taken stopped the command before its first trial and kept the
+    fresh run's empty store, which refused the next try ("a run is already stored here")."""
+    config, store = _yaml(tmp_path), tmp_path / "run.db"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(store),
+                                           "--dashboard", "--dashboard-port", str(port)])
+    refused = f"Error: --dashboard: the dashboard could not listen on 127.0.0.1:{port} (port taken?)\n"
+    assert result.exit_code == 1 and result.output.endswith(refused), result.output
+    assert not store.exists()
+    again = CliRunner().invoke(main, ["tune", str(config), "--budget", "2", "--store", str(store)])
+    assert again.exit_code == 0, again.output

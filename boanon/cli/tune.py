@@ -99,8 +99,7 @@ def tune_command(config_file: str, budget: int | None, store_path: str | None, r
     try:
         _echo_start(run)
         served = ExitStack()  # the dashboard, if asked for, lives as long as the command
-        url = served.enter_context(_dashboard(run.store_file, run.trials, dashboard_port)) \
-            if dashboard else None
+        url = _serve_dashboard(run, served, dashboard_port) if dashboard else None
         with served:
             outcome = _loop(run)
             _echo_end(run, outcome)
@@ -253,6 +252,17 @@ def best_values(done: list[StoredTrial], objectives: list[Objective],
 
 def _values(trial: StoredTrial, objectives: list[Objective]) -> str:
     return "  ".join(f"{o.name}={trial.objectives[o.name]:.6g}" for o in objectives)
+
+
+def _serve_dashboard(run: TuningRun, served: ExitStack, port: int) -> str:
+    """The run's dashboard, served until ``served`` closes; its URL. One that cannot be (its port
+    taken, Ctrl-C) ends a run that never started: a fresh run's empty store is removed, as a
+    loop's failure before its first trial removes it, or it would refuse the next try."""
+    try:
+        return served.enter_context(_dashboard(run.store_file, run.trials, port))
+    except BaseException:
+        run.discard_if_unstarted()
+        raise
 
 
 @contextmanager
