@@ -206,7 +206,8 @@ def _runner_file(tmp_path: Path, runner: str) -> Path:
 def test_a_runner_option_of_the_wrong_type_is_named_with_what_was_expected(
         tmp_path: Path, runner: str, option: str, reason: str) -> None:
     """It was Python's bare error under ``runner`` (``'<=' not supported between instances of
-    'str' and 'int'``), or no error at all (``num: true`` ran 1 key; ``layers: '1,12'`` its characters)."""
+    'str' and 'int'``), or none at all (``num: true`` loaded one key, ``objectives: cost`` tuned
+    its letters, ``cwd: 7`` failed every trial)."""
     path = _runner_file(tmp_path, runner)
     with pytest.raises(ConfigError) as info:
         load_config(path).make_runner()
