@@ -270,7 +270,7 @@ def _dashboard(store_file: Path, trials: Path, port: int) -> Iterator[str]:
     """The run's dashboard, served from a background thread of this process."""
     from boanon.dashboard.app import Dashboard, RunView  # the web stack only when asked for
 
-    with ExitStack() as opened:  # closed here if the server is not made (an error, Ctrl-C): by none else
+    with ExitStack() as opened:  # the view is closed here if the server is not made (an error, Ctrl-C)
         server = Dashboard(opened.enter_context(closing(RunView(store_file, trials))), port=port)
         opened.pop_all()  # the server closes it as it stops, once no request reads it
     try:
