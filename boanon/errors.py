@@ -140,21 +140,38 @@ def check_required(function: Any, options: Mapping[str, Any], label: str) -> Non
             raise InvalidOption(p.name, f"missing (required by {label}){shown}")
 
 
-_KINDS: dict[Any, tuple[str, Callable[[Any], bool]]] = {
-    int: ("an integer", lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool)),
-    float: ("a number", lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)),
-    bool: ("true or false", lambda v: isinstance(v, bool)),
-    str: ("a string", lambda v: isinstance(v, str)),
-    Mapping: ("a mapping", lambda v: isinstance(v, Mapping)),
-    Sequence: ("a list", lambda v: isinstance(v, Sequence) and not isinstance(v, (str, bytes))),
-    type(None): ("null", lambda v: v is None),
+class _Kind(typing.NamedTuple):
+    """One simple annotation's values: what a YAML value of it is called, whether a value is one,
+    and the value as the constructor takes it."""
+
+    word: str
+    accepts: Callable[[Any], bool]
+    read: Callable[[Any], Any] = lambda v: v
+
+
+def _is_whole(value: Any) -> bool:
+    """An integer, or a float with no fraction (YAML reads ``num: 1e6`` as 1000000.0)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, numbers.Integral) or (isinstance(value, float) and value.is_integer())
+
+
+_KINDS: dict[Any, _Kind] = {
+    int: _Kind("an integer", _is_whole, int),
+    float: _Kind("a number", lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)),
+    bool: _Kind("true or false", lambda v: isinstance(v, bool)),
+    str: _Kind("a string", lambda v: isinstance(v, str)),
+    Mapping: _Kind("a mapping", lambda v: isinstance(v, Mapping)),
+    Sequence: _Kind("a list", lambda v: isinstance(v, Sequence) and not isinstance(v, (str, bytes))),
+    type(None): _Kind("null", lambda v: v is None),
 }
-"""The simple annotations :func:`check_types` checks a value against: what a YAML value is
-called, and whether a value is one. A bool is no number here (YAML's ``true`` is no count), an
-integer is a float's number, and a string is no list (``command: "prog --x"``)."""
+"""The simple annotations :func:`check_types` checks a value against. A bool is no number here
+(YAML's ``true`` is no count), an integer is a float's number, a whole float is an integer (the
+runners took ``num: 1e6`` as ``int(num)`` before any check: a fraction is refused, not cut), and
+a string is no list (``command: "prog --x"``)."""
 
 
-def _kinds(annotation: Any) -> list[tuple[str, Callable[[Any], bool]]]:
+def _kinds(annotation: Any) -> list[_Kind]:
     """The kinds of :data:`_KINDS` a value annotated ``annotation`` may be (each member of a
     union); none where one member is none of them (``Callable``, ``Any``, a class): such an
     annotation is left unchecked."""
@@ -176,20 +193,30 @@ def _type_hints(function: Any) -> dict[str, Any]:
     return hints
 
 
-def check_types(function: Any, options: Mapping[str, Any]) -> None:
-    """Refuse an option whose value is not of its parameter's simple annotated type (int, float,
-    bool, str, a mapping, a list, or a union of them such as ``int | None``) as an
-    :class:`InvalidOption` saying what was expected and what was given: the runner compared or
-    converted it first, in Python's bare words (``'<=' not supported between instances of 'str'
-    and 'int'``), which named no option. Other annotations are the constructor's to check."""
+def check_types(function: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` as ``function`` takes them: each checked against its parameter's simple
+    annotated type (int, float, bool, str, a mapping, a list, or a union of them such as
+    ``int | None``), a whole float for an integer read as that integer. One of another type is
+    refused as an :class:`InvalidOption` saying what was expected and what was given: the runner
+    compared or converted it first, in Python's bare words (``'<=' not supported between
+    instances of 'str' and 'int'``), which named no option. Other annotations are the
+    constructor's to check."""
     hints = _type_hints(function)
-    for name, value in options.items():
-        kinds = _kinds(hints[name]) if name in hints else []
-        if kinds and not any(accepts(value) for _, accepts in kinds):
-            words = [word for word, _ in kinds]
-            expected = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
-            raise InvalidOption(name, f"expected {expected}, got {bounded(repr(value), 80)} "
-                                f"({type(value).__name__})")
+    return {name: _typed(name, value, _kinds(hints[name]) if name in hints else [])
+            for name, value in options.items()}
+
+
+def _typed(name: str, value: Any, kinds: Sequence[_Kind]) -> Any:
+    """``value`` read by the first of ``kinds`` that accepts it (any value where there are none)."""
+    if not kinds:
+        return value
+    kind = next((k for k in kinds if k.accepts(value)), None)
+    if kind is None:
+        words = [k.word for k in kinds]
+        expected = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+        raise InvalidOption(name, f"expected {expected}, got {bounded(repr(value), 80)} "
+                            f"({type(value).__name__})")
+    return kind.read(value)
 
 
 class LogParseError(ValueError):

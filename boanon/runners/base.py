@@ -118,9 +118,9 @@ def runner_class(name: str) -> type[Runner]:
 def make_runner(name: str, **options: Any) -> Runner:
     """Instantiate the runner called ``name`` with its options: one misspelt, missing or of
     another type than its parameter's annotation is refused before the constructor runs, as an
-    :class:`~boanon.errors.InvalidOption` naming it (the constructor refuses a value so too)."""
+    :class:`~boanon.errors.InvalidOption` naming it (the constructor refuses a value so too); a
+    whole float for an integer (``num: 1e6``) is passed as that integer."""
     runner = runner_class(name)
     check_options(runner, options, f"runner {name!r}")
     check_required(runner, options, f"runner {name!r}")
-    check_types(runner, options)
-    return runner(**options)
+    return runner(**check_types(runner, options))
