@@ -104,6 +104,11 @@ class InvalidOption(ValueError):
         """The error where no field names the option (a runner made in Python, ``boanon generate``)."""
         return f"option {self.option!r}: {self.reason}"
 
+    def __reduce__(self) -> tuple[type[InvalidOption], tuple[str, str]]:
+        """Pickled by its option and reason: an exception is rebuilt from its ``args`` (the text
+        alone), and this one raised in a trial process reached the loop as a TrialFailed."""
+        return type(self), (self.option, self.reason)
+
 
 class UnknownOption(InvalidOption):
     """An option no parameter takes: its reason names it and the closest name (a configuration's

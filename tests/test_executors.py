@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from boanon.errors import LogParseError
+from boanon.errors import InvalidOption, LogParseError, UnknownOption
 from boanon.executors import LocalExecutor, TrialTimeout, WorkerLost, make_executor
 from boanon.runners import make_runner, run_trial
 from boanon.runners.base import TrialFailed
@@ -225,3 +225,17 @@ def test_ctrl_c_while_a_trial_sends_its_result_leaves_no_traceback(tmp_path: Pat
     assert proc.returncode == 130, err
     assert "Traceback" not in err, err
     assert "WorkerLost" in out and "terminated" in out, out
+
+
+def test_a_runner_option_refused_in_a_trial_process_reaches_the_loop_as_itself() -> None:
+    """InvalidOption was rebuilt from its text alone (``__init__() missing 1 required positional
+    argument: 'reason'``), so a runner made in a trial process (a callable's spec loaded there)
+    that refused an option reached the loop as a TrialFailed, its option lost."""
+    with LocalExecutor(1, grace=1.0) as executor:
+        invalid = executor.submit(make_runner, "sgd", network="resnet").exception(timeout=60)
+        unknown = executor.submit(make_runner, "sgd", netwrok="resnet").exception(timeout=60)
+    assert type(invalid) is InvalidOption and (invalid.option, invalid.reason) == (
+        "network", "unknown network 'resnet'; known: alexnet, googlenet, speechnet")
+    assert str(invalid) == "option 'network': unknown network 'resnet'; known: alexnet, googlenet, speechnet"
+    assert type(unknown) is UnknownOption and unknown.option == "netwrok"
+    assert str(unknown) == unknown.reason and "(did you mean 'network'?)" in str(unknown)
