@@ -359,6 +359,8 @@ class Dashboard:
         self._users = 1
         """Who still reads the views: :meth:`stop`, and the server's thread once started."""
         self._users_lock = threading.Lock()
+        self._stopped = False
+        """Whether :meth:`stop` is done with the views: a second call is not a second user."""
 
     def start(self, timeout: float = 10.0) -> str:
         """Start serving; return the page's URL (with the port chosen when ``port`` was 0)."""
@@ -407,4 +409,7 @@ class Dashboard:
             self.thread.join(timeout=server_timeout)
         for view in self.views:
             view.models.wait(models_timeout)
-        self._done_with_views()
+        with self._users_lock:
+            stopped, self._stopped = self._stopped, True
+        if not stopped:  # a second call counted again and closed the stores under a request
+            self._done_with_views()
