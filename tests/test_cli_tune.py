@@ -863,6 +863,7 @@ def test_ctrl_c_while_the_dashboard_is_made_closes_its_view_of_the_store(
         gc.enable()
     assert result.exit_code == 1 and result.output.endswith("Aborted!\n"), result.output
     assert left_open == set()
+    assert not store.exists()  # a run that never started: its empty store would refuse the next try
 
 
 def test_a_dashboard_that_cannot_listen_leaves_no_store(tmp_path: Path) -> None:
