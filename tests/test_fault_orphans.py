@@ -133,11 +133,10 @@ def test_sigkill_of_a_parallel_run_with_early_stopping_leaves_no_semaphore_to_wa
 
 
 # A runner that dies right after starting the program: the guard, then a shell that starts a worker.
-DIES_AT_ONCE = ("import os, subprocess, sys; from boanon import lifetime; "
+DIES_AT_ONCE = ("import os, subprocess, sys; "
                 "from boanon.runners.command import GroupGuard; guard = GroupGuard().__enter__(); "
                 "p = subprocess.Popen(['sh', '-c', 'sleep ' + sys.argv[1] + ' & sleep 300'], "
-                "start_new_session=True, preexec_fn=lifetime.dies_with(os.getpid())); "
-                "guard.watch(p.pid); os._exit(0)")
+                "start_new_session=True, preexec_fn=guard.arming(os.getpid())); os._exit(0)")
 
 
 def test_a_runner_dying_as_the_program_starts_still_takes_its_group_down(processes_running) -> None:

@@ -221,6 +221,45 @@ def test_the_sigkill_of_a_runner_holding_many_files_still_takes_the_group(tmp_pa
     assert left == []
 
 
+# A runner descheduled as soon as its program started (Popen returned, nothing else done yet).
+LATE_RUNNER = """
+import subprocess, sys, time
+from pathlib import Path
+from boanon.runners.command import CommandRunner
+
+class Late(subprocess.Popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if kwargs.get("stdin") is subprocess.DEVNULL:  # the program, not the guard
+            time.sleep(120)
+
+subprocess.Popen = Late
+marker, trial = sys.argv[1:]
+CommandRunner(["sh", "-c", "sleep " + marker + " & echo $$ $! > {trial_dir}/pids; wait"]).run({}, Path(trial))
+"""
+
+
+def test_a_runner_killed_before_it_could_tell_the_guard_still_takes_the_group(tmp_path: Path,
+                                                                             processes_running) -> None:
+    """The program's group reaches the guard before the program runs: told by the runner once
+    Popen returned, a runner killed in between (seen under load) left the program's worker running."""
+    trial = tmp_path / "t"
+    trial.mkdir()
+    runner = subprocess.Popen([sys.executable, "-c", LATE_RUNNER, "31.2718", str(trial)])
+    deadline = time.monotonic() + 30
+    while not (trial / "pids").is_file() or not (trial / "pids").read_text().endswith("\n"):
+        assert time.monotonic() < deadline and runner.poll() is None, "the program never started"
+        time.sleep(0.02)
+    runner.kill()
+    runner.wait()
+    deadline = time.monotonic() + 5
+    while (left := processes_running("sleep 31.2718")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
 def test_a_trial_that_ended_leaves_no_guard_and_what_its_program_left_alone(tmp_path: Path,
                                                                            processes_running) -> None:
     """The guard that takes a dead runner's program group down exits with the trial and touches

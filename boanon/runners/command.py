@@ -15,7 +15,7 @@ import signal
 import string
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -93,10 +93,9 @@ class CommandRunner(Runner):
             try:
                 proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                         cwd=self.cwd, env=self.env, start_new_session=True,
-                                        preexec_fn=lifetime.dies_with(os.getpid()))
+                                        preexec_fn=guard.arming(os.getpid()))
             except OSError as exc:
                 raise TrialFailed(f"cannot start {args[0]!r}: {exc}") from exc
-            guard.watch(proc.pid)
             try:
                 status = proc.wait(timeout=self.timeout)
             except subprocess.TimeoutExpired:
@@ -125,9 +124,18 @@ class GroupGuard:
         self._proc.stdout.close()
         return self
 
-    def watch(self, group: int) -> None:
-        """The program's process group (its pid: it leads its group)."""
-        self._send(f"{group}\n")
+    def arming(self, parent: int) -> Callable[[], None]:
+        """The program's ``preexec_fn``: its parent-death signal, then its process group (its
+        pid: it leads its group) told to the guard by the program itself, before it runs. Told
+        by the runner once ``Popen`` returned, a runner killed in between (a loaded machine)
+        left the group unwatched, and what the program had started ran on."""
+        arm, guard = lifetime.dies_with(parent), self._proc.stdin.fileno()
+
+        def preexec() -> None:
+            if arm is not None:
+                arm()
+            os.write(guard, f"{os.getpid()}\n".encode())  # one line, under PIPE_BUF: in one piece
+        return preexec
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  traceback: TracebackType | None) -> None:

@@ -3,8 +3,9 @@
 Linux's parent-death signal reaches one process: a ``command`` runner's program gets it, but
 what the program started (a shell script's children, a launcher's workers) lives on past a
 SIGKILLed loop, which runs no clean-up. This guard is started beside the program and says
-``ready`` once it can act; the runner then starts the program and writes its process group to
-the guard's stdin, and ``done`` when the trial is over. End of file before ``done`` (the runner
+``ready`` once it can act; the runner then starts the program, which writes its process group to
+the guard's stdin before it runs (``GroupGuard.arming``: no moment in which a killed runner leaves
+it untold), and the runner writes ``done`` when the trial is over. End of file before ``done`` (the runner
 died, with its pipe), or the guard's own parent-death signal (SIGTERM), SIGKILLs the group.
 
 It runs as a script (``python -I -S group_guard.py``) and imports only the standard library, so
