@@ -64,6 +64,23 @@ def test_a_misspelt_instance_field_is_named_with_the_fix(tmp_path: Path) -> None
         load_instances(path)
 
 
+@pytest.mark.parametrize("text, field, message", [
+    ("instance:\n  c5: {price_per_hour: 1, max_count: 2}\n", "instance",
+     "unknown key (did you mean 'instances'?)"),
+    ("instances:\n  c5: {price_per_hour: 1, max_count: 2}\nregion: eu\n", "region", "unknown key"),
+    ("", "instances", "missing (required)"),
+])
+def test_the_instances_files_top_level_key_is_checked(tmp_path: Path, text: str, field: str,
+                                                      message: str) -> None:
+    # a misspelt `instance:` was read as an instance type: "instances.instance.c5: unknown key"
+    path = tmp_path / "instances.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as error:
+        load_instances(path)
+    assert (error.value.source, error.value.field) == (str(path), field)
+    assert message in str(error.value)
+
+
 def test_instances_file_and_billing(tmp_path: Path) -> None:
     path = tmp_path / "instances.yaml"
     path.write_text("instances:\n  c5: {price_per_hour: 3.6, billing: 1m, startup: 1m30s, speed: 2, "
