@@ -311,6 +311,16 @@ def test_plan_file_errors_name_the_field(tmp_path: Path) -> None:
         PlanFile.load(path)
 
 
+def test_a_file_that_is_no_plan_says_what_a_plan_is(tmp_path: Path) -> None:
+    # the tuning YAML given as --plan read "file: cannot read a plan: Expecting value: line 1
+    # column 1 (char 0)": JSON's parser, not what the file should have been
+    path = tmp_path / "sgd.yaml"
+    path.write_text("# a tuning YAML\nspace: {x: {type: float, low: 0, high: 1}}\n")
+    with pytest.raises(ConfigError, match=r"sgd.yaml: line 1: not a plan: a plan is the JSON file "
+                                          r"`boanon plan -o plan.json` writes \(Expecting value\)"):
+        PlanFile.load(path)
+
+
 def test_the_profiling_run_is_the_yamls_own_loop_with_its_warm_start(tmp_path: Path, monkeypatch) -> None:
     """The profile ran a loop of its own, without the YAML's warm start or a budget: a cold design
     of 6 trials, so a profile of 8 measured the loop's overhead on design trials (~0.005 s) where
