@@ -228,6 +228,22 @@ def test_durations_from_a_store_and_a_table(tmp_path: Path) -> None:
         from_store(table)
 
 
+def test_steps_missing_from_a_store_name_where_they_were_looked_for(tmp_path: Path) -> None:
+    # "none were recorded with the durations; give them (--steps)": a mistyped --trials-dir
+    # (or a store moved from its trial folders) was not seen as the cause
+    store = tmp_path / "run.db"
+    _store_with_durations(store, [10.0, 20.0])
+    instances = tmp_path / "instances.yaml"
+    instances.write_text("instances: {small: {price_per_hour: 0.2, max_count: 2}}\n")
+    typo = tmp_path / "run.trails"
+    done = CliRunner().invoke(main, ["plan", str(ROOT / "examples" / "synthetic.yaml"), "--instances",
+                                     str(instances), "--store", str(store), "--trials-dir", str(typo),
+                                     "--budget", "4", "--deadline", "1h", "--early-stopping", "asha"])
+    assert done.exit_code == 1
+    assert (f"none were recorded with the durations (no progress.jsonl of a done trial in {typo}); "
+            "give them (--steps) or the run's trial folders (--trials-dir)") in " ".join(done.output.split())
+
+
 def _plan_args(tmp_path: Path) -> list[str]:
     """``plan`` of 30 trials on two instance types, with durations from a store of 4 trials."""
     store = tmp_path / "run.db"
