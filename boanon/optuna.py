@@ -177,13 +177,15 @@ def output_constraints(trials: Iterable[FrozenTrial]) -> list[OutputConstraint]:
 
 
 def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[str, BaseDistribution],
-           reason: Callable[[FrozenTrial], str] = lambda t: f"Optuna trial {t.number}") -> int:
+           reason: Callable[[FrozenTrial], str] = lambda t: f"Optuna trial {t.number}",
+           keep_times: bool = False) -> int:
     """Record ``trials`` in ``tuner`` as it would have recorded them, in order: a complete trial
     with its values, logged metrics and constraint values, a running one as running (a pending
     configuration: its parameters, else those BoAnon proposed for it), a failed one as failed and
     a pruned one as stopped at its last intermediate value (single objective; failed otherwise).
     Trials without a value within ``distributions`` for each of its parameters, and waiting ones,
-    are left out. Returns how many were recorded."""
+    are left out; ``keep_times``: an ended trial is stored with the times Optuna recorded, not
+    the replay's. Returns how many were recorded."""
     names = [o.name for o in tuner.objectives]
     recorded = 0
     for t in trials:
@@ -210,6 +212,8 @@ def replay(tuner: Tuner, trials: Iterable[FrozenTrial], distributions: Mapping[s
             tuner.tell(asked.id, {**outputs, names[0]: float(last)}, stopped=True)
         else:
             tuner.tell(asked.id, failure=f"Optuna trial {t.number} ended {t.state.name}")
+        if keep_times and t.datetime_start is not None:
+            tuner.store.set_times(asked.id, t.datetime_start, t.datetime_complete)
     return recorded
 
 
@@ -472,7 +476,7 @@ def import_study(storage: str, study_name: str | None, store: str | Path, seed: 
         try:  # a Tuner that refuses the study has closed the store it made
             tuner = Tuner(space, objectives, seed=seed, store=created,
                           output_constraints=output_constraints(trials))
-            n = replay(tuner, trials, distributions,
+            n = replay(tuner, trials, distributions, keep_times=True,
                        reason=lambda t: f"imported from Optuna study {study.study_name!r}, trial {t.number}")
         except BaseException as exc:  # Ctrl-C too: an import cut short leaves no store to refuse the next
             if tuner is not None:

@@ -24,7 +24,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +80,8 @@ def optimize_parallel(tuner: Tuner, runner: Runner, budget: int, executor: Execu
     running: dict[Future, Trial] = {}
     ended: list[StoredTrial] = []
     try:
-        with tuner.storing_interrupted():  # the trials running and any asked for, not submitted
+        # the trials running and any asked for, not submitted, stored as interrupted; the ended kept
+        with tuner.storing_interrupted(), _keeping_ended(tuner, running):
             while True:
                 while len(running) < executor.max_workers and tuner.n_trials() < budget:
                     with _following(channel, stopper, root, list(running.values()), poll_interval):
@@ -105,6 +106,22 @@ def optimize_parallel(tuner: Tuner, runner: Runner, budget: int, executor: Execu
     finally:
         if channel is not None:
             channel.close()
+
+
+@contextmanager
+def _keeping_ended(tuner: Tuner, running: dict[Future, Trial]) -> Iterator[None]:
+    """When the loop stops (a Ctrl-C while it proposes the next configuration), store the trials
+    in ``running`` whose result had come back: they ran to their end, and were marked interrupted
+    and run again on resume. One that ended in an error is left to be interrupted: at a Ctrl-C
+    that error may be the interrupt's own. An error storing one is dropped: the loop's is raised."""
+    try:
+        yield
+    except BaseException:
+        for future, trial in running.items():
+            if future.done() and not future.cancelled() and future.exception() is None:
+                with suppress(Exception):
+                    _tell(tuner, trial, future)
+        raise
 
 
 def _tell(tuner: Tuner, trial: Trial, future: Future) -> StoredTrial:

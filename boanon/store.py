@@ -529,6 +529,19 @@ class Store:
         configuration runs again on resume."""
         self._end(trial_id, TrialState.INTERRUPTED, (None, None, None, error))
 
+    def set_times(self, trial_id: int, started: datetime, finished: datetime | None) -> None:
+        """Record when an ended trial ran elsewhere (an imported Optuna trial): its copy's own
+        times were the import's, so ``status`` said a study ran in 0 s and ``boanon plan`` took
+        milliseconds for its trial durations. Naive times are local, as Optuna records them."""
+        times = [None if t is None else t.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+                 for t in (started, finished)]
+
+        def update(conn: sqlite3.Connection) -> None:
+            if conn.execute("UPDATE trials SET started = ?, finished = COALESCE(?, finished) WHERE id = ?"
+                            " AND status != 'running'", (*times, trial_id)).rowcount != 1:
+                raise ValueError(f"{self.path}: no ended trial with id {trial_id}")
+        self._write(update)
+
     def _end(self, trial_id: int, status: Status, values: tuple[str | None, ...]) -> None:
         def end(conn: sqlite3.Connection) -> None:
             row = conn.execute("SELECT status FROM trials WHERE id = ?", (trial_id,)).fetchone()

@@ -59,6 +59,18 @@ def test_config_reads_outputs_reference_point_and_scalarisation():
             parse_config(_example(**bad), "mo.yaml")
 
 
+@pytest.mark.parametrize("spec, message", [
+    ({"kind": "weighted_summ", "weights": [1, 1]},
+     r"mo.yaml: scalarization.kind: unknown kind 'weighted_summ' \(did you mean 'weighted_sum'\?\)"),
+    ("chebychev", r"mo.yaml: scalarization: unknown kind 'chebychev' \(did you mean 'chebyshev'\?\)"),
+    ({"kind": "weighted_sum", "weights": [1, -1]}, r"mo.yaml: scalarization.weights: .*non-negative"),
+])
+def test_a_misspelt_scalarization_kind_is_named_with_the_fix(spec: object, message: str):
+    # it read "scalarization: scalarisation must be one of (...)": not the field, not the fix
+    with pytest.raises(ConfigError, match=message):
+        parse_config(_example(scalarization=spec), "mo.yaml")
+
+
 def test_cli_status_front_export_flag_and_warm_start(tmp_path: Path):
     config = tmp_path / "mo.yaml"
     config.write_text(yaml.safe_dump(_example(n_init=5, strategy="gp")))

@@ -175,6 +175,19 @@ def test_warm_start_from_an_unrelated_task_is_refused(tmp_path):
         Tuner(system.space, ["cost"], warm_start=blind)
 
 
+def test_a_warm_start_measuring_no_objective_names_what_it_measured(tmp_path):
+    # it named only the run's objectives: "measured none of the objectives and related outputs
+    # (cost_s)", and the earlier run's name had to be looked up in its store
+    from boanon.tuner import Tuner
+
+    system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
+    write_table(system.sample_table(3, seed=0), tmp_path / "old.csv")
+    with pytest.raises(ConfigError, match=r"old.csv: warm_start: its trials measured none of the objectives "
+                                          r"and related outputs \(cots\); its objectives: cost "
+                                          r"\(did you mean 'cost'\?\)"):
+        Tuner(system.space, ["cots"], warm_start=load_related(tmp_path / "old.csv"))
+
+
 def test_warm_start_from_a_store_brings_its_graph(tmp_path):
     system = SyntheticSystem(n_params=4, n_groups=2, n_distractors=1, n_duplicates=0, seed=0)
     graph = CausalGraph(roles={"x0": "param", "cost": "objective"}, edges=[Edge("x0", "cost")])

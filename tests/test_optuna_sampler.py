@@ -470,6 +470,34 @@ def test_the_docs_snippets_run_in_order_as_written(tmp_path, monkeypatch):
     assert (tmp_path / "steps-run.db").is_file() and (tmp_path / "back.db").is_file()
 
 
+def test_an_import_keeps_when_each_trial_ran(tmp_path):
+    # every imported trial was stored at the import's time: `boanon status` said the study ran
+    # in 0 s, and `boanon plan --store` took milliseconds for its trial durations
+    from datetime import datetime, timedelta, timezone
+
+    url = f"sqlite:///{tmp_path / 'steps.db'}"
+    study = optuna.create_study(study_name="steps", storage=url)
+    space = {"x": FloatDistribution(0.0, 1.0)}
+    start = datetime(2026, 1, 2, 10, 0, 0)  # naive local time, as Optuna records it
+    for i, (x, state) in enumerate([(0.2, "COMPLETE"), (0.7, "COMPLETE"), (0.5, "FAIL")]):
+        began = start + timedelta(minutes=i)
+        study.add_trial(optuna.trial.FrozenTrial(
+            number=i, state=optuna.trial.TrialState[state], value=x if state == "COMPLETE" else None,
+            datetime_start=began, datetime_complete=began + timedelta(seconds=30 + i), params={"x": x},
+            distributions=space, user_attrs={}, system_attrs={}, intermediate_values={}, trial_id=i))
+    out = tmp_path / "run.db"
+    assert CliRunner().invoke(main, ["import", url, "-o", str(out)]).exit_code == 0
+    with Store(out, read_only=True) as store:
+        trials = store.trials()
+    assert [t.status.value for t in trials] == ["done", "done", "failed"]
+    for i, trial in enumerate(trials):
+        began = datetime.fromisoformat(trial.started)
+        assert began == (start + timedelta(minutes=i)).astimezone(timezone.utc)
+        assert datetime.fromisoformat(trial.finished) - began == timedelta(seconds=30 + i)
+    status = CliRunner().invoke(main, ["status", str(out)])
+    assert "(152 s)" in status.output, status.output
+
+
 def test_an_import_cut_short_by_a_bad_trial_leaves_no_store(tmp_path):
     # it left a half-written store, and the import run again after the fix said "exists already"
     url = f"sqlite:///{tmp_path / 'steps.db'}"

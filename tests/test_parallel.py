@@ -113,6 +113,33 @@ def test_early_stopping_sgd_trials_are_stored_stopped_and_feed_the_table(executo
     assert fresh.ended == {t.id for t in stopped + done} and not fresh.stopped
 
 
+def test_ctrl_c_while_proposing_keeps_the_trials_that_had_ended(executor, tmp_path: Path,
+                                                                 monkeypatch) -> None:
+    """A Ctrl-C while the loop proposed the next configuration stored as interrupted the trials
+    whose result had come back meanwhile (a Dask run's t0004, ended 3 s before), and the resume
+    ran them again: an evaluation of an expensive system spent twice."""
+    monkeypatch.chdir(ROOT)
+    config = load_config(SYNTHETIC)
+    tuner = Tuner(config.space, config.objectives, strategy="random", n_init=3, store=tmp_path / "r.db")
+    ask, asks, in_flight = tuner.ask, [], []
+
+    def interrupted_ask():
+        asks.append(1)
+        if len(asks) == 4:  # after a trial was told: the others end while this one is proposed
+            in_flight.append(tuner.store.counts()["running"])
+            time.sleep(4)
+            raise KeyboardInterrupt
+        if len(asks) > 1:
+            time.sleep(1)  # the trials end one by one, not all at one wait
+        return ask()
+
+    tuner.ask = interrupted_ask
+    with pytest.raises(KeyboardInterrupt):
+        optimize_parallel(tuner, synthetic_runner(delay=0.3), 6, executor, trials_dir=tmp_path / "t")
+    assert in_flight and in_flight[0] >= 1  # a trial ran on while the fourth was proposed
+    assert [t.status for t in tuner.store.trials()] == ["done"] * 3
+
+
 def test_a_trial_condemned_while_the_loop_fits_its_model_stops_then(executor, tmp_path: Path) -> None:
     """Progress was read only between proposals: a trial the rule condemned while the next
     proposal was being fitted ran to its end (a structured proposal takes seconds; on a loaded

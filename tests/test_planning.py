@@ -64,6 +64,23 @@ def test_a_misspelt_instance_field_is_named_with_the_fix(tmp_path: Path) -> None
         load_instances(path)
 
 
+@pytest.mark.parametrize("text, field, message", [
+    ("instance:\n  c5: {price_per_hour: 1, max_count: 2}\n", "instance",
+     "unknown key (did you mean 'instances'?)"),
+    ("instances:\n  c5: {price_per_hour: 1, max_count: 2}\nregion: eu\n", "region", "unknown key"),
+    ("", "instances", "missing (required)"),
+])
+def test_the_instances_files_top_level_key_is_checked(tmp_path: Path, text: str, field: str,
+                                                      message: str) -> None:
+    # a misspelt `instance:` was read as an instance type: "instances.instance.c5: unknown key"
+    path = tmp_path / "instances.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as error:
+        load_instances(path)
+    assert (error.value.source, error.value.field) == (str(path), field)
+    assert message in str(error.value)
+
+
 def test_instances_file_and_billing(tmp_path: Path) -> None:
     path = tmp_path / "instances.yaml"
     path.write_text("instances:\n  c5: {price_per_hour: 3.6, billing: 1m, startup: 1m30s, speed: 2, "
@@ -211,6 +228,22 @@ def test_durations_from_a_store_and_a_table(tmp_path: Path) -> None:
         from_store(table)
 
 
+def test_steps_missing_from_a_store_name_where_they_were_looked_for(tmp_path: Path) -> None:
+    # "none were recorded with the durations; give them (--steps)": a mistyped --trials-dir
+    # (or a store moved from its trial folders) was not seen as the cause
+    store = tmp_path / "run.db"
+    _store_with_durations(store, [10.0, 20.0])
+    instances = tmp_path / "instances.yaml"
+    instances.write_text("instances: {small: {price_per_hour: 0.2, max_count: 2}}\n")
+    typo = tmp_path / "run.trails"
+    done = CliRunner().invoke(main, ["plan", str(ROOT / "examples" / "synthetic.yaml"), "--instances",
+                                     str(instances), "--store", str(store), "--trials-dir", str(typo),
+                                     "--budget", "4", "--deadline", "1h", "--early-stopping", "asha"])
+    assert done.exit_code == 1
+    assert (f"none were recorded with the durations (no progress.jsonl of a done trial in {typo}); "
+            "give them (--steps) or the run's trial folders (--trials-dir)") in " ".join(done.output.split())
+
+
 def _plan_args(tmp_path: Path) -> list[str]:
     """``plan`` of 30 trials on two instance types, with durations from a store of 4 trials."""
     store = tmp_path / "run.db"
@@ -291,6 +324,16 @@ def test_plan_file_errors_name_the_field(tmp_path: Path) -> None:
     data["stages"][1] = {"instance": "zz", "workers": 1, "until_ended": 10}
     path.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match=r"stages\[1\]\.instance: 'zz' is not in instances"):
+        PlanFile.load(path)
+
+
+def test_a_file_that_is_no_plan_says_what_a_plan_is(tmp_path: Path) -> None:
+    # the tuning YAML given as --plan read "file: cannot read a plan: Expecting value: line 1
+    # column 1 (char 0)": JSON's parser, not what the file should have been
+    path = tmp_path / "sgd.yaml"
+    path.write_text("# a tuning YAML\nspace: {x: {type: float, low: 0, high: 1}}\n")
+    with pytest.raises(ConfigError, match=r"sgd.yaml: line 1: not a plan: a plan is the JSON file "
+                                          r"`boanon plan -o plan.json` writes \(Expecting value\)"):
         PlanFile.load(path)
 
 

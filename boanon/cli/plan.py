@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -71,7 +72,7 @@ def plan_command(config_file: str, seconds: float, instances_file: str, store_fi
         times = _times(config_file, store_file, dataset, duration_column, duration_scale,
                        profile_trials, trials_dir, steps)
         if ask_overhead is not None:
-            times = TrialTimes(times.durations, ask_overhead, times.steps, times.source)
+            times = replace(times, ask_overhead=ask_overhead)
         planner = Planner(instances, seconds, probability, stages, early_stopping, steps,
                           replications, seed).fit(times, budget)
     except (ConfigError, ValueError) as exc:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from boanon.errors import ConfigError, refuse_unknown_keys
+from boanon.errors import ConfigError, did_you_mean, refuse_unknown_keys
 from boanon.objectives import Objective
 
 Kind = Literal["weighted_sum", "chebyshev", "product"]
@@ -49,20 +49,24 @@ class Scalarization:
         ``objectives`` (a product's must all be minimised: refused here, not at the run's first
         proposal)."""
         n_objectives = len(objectives)
+        kind_field = field_name if isinstance(spec, str) else f"{field_name}.kind"
         if isinstance(spec, str):
             spec = {"kind": spec}
         if not isinstance(spec, Mapping):
             raise ConfigError(source, field_name, f"expected one of {KINDS} or a mapping with 'kind' and "
                               "optional 'weights'")
         refuse_unknown_keys(spec, ("kind", "weights"), source, field_name)
+        kind = spec.get("kind", "chebyshev")
+        if kind not in KINDS:  # named with the fix, as a misspelt key is
+            raise ConfigError(source, kind_field, f"unknown kind {kind!r}{did_you_mean(str(kind), KINDS)}; "
+                              f"expected one of {list(KINDS)}")
         weights = spec.get("weights")
         if weights is not None and (not isinstance(weights, Sequence) or len(weights) != n_objectives):
             raise ConfigError(source, f"{field_name}.weights", f"expected {n_objectives} numbers")
         try:
-            scalarization = cls(spec.get("kind", "chebyshev"),
-                                None if weights is None else tuple(float(w) for w in weights))
+            scalarization = cls(kind, None if weights is None else tuple(float(w) for w in weights))
         except (TypeError, ValueError) as exc:
-            raise ConfigError(source, field_name, str(exc)) from None
+            raise ConfigError(source, f"{field_name}.weights", str(exc)) from None
         maximised = [o.name for o in objectives if o.sign < 0]
         if scalarization.kind == "product" and maximised:
             raise ConfigError(source, field_name, f"a product needs objectives that are all minimised; "

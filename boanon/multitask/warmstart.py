@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boanon.errors import ConfigError, from_cwd
+from boanon.errors import ConfigError, did_you_mean, from_cwd
 from boanon.graph import CausalGraph
 from boanon.multitask.tasks import TARGET, TASK, combine_tasks, with_task, with_task_node
 from boanon.space import Space
@@ -102,6 +102,16 @@ def related_tasks(warm_start: WarmStart) -> list[RelatedTask]:
     return [s if isinstance(s, RelatedTask) else load_related(s) for s in sources]
 
 
+def _theirs(table: pd.DataFrame, name: str) -> str:
+    """``; its objectives: a, b (did you mean 'a'?)``: what a related task measured instead, so
+    that an objective named unlike the earlier run's (``steptime`` for ``step_time``) is fixed
+    without opening the earlier run."""
+    theirs = names_of(table, "objective")
+    if not theirs:
+        return "; it has no objective column"
+    return f"; its objectives: {', '.join(theirs)}{did_you_mean(name, [*theirs, *names_of(table, 'metric')])}"
+
+
 def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = (),
                    keep: Sequence[str] = (), related_outputs: Sequence[str] = ()) -> RelatedTask:
     """Keep the related trials the new search space can describe.
@@ -127,7 +137,7 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     if objectives and not any(column(role, name) in table.columns
                               for name in measured for role in ("objective", "metric")):
         raise ConfigError(task.source, "warm_start", "its trials measured none of the objectives "
-                          f"and related outputs ({', '.join(measured)})")
+                          f"and related outputs ({', '.join(measured)}){_theirs(task.table, measured[0])}")
     defaults = space.default()
     keep, dropped = [], list(task.dropped)
     for i, row in table.iterrows():

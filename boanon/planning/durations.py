@@ -36,6 +36,7 @@ class TrialTimes:
     ask_overhead: float = 0.0
     steps: int | None = None
     source: str = ""
+    steps_from: str = ""  # where the steps were looked for (a run's trial folders), for errors
 
     def __post_init__(self) -> None:
         if len(self.durations) == 0 or not np.all(np.isfinite(self.durations)) \
@@ -72,12 +73,13 @@ def from_store(path: str | Path, trials_dir: str | Path | None = None,
     done = [(n, b - a) for n, s, a, b in ended if s == "done"]
     if not done:
         raise ConfigError(path, "trials", "no done trial to take durations from")
-    if steps is None:
-        from boanon.store import trials_dir as store_trials_dir
+    from boanon.store import trials_dir as store_trials_dir
 
-        steps = _progress_steps(store_trials_dir(path, trials_dir),
-                                [n for n, _ in done])
-    return TrialTimes(np.array([d for _, d in done]), _ask_overhead(ended), steps, str(path))
+    folders = store_trials_dir(path, trials_dir)
+    if steps is None:
+        steps = _progress_steps(folders, [n for n, _ in done])
+    return TrialTimes(np.array([d for _, d in done]), _ask_overhead(ended), steps, str(path),
+                      steps_from=str(folders))
 
 
 def from_table(table_or_dir: str | Path, column: str, scale: float = 1.0,

@@ -75,9 +75,7 @@ class InstanceType:
 
 
 def parse_instances(data: Any, source: str = "instances") -> dict[str, InstanceType]:
-    """Validate the parsed instances mapping (see the module docstring)."""
-    if isinstance(data, Mapping) and set(data) == {"instances"}:
-        data = data["instances"]
+    """Validate the mapping of instance type -> fields (the file's ``instances:``, or a plan's)."""
     if not isinstance(data, Mapping) or not data:
         raise ConfigError(source, "instances", "expected a non-empty mapping of instance type -> "
                           f"{{{', '.join(FIELDS)}}}")
@@ -100,8 +98,16 @@ def parse_instances(data: Any, source: str = "instances") -> dict[str, InstanceT
 
 
 def load_instances(path: str | Path) -> dict[str, InstanceType]:
-    """Read and validate an instances file."""
-    return parse_instances(load_yaml(path), str(path))
+    """Read and validate an instances file: its one top-level key is ``instances`` (a misspelt
+    one, ``instance:``, was read as an instance type and refused as its fields'
+    ``instances.instance.c5.xlarge: unknown key``)."""
+    data, source = load_yaml(path), str(path)
+    if isinstance(data, Mapping):
+        refuse_unknown_keys(data, ("instances",), source)
+    if not isinstance(data, Mapping) or "instances" not in data:
+        raise ConfigError(source, "instances", "missing (required): the file is `instances:` and under "
+                          f"it a mapping of instance type -> {{{', '.join(FIELDS)}}}")
+    return parse_instances(data["instances"], source)
 
 
 def _number(spec: Mapping[str, Any], key: str, source: str, where: str, low: float,

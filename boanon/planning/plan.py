@@ -103,8 +103,12 @@ class PlanFile:
         source = str(path)
         try:
             data = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+        except OSError as exc:
             raise ConfigError(source, "file", f"cannot read a plan: {exc}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a YAML given for the plan
+            where = f"line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else "file"
+            raise ConfigError(source, where, "not a plan: a plan is the JSON file `boanon plan -o "
+                              f"plan.json` writes ({getattr(exc, 'msg', None) or exc.reason})") from None
         if not isinstance(data, dict):
             raise ConfigError(source, "file", "expected a JSON object written by boanon plan -o")
         for key in ("budget", "stages", "instances"):

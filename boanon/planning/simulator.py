@@ -118,6 +118,12 @@ class _Job:
                    for m in self.machines)
 
 
+def _looked_in(times: TrialTimes) -> str:
+    """`` (no progress.jsonl of a done trial in DIR)``: where the steps were looked for, so a
+    mistyped ``--trials-dir`` (or a run moved from its trial folders) is seen as the cause."""
+    return f" (no progress.jsonl of a done trial in {times.steps_from})" if times.steps_from else ""
+
+
 class Simulator:
     """Predicts completion time and cost of plans for one job (``budget`` trials whose
     durations come from ``times``), ``replications`` Monte-Carlo runs each.
@@ -139,7 +145,8 @@ class Simulator:
                 raise ValueError(f"early stopping {early_stopping!r}: plans simulate 'asha' only")
             if not self.steps:
                 raise ValueError("early stopping needs the progress steps of a complete trial: none "
-                                 "were recorded with the durations; give them (--steps)")
+                                 f"were recorded with the durations{_looked_in(times)}; give them (--steps)"
+                                 + (" or the run's trial folders (--trials-dir)" if times.steps_from else ""))
             self.rule = rule
         rng = np.random.default_rng(seed)
         self._durations = rng.choice(times.durations, size=(self.replications, self.budget))
