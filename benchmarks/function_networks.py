@@ -10,9 +10,10 @@ Parameters live on [0, 1] as in BOFN. Problems whose optimum sits at the centre 
 (Ackley, DropWave) are shifted: the default of a space without one is its centre, and every
 tuner's first trial is the default, so an unshifted problem would be solved by the first trial.
 
-Three more networks, from the partial-evaluation follow-up's code (frazier-lab/partial_kgfn), are
-held out (:data:`HELD_OUT`): added after the suite's problem list was fixed and BoAnon tuned on
-it, they check whether the verdict carries over to networks no one tuned on.
+Four more networks are held out (:data:`HELD_OUT`): three from the partial-evaluation follow-up's
+code (frazier-lab/partial_kgfn, round 35) and the environmental model calibration of composite BO
+(Astudillo & Frazier, ICML 2019; round 38). Added after the suite's problem list was fixed and
+BoAnon tuned on it, they check whether the verdict carries over to networks no one tuned on.
 
 The true structure (:class:`FunctionNetwork`) travels with the problem as knowledge
 (``network``), for the BOFN tuner that is given it (the ceiling structure learning aims at) and
@@ -254,7 +255,8 @@ def epidemic() -> FunctionNetwork:
 
 
 
-# --- held out (:data:`HELD_OUT`): networks from the partial-evaluation follow-up's code
+# --- held out (:data:`HELD_OUT`): networks from the partial-evaluation follow-up's code, then
+# the environmental model of composite BO
 
 Logistics = tuple[tuple[float, float, tuple[float, ...]], ...]
 
@@ -358,7 +360,8 @@ def gpnet() -> FunctionNetwork:
 ENVMODEL_LOW = np.array([7.0, 0.02, 0.01, 30.01])
 ENVMODEL_HIGH = np.array([13.0, 0.12, 3.0, 30.295])
 ENVMODEL_TRUTH = np.array([0.35, 0.62, 0.28, 0.71])
-"""The true (M, D, L, tau) on [0, 1]: the published calibration's truth is the box's centre."""
+"""The true (M, D, L, tau) on [0, 1], moved off the centre: the published calibration's truth is
+the box's centre, the default every tuner tries first."""
 ENVMODEL_SITES = (0.0, 1.0, 2.5)
 ENVMODEL_TIMES = (15.0, 30.0, 45.0, 60.0)
 
