@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -204,21 +204,7 @@ def test_the_sigkill_of_a_runner_holding_many_files_still_takes_the_group(tmp_pa
 
     if 0 <= resource.getrlimit(resource.RLIMIT_NOFILE)[1] < 1200:
         pytest.skip("the hard limit on open files is under 1200")
-    trial = tmp_path / "t"
-    trial.mkdir()
-    runner = subprocess.Popen([sys.executable, "-c", CROWDED_RUNNER, "31.4159", str(trial)])
-    deadline = time.monotonic() + 30
-    while not (trial / "pids").is_file() or not (trial / "pids").read_text().endswith("\n"):
-        assert time.monotonic() < deadline and runner.poll() is None, "the program never started"
-        time.sleep(0.02)
-    runner.kill()
-    runner.wait()
-    deadline = time.monotonic() + 5
-    while (left := processes_running("sleep 31.4159")) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
-    assert left == []
+    assert _workers_left_by_a_sigkilled_runner(CROWDED_RUNNER, "31.4159", tmp_path, processes_running) == []
 
 
 # A runner descheduled as soon as its program started (Popen returned, nothing else done yet).
@@ -243,9 +229,17 @@ def test_a_runner_killed_before_it_could_tell_the_guard_still_takes_the_group(tm
                                                                              processes_running) -> None:
     """The program's group reaches the guard before the program runs: told by the runner once
     Popen returned, a runner killed in between (seen under load) left the program's worker running."""
+    assert _workers_left_by_a_sigkilled_runner(LATE_RUNNER, "31.2718", tmp_path, processes_running) == []
+
+
+def _workers_left_by_a_sigkilled_runner(script: str, marker: str, tmp_path: Path,
+                                        processes_running: Callable[[str], list[int]]) -> list[int]:
+    """Run ``script`` (a runner whose program starts ``sleep marker`` and writes ``pids``), SIGKILL
+    it once the program has started its worker, and return the workers still running 5 s later
+    (killed here, so that a failure leaves none behind)."""
     trial = tmp_path / "t"
     trial.mkdir()
-    runner = subprocess.Popen([sys.executable, "-c", LATE_RUNNER, "31.2718", str(trial)])
+    runner = subprocess.Popen([sys.executable, "-c", script, marker, str(trial)])
     deadline = time.monotonic() + 30
     while not (trial / "pids").is_file() or not (trial / "pids").read_text().endswith("\n"):
         assert time.monotonic() < deadline and runner.poll() is None, "the program never started"
@@ -253,11 +247,11 @@ def test_a_runner_killed_before_it_could_tell_the_guard_still_takes_the_group(tm
     runner.kill()
     runner.wait()
     deadline = time.monotonic() + 5
-    while (left := processes_running("sleep 31.2718")) and time.monotonic() < deadline:
+    while (left := processes_running(f"sleep {marker}")) and time.monotonic() < deadline:
         time.sleep(0.02)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
-    assert left == []
+    return left
 
 
 def test_a_trial_that_ended_leaves_no_guard_and_what_its_program_left_alone(tmp_path: Path,
