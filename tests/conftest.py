@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,12 @@ def processes_running() -> Callable[[str], list[int]]:
                     pids.append(int(entry.name))
         return pids
     return running
+
+
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """SIGINT raising KeyboardInterrupt, as in a terminal: a process started in the background
+    (``make test &``, some CI runners) inherits SIGINT ignored, and the signal then does nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

@@ -362,7 +362,8 @@ def test_a_store_given_twice_is_refused_naming_it(tmp_path: Path, monkeypatch: p
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
 def test_ctrl_c_while_the_dashboard_opens_its_stores_closes_those_opened(run: Path, tmp_path: Path,
-                                                                          descriptors_held) -> None:
+                                                                          descriptors_held,
+                                                                          ctrl_c_raises: None) -> None:
     """``boanon dashboard a.db b.db`` closed the views it had opened only when the next store was
     refused (a ConfigError): Ctrl-C (or any other error) while it opened ``b.db`` left ``a.db``
     open in a process that goes on (a script, a test calling the command in-process)."""
@@ -384,11 +385,17 @@ def test_ctrl_c_while_the_dashboard_opens_its_stores_closes_those_opened(run: Pa
         os.kill(os.getpid(), signal.SIGINT)  # taken when the read returns, inside opening b.db
         time.sleep(0.2)
         writer.close()
+        while not returned.wait(30):  # missed (the dashboard serves): stop it, so the test fails, not hangs
+            os.kill(os.getpid(), signal.SIGINT)
+    returned = threading.Event()
     interrupting = threading.Thread(target=ctrl_c_while_b_opens)
     gc.disable()  # only the command may close what it opened
     try:
         interrupting.start()
-        result = CliRunner().invoke(main, ["dashboard", str(first), str(second), "--port", "0"])
+        try:
+            result = CliRunner().invoke(main, ["dashboard", str(first), str(second), "--port", "0"])
+        finally:
+            returned.set()
         interrupting.join()
         left_open = descriptors_held(tmp_path) - before
     finally:

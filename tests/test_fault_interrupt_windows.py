@@ -7,7 +7,6 @@ counted it running after a clean stop."""
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,15 +40,6 @@ class SignalledStore(Store):
         if self.when == "finish" and trial_id == 2:
             self._send()
         return super().finish_trial(trial_id, *args, **kwargs)
-
-
-@pytest.fixture
-def ctrl_c_raises() -> Iterator[None]:
-    """SIGINT raising KeyboardInterrupt, as in a terminal: a process started in the background
-    (``make test &``, some CI runners) inherits SIGINT ignored, and the signal then does nothing."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.parametrize("when", ["start", "finish"])
