@@ -21,7 +21,7 @@ from boanon.cli import main
 from boanon.errors import InvalidOption, LogParseError
 from boanon.runners import Runner, TrialFailed, group_guard, make_runner, register_runner, run_trial
 from boanon.runners.base import RUNNERS
-from boanon.runners.command import CommandRunner, template_fields
+from boanon.runners.command import CommandRunner, GroupGuard, template_fields
 from boanon.runners.function import load_callable
 from boanon.store import Store
 from boanon.synthetic import SyntheticSystem
@@ -230,6 +230,18 @@ def test_a_runner_killed_before_it_could_tell_the_guard_still_takes_the_group(tm
     """The program's group reaches the guard before the program runs: told by the runner once
     Popen returned, a runner killed in between (seen under load) left the program's worker running."""
     assert _workers_left_by_a_sigkilled_runner(LATE_RUNNER, "31.2718", tmp_path, processes_running) == []
+
+
+def test_a_program_runs_when_its_guard_is_gone() -> None:
+    """Its guard killed by hand, a program still runs (unwatched, as the runner's own writes to a
+    gone guard already allowed): the program's own word to the guard must not end it by SIGPIPE."""
+    guard = GroupGuard().__enter__()
+    guard._proc.kill()
+    guard._proc.wait()
+    program = subprocess.run(["sh", "-c", "echo ran"], capture_output=True, text=True, timeout=30,
+                             start_new_session=True, preexec_fn=guard.arming(os.getpid()))
+    guard.__exit__(None, None, None)
+    assert (program.returncode, program.stdout) == (0, "ran\n")
 
 
 def _workers_left_by_a_sigkilled_runner(script: str, marker: str, tmp_path: Path,

@@ -134,7 +134,14 @@ class GroupGuard:
         def preexec() -> None:
             if arm is not None:
                 arm()
-            os.write(guard, f"{os.getpid()}\n".encode())  # one line, under PIPE_BUF: in one piece
+            # a guard gone (killed by hand) must not take the program with it: SIGPIPE, which
+            # Popen has set back to its default here, would end it before it runs
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            try:
+                os.write(guard, f"{os.getpid()}\n".encode())  # one line, under PIPE_BUF: in one piece
+            except BrokenPipeError:  # the program runs unwatched, as when the runner told the guard
+                pass
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         return preexec
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
