@@ -99,8 +99,8 @@ def test_a_planned_run_resumed_after_sigkill_says_its_actual_figures_are_the_ses
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert (f"resumed with {ended} of 6 trials ended: the actual time and cost are this session's, "
             "the planned ones the whole job's") in resumed.stdout, resumed.stdout
-    with Store(store) as s:
-        assert s.counts()["done"] == 6
+    with Store(store) as s:  # what the others ended as, if not done (seen twice under load, not explained)
+        assert s.counts()["done"] == 6, [(t.id, t.status, t.error) for t in s.trials() if t.status != "done"]
 
 
 def _ended(store: Path, n: int) -> bool:
