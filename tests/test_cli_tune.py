@@ -275,6 +275,22 @@ def test_a_misconfigured_runner_stops_the_run_and_exits_non_zero(tmp_path: Path,
         assert s.counts()["done"] == 6 - failed  # the failures spent part of the budget of 6
 
 
+@pytest.mark.parametrize("spec, message", [
+    ("median:min_steps=0", "early stopping 'median:min_steps=0': min_steps must be >= 1"),
+    ("asha:min_resource=0",
+     "early stopping 'asha:min_resource=0': need min_resource >= 1 and reduction_factor >= 2"),
+])
+def test_a_bad_early_stopping_setting_is_the_options_usage_error(tmp_path: Path, spec: str,
+                                                                  message: str) -> None:
+    # "Error: min_steps must be >= 1": neither the option nor the rule named
+    store = tmp_path / "run.db"
+    result = CliRunner().invoke(main, ["tune", str(_yaml(tmp_path)), "--store", str(store), "--budget", "2",
+                                       "--early-stopping", spec])
+    assert result.exit_code == 2, result.output
+    assert result.output.endswith(f"Error: Invalid value for '--early-stopping': {message}\n"), result.output
+    assert not store.exists()
+
+
 def test_config_errors_name_the_file_and_field(tmp_path: Path) -> None:
     config = _yaml(tmp_path, strategy="bayes")
     result = CliRunner().invoke(main, ["tune", str(config), "--store", str(tmp_path / "r.db")])

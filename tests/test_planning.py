@@ -277,6 +277,23 @@ def test_plan_command_writes_a_plan_and_leaves_the_store_alone(tmp_path: Path) -
                                "2m or 1h30m, got 'soon'\n"), bad.output
 
 
+@pytest.mark.parametrize("option, value, message", [
+    ("--deadline", "0", "expected a duration > 0, got '0'"),  # planned for, then "no plan ends by 0 s"
+    ("--deadline", "0s", "expected a duration > 0, got '0s'"),
+    ("--deadline", "-5", "expected a duration > 0, got '-5'"),  # said ">= 0", as if 0 were one
+    ("--early-stopping", "asha:min_resource=0",  # refused after the durations, naming no option
+     "early stopping 'asha:min_resource=0': need min_resource >= 1 and reduction_factor >= 2"),
+    ("--early-stopping", "median", "early stopping 'median': plans simulate 'asha' only"),
+])
+def test_a_bad_deadline_or_rule_is_the_options_usage_error_before_any_work(
+        tmp_path: Path, option: str, value: str, message: str) -> None:
+    args = [*_plan_args(tmp_path), "--deadline", "1h"]
+    result = CliRunner().invoke(main, [*args, f"{option}={value}"])
+    assert result.exit_code == 2, result.output
+    assert result.output.endswith(f"Error: Invalid value for '{option}': {message}\n"), result.output
+    assert "trial durations" not in result.output  # before the durations were read
+
+
 def test_a_local_run_of_a_plan_is_compared_with_the_plan_without_start_up(tmp_path: Path) -> None:
     # `boanon tune --plan` runs on a local cluster: the plan's 60-120 s of start-up per machine
     # were in its planned time ("planned 94.9 s ... actual 5.7 s") and cost, never in the run's

@@ -8,19 +8,21 @@ from pathlib import Path
 
 import click
 
+from boanon.cli.options import Duration, StopperSpec
 from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.config import load_config
 from boanon.errors import ConfigError
 from boanon.planning.durations import TrialTimes, from_store, from_table
-from boanon.planning.instances import InstanceType, load_instances, parse_duration
+from boanon.planning.instances import InstanceType, load_instances
 from boanon.planning.plan import LOCAL, PlanFile
 from boanon.planning.planner import Planner
+from boanon.planning.simulator import asha_rule
 from boanon.tuning import TuneRequest, run_tuning
 
 
 @click.command("plan")
 @click.argument("config_file", metavar="CONFIG.yaml", type=click.Path(exists=True, dir_okay=False))
-@click.option("--deadline", "seconds", required=True, callback=lambda ctx, param, value: _duration(value),
+@click.option("--deadline", "seconds", required=True, type=Duration(),
               help="When the job must end: 2h, 90m, 1h30m or seconds.")
 @click.option("--instances", "instances_file", required=True, metavar="INSTANCES.yaml",
               type=click.Path(exists=True, dir_okay=False),
@@ -40,7 +42,7 @@ from boanon.tuning import TuneRequest, run_tuning
               show_default=True, help="Meet the deadline with this probability.")
 @click.option("--budget", type=click.IntRange(min=1), default=None,
               help="Trials in the job (default: the YAML's budget).")
-@click.option("--early-stopping", default=None, metavar="asha[:key=value,...]",
+@click.option("--early-stopping", type=StopperSpec(asha_rule), default=None, metavar="asha[:key=value,...]",
               help="The job's early-stopping rule, as boanon tune takes it (asha only).")
 @click.option("--steps", type=click.IntRange(min=1), default=None,
               help="Progress steps of a complete trial (default: from the store's progress files).")
@@ -85,14 +87,6 @@ def plan_command(config_file: str, seconds: float, instances_file: str, store_fi
     _echo_plan(planner, budget, seconds, probability, alternatives)
     if output:
         click.echo(f"plan written to {output}; run it with: boanon tune {config_file} --plan {output}")
-
-
-def _duration(value: str) -> float:
-    """``--deadline`` in seconds; a value that is no duration is the option's usage error."""
-    try:
-        return parse_duration(value, "--deadline", "value")
-    except ConfigError as exc:
-        raise click.BadParameter(exc.reason) from None
 
 
 def _plan_file(planner: Planner, instances: dict[str, InstanceType], times: TrialTimes,
