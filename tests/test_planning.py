@@ -229,19 +229,44 @@ def test_durations_from_a_store_and_a_table(tmp_path: Path) -> None:
 
 
 def test_steps_missing_from_a_store_name_where_they_were_looked_for(tmp_path: Path) -> None:
-    # "none were recorded with the durations; give them (--steps)": a mistyped --trials-dir
-    # (or a store moved from its trial folders) was not seen as the cause
+    # "none were recorded with the durations; give them (--steps)": a store moved from its
+    # trial folders was not seen as the cause
     store = tmp_path / "run.db"
     _store_with_durations(store, [10.0, 20.0])
     instances = tmp_path / "instances.yaml"
     instances.write_text("instances: {small: {price_per_hour: 0.2, max_count: 2}}\n")
-    typo = tmp_path / "run.trails"
     done = CliRunner().invoke(main, ["plan", str(ROOT / "examples" / "synthetic.yaml"), "--instances",
-                                     str(instances), "--store", str(store), "--trials-dir", str(typo),
-                                     "--budget", "4", "--deadline", "1h", "--early-stopping", "asha"])
+                                     str(instances), "--store", str(store), "--budget", "4",
+                                     "--deadline", "1h", "--early-stopping", "asha"])
     assert done.exit_code == 1
-    assert (f"none were recorded with the durations (no progress.jsonl of a done trial in {typo}); "
-            "give them (--steps) or the run's trial folders (--trials-dir)") in " ".join(done.output.split())
+    assert (f"none were recorded with the durations (no progress.jsonl of a done trial in "
+            f"{tmp_path / 'run.trials'}); give them (--steps) or the run's trial folders (--trials-dir)") \
+        in " ".join(done.output.split())
+
+
+def test_a_mistyped_trials_dir_is_named(tmp_path: Path) -> None:
+    """``plan --trials-dir`` naming no directory, or one without the run's trial folders, was
+    read as a run without progress reports, silently (a plan without early-stopping rungs); with
+    --dataset or a profile it went unread."""
+    args = _plan_args(tmp_path)
+    (tmp_path / "other" / "x0001").mkdir(parents=True)
+    for given, message in [(tmp_path / "run.trails", "no such directory"),
+                           (tmp_path / "other", "holds no folder of the store's 4 done trials "
+                                                "(t0000, t0001, t0002, ...): not this run's trial folders")]:
+        result = CliRunner().invoke(main, [*args, "--deadline", "1h", "--trials-dir", str(given)])
+        assert result.exit_code == 1, result.output
+        assert f"Error: {given}: --trials-dir: {message}" in " ".join(result.output.split())
+    (tmp_path / "run.trials" / "t0002").mkdir(parents=True)  # the run's: one trial's folder will do
+    assert CliRunner().invoke(main, [*args, "--deadline", "1h", "--trials-dir",
+                                     str(tmp_path / "run.trials")]).exit_code == 0
+    table = tmp_path / "table.csv"
+    table.write_text("trial,metric:run_s,objective:cost\nt0,2.5,1\nt1,3.5,2\n")
+    unread = CliRunner().invoke(main, ["plan", str(ROOT / "examples" / "synthetic.yaml"), "--instances",
+                                       str(tmp_path / "instances.yaml"), "--dataset", str(table),
+                                       "--duration-column", "run_s", "--budget", "4", "--deadline", "1h",
+                                       "--trials-dir", str(tmp_path / "run.trials")])
+    assert unread.exit_code == 1
+    assert "Error: command line: --trials-dir: only with --store" in unread.output
 
 
 def _plan_args(tmp_path: Path) -> list[str]:

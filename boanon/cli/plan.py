@@ -139,6 +139,9 @@ def _times(config_file: str, store_file: str | None, dataset: str | None, column
            scale: float, profile_trials: int, trials_dir: str | None, steps: int | None) -> TrialTimes:
     if store_file and dataset:
         raise ConfigError("command line", "--store/--dataset", "give one source of durations, not both")
+    if trials_dir is not None and not store_file:  # else it went unread, unsaid
+        raise ConfigError("command line", "--trials-dir", "only with --store: the trial folders of that "
+                          "run (a dataset's or a profiling run's durations need none)")
     if store_file:
         return from_store(store_file, trials_dir, steps)
     if dataset:
