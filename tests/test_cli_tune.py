@@ -236,6 +236,11 @@ def test_a_misspelt_runner_option_is_refused_before_any_trial(tmp_path: Path) ->
      "runner.options.num: expected an integer, got 'many' (str)"),
     ({"name": "sgd", "options": {"noise": "high"}},
      "runner.options.noise: expected a number, got 'high' (str)"),
+    # "runner: invalid literal for int() with base 10: 'a'"; [1, 1.5] ran layers 1 and 1
+    ({"name": "zigzag", "options": {"layers": ["a"]}},
+     "runner.options.layers[0]: expected a Conv layer's index (an integer), got 'a' (str)"),
+    ({"name": "zigzag", "options": {"layers": [12, 1.5]}},
+     "runner.options.layers[1]: expected a Conv layer's index (an integer), got 1.5 (float)"),
 ])
 def test_an_invalid_runner_option_is_named_once_before_any_trial(tmp_path: Path, runner: dict,
                                                                  error: str) -> None:
