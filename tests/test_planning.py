@@ -319,6 +319,44 @@ def test_a_bad_deadline_or_rule_is_the_options_usage_error_before_any_work(
     assert "trial durations" not in result.output  # before the durations were read
 
 
+def test_a_plan_is_refused_for_a_yaml_it_was_not_made_for(tmp_path: Path) -> None:
+    """``tune OTHER.yaml --plan plan.json`` ran a plan made for another system's durations (or
+    for the YAML before it changed), unsaid: the plan records the YAML's path and settings."""
+    from boanon.planning.run import load_plan
+
+    args = _plan_args(tmp_path)
+    config = tmp_path / "synthetic.yaml"
+    config.write_text((ROOT / "examples" / "synthetic.yaml").read_text())
+    args[1] = str(config)
+    out = tmp_path / "plan.json"
+    assert CliRunner().invoke(main, [*args, "--deadline", "30m", "-o", str(out)]).exit_code == 0
+    made_for = json.loads(out.read_text())["made_for"]
+    assert made_for["config"] == str(config.resolve()) and len(made_for["sha256"]) == 64
+    other = tmp_path / "other.yaml"  # another system: the synthetic one of another seed
+    other.write_text(config.read_text().replace("seed: 0,", "seed: 1,"))
+    refused = CliRunner().invoke(main, ["tune", str(other), "--plan", str(out), "--store",
+                                        str(tmp_path / "x.db")])
+    assert refused.exit_code == 1
+    assert (f"Error: {out}: made_for: the plan was made for {config.resolve()}, not for {other}, whose "
+            f"settings differ: plan again for it (boanon plan {other} ... -o {out})") in refused.output
+    assert not (tmp_path / "x.db").exists()
+    copy = tmp_path / "copy.yaml"  # the same settings elsewhere, commented and laid out anew: the same job
+    copy.write_text("# tuned on the cluster\n" + yaml.safe_dump(yaml.safe_load(config.read_text()),
+                                                                sort_keys=True, indent=4))
+    assert load_plan(out, copy).plan.budget == 30
+    config.write_text(config.read_text().replace("budget: 30", "budget: 40"))  # changed since
+    with pytest.raises(ConfigError, match=f"the plan was made for {re.escape(str(config.resolve()))}, "
+                                          "whose settings changed since: plan again"):
+        load_plan(out, config)
+    data = json.loads(out.read_text())
+    del data["made_for"]  # a plan written before plans recorded their YAML: still read, as it was
+    out.write_text(json.dumps(data))
+    assert load_plan(out, other).made_for is None
+    out.write_text(json.dumps({**data, "made_for": "synthetic.yaml"}))
+    with pytest.raises(ConfigError, match=r"plan.json: made_for: expected \{config: "):
+        load_plan(out, config)
+
+
 def test_a_local_run_of_a_plan_is_compared_with_the_plan_without_start_up(tmp_path: Path) -> None:
     # `boanon tune --plan` runs on a local cluster: the plan's 60-120 s of start-up per machine
     # were in its planned time ("planned 94.9 s ... actual 5.7 s") and cost, never in the run's

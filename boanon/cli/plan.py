@@ -14,7 +14,7 @@ from boanon.config import load_config
 from boanon.errors import ConfigError
 from boanon.planning.durations import TrialTimes, from_store, from_table
 from boanon.planning.instances import InstanceType, load_instances
-from boanon.planning.plan import LOCAL, PlanFile
+from boanon.planning.plan import LOCAL, MadeFor, PlanFile
 from boanon.planning.planner import Planner
 from boanon.planning.simulator import asha_rule
 from boanon.tuning import TuneRequest, run_tuning
@@ -67,6 +67,7 @@ def plan_command(config_file: str, seconds: float, instances_file: str, store_fi
     refuse_overwriting(output, "-o", config_file, instances_file, store_file, dataset)
     try:
         config = load_config(config_file)
+        made_for = MadeFor.of(config_file)  # the settings read now, before a profile runs them
         budget = budget or config.budget
         if budget is None:
             raise ConfigError(config_file, "budget", "missing: set it in the file or pass --budget")
@@ -80,7 +81,7 @@ def plan_command(config_file: str, seconds: float, instances_file: str, store_fi
     except (ConfigError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     if output and planner.feasible_:  # first: a reader that stops early (`| head`) costs no plan
-        _plan_file(planner, instances, times, seconds, probability).save(output)
+        _plan_file(planner, instances, times, seconds, probability, made_for).save(output)
     click.echo(times.summary())
     if not planner.feasible_:
         raise click.ClickException(_infeasible(planner, seconds, probability))
@@ -90,9 +91,9 @@ def plan_command(config_file: str, seconds: float, instances_file: str, store_fi
 
 
 def _plan_file(planner: Planner, instances: dict[str, InstanceType], times: TrialTimes,
-               seconds: float, probability: float) -> PlanFile:
-    """The plan for ``boanon tune --plan``: its stages, the instance types they use and what the
-    simulation predicts (the fastest plan and the rejected ones too)."""
+               seconds: float, probability: float, made_for: MadeFor) -> PlanFile:
+    """The plan for ``boanon tune --plan``: its stages, the instance types they use, what the
+    simulation predicts (the fastest plan and the rejected ones too) and the YAML it is for."""
     fastest, fastest_prediction = planner.fastest_
     used = {s.instance for s in planner.plan_.stages}
     return PlanFile(planner.plan_, {n: t for n, t in instances.items() if n in used}, {
@@ -100,7 +101,7 @@ def _plan_file(planner: Planner, instances: dict[str, InstanceType], times: Tria
         "probability": probability, "durations": times.summary(),
         "fastest": {"plan": fastest.describe(), **fastest_prediction.to_dict(seconds, probability)},
         LOCAL: planner.simulator_.without_startup().predict(planner.plan_).to_dict(seconds, probability),
-        "rejected": [a.to_dict() for a in planner.rejected_]})
+        "rejected": [a.to_dict() for a in planner.rejected_]}, made_for)
 
 
 def _infeasible(planner: Planner, seconds: float, probability: float) -> str:
