@@ -229,7 +229,7 @@ def parse_stopper(spec: str, direction: str = "minimize") -> EarlyStopper:
             raise ValueError(f"early stopping {spec!r}: {key.strip()}: {exc}") from None
     try:
         return make_stopper(rule.strip(), direction, **options)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:  # a setting the rule refuses too ("min_steps must be >= 1")
         raise ValueError(f"early stopping {spec!r}: {exc}") from None
 
 

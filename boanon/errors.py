@@ -154,7 +154,7 @@ class _Kind(typing.NamedTuple):
     read: Callable[[Any], Any] = lambda v: v
 
 
-def _is_whole(value: Any) -> bool:
+def is_whole(value: Any) -> bool:
     """An integer, or a float with no fraction (YAML reads ``num: 1e6`` as 1000000.0)."""
     if isinstance(value, bool):
         return False
@@ -162,7 +162,7 @@ def _is_whole(value: Any) -> bool:
 
 
 _KINDS: dict[Any, _Kind] = {
-    int: _Kind("an integer", _is_whole, int),
+    int: _Kind("an integer", is_whole, int),
     float: _Kind("a number", lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)),
     bool: _Kind("true or false", lambda v: isinstance(v, bool)),
     str: _Kind("a string", lambda v: isinstance(v, str)),

@@ -26,11 +26,13 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import socket
 import sqlite3
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -132,19 +134,30 @@ CREATE INDEX IF NOT EXISTS trials_status ON trials(status);
 """.replace("{statuses}", ", ".join(f"'{s.value}'" for s in STATUSES))
 
 T = TypeVar("T")
+MEMORY = ":memory:"
+"""SQLite's name for a database in memory (a run that leaves no file)."""
 _SQLITE_FULL = 13
 """SQLite's result code for a full disk (``sqlite3.SQLITE_FULL`` from Python 3.11)."""
 
 
 def trials_dir(store: Store | str | Path, given: str | Path | None = None) -> Path:
     """Where a run's trial logs go: ``given`` when set, else ``<store>.trials`` beside the store
-    file (a fresh temporary directory for an in-memory store, which has no file to sit beside)."""
+    file; an in-memory store, which has no file to sit beside, has a temporary directory for its
+    life (:meth:`Store.scratch_trials`)."""
     if given:
         return Path(given)
-    path = store.path if isinstance(store, Store) else Path(store)
-    if str(path) == ":memory:":
-        return Path(tempfile.mkdtemp(prefix="boanon-trials-"))
-    return path.with_suffix(".trials")
+    if isinstance(store, Store):
+        return store.scratch_trials() if store.in_memory else store.path.with_suffix(".trials")
+    if str(store) == MEMORY:
+        raise ValueError("an in-memory store's trial folders are its Store object's: pass the Store")
+    return Path(store).with_suffix(".trials")
+
+
+def _remove_scratch(path: Path, owner: int) -> None:
+    """Remove an in-memory store's trial folders, in the process that made them only (a forked
+    child that exits through Python runs its parent's finalizers too)."""
+    if os.getpid() == owner:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def trial_name(trial_id: int) -> str:
@@ -230,6 +243,7 @@ class Store:
         self.read_only = read_only
         self.closed = False
         self._lock = threading.RLock()
+        self._scratch: tuple[Path, weakref.finalize] | None = None  # an in-memory store's trial folders
         if (read_only or not create) and not self.path.is_file():
             raise StoreError(self.path, "store", "no such file")
         try:
@@ -275,10 +289,28 @@ class Store:
                              "was ever recorded here)")
 
     # --- plumbing ------------------------------------------------------------------------------
+    @property
+    def in_memory(self) -> bool:
+        return str(self.path) == MEMORY
+
+    def scratch_trials(self) -> Path:
+        """An in-memory store's trial folders: one temporary directory (``boanon-trials-*``),
+        made when first asked for and removed when the store closes or is collected, or at exit.
+        Nothing outlives the store to read them (its trials go with it, and a stored trial
+        records no folder), so they were only ever left behind, one directory per loop; a run
+        whose logs are to be kept names its ``trials_dir`` (never removed) or a store file."""
+        with self._lock:
+            if self._scratch is None:
+                path = Path(tempfile.mkdtemp(prefix="boanon-trials-"))
+                self._scratch = path, weakref.finalize(self, _remove_scratch, path, os.getpid())
+            return self._scratch[0]
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()
             self.closed = True
+            if self._scratch is not None:
+                self._scratch[1]()
 
     def __enter__(self) -> Store:
         return self

@@ -50,7 +50,7 @@ from boanon.results import ENQUEUED, INIT, best_trial
 from boanon.runners.base import Runner, TrialFailed
 from boanon.runners.trial import run_trial
 from boanon.space import Space, require_space
-from boanon.store import MEASURED, PROPOSING, RUNNING_TRIALS, Status, Store, StoredTrial, TrialState
+from boanon.store import MEASURED, MEMORY, PROPOSING, RUNNING_TRIALS, Status, Store, StoredTrial, TrialState
 from boanon.store import trials_dir as store_trials_dir
 from boanon.strategies import DEFAULT_STRATEGY
 from boanon.study import Study
@@ -172,7 +172,7 @@ class Tuner(AbstractContextManager):
         self.learn_options = dict(learn_options or {})
         self.propose_options = dict(propose_options or {})
         self._owns_store = not isinstance(store, Store)
-        self.store = store if isinstance(store, Store) else Store(":memory:" if store is None else store)
+        self.store = store if isinstance(store, Store) else Store(MEMORY if store is None else store)
         try:
             self._open_run(graph, n_init)
         except BaseException:  # a store it opened and then refused (another run's, say) stays not open

@@ -199,8 +199,8 @@ def open_run(request: TuneRequest) -> TuningRun:
     store: Store | None = None
     try:
         config = load_config(request.config_file)
-        plan = load_plan(request.plan_file, request.budget, request.workers, request.dask,
-                         request.early_stopping) if request.plan_file else None
+        plan = load_plan(request.plan_file, request.config_file, request.budget, request.workers,
+                         request.dask, request.early_stopping) if request.plan_file else None
         budget = plan.plan.budget if plan else request.budget or config.budget
         early_stopping = plan.plan.early_stopping if plan else request.early_stopping
         if budget is None:

@@ -236,6 +236,11 @@ def test_a_misspelt_runner_option_is_refused_before_any_trial(tmp_path: Path) ->
      "runner.options.num: expected an integer, got 'many' (str)"),
     ({"name": "sgd", "options": {"noise": "high"}},
      "runner.options.noise: expected a number, got 'high' (str)"),
+    # "runner: invalid literal for int() with base 10: 'a'"; [1, 1.5] ran layers 1 and 1
+    ({"name": "zigzag", "options": {"layers": ["a"]}},
+     "runner.options.layers[0]: expected a Conv layer's index (an integer), got 'a' (str)"),
+    ({"name": "zigzag", "options": {"layers": [12, 1.5]}},
+     "runner.options.layers[1]: expected a Conv layer's index (an integer), got 1.5 (float)"),
 ])
 def test_an_invalid_runner_option_is_named_once_before_any_trial(tmp_path: Path, runner: dict,
                                                                  error: str) -> None:
@@ -273,6 +278,22 @@ def test_a_misconfigured_runner_stops_the_run_and_exits_non_zero(tmp_path: Path,
     assert resumed.exit_code == 0, resumed.output
     with Store(store) as s:
         assert s.counts()["done"] == 6 - failed  # the failures spent part of the budget of 6
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("median:min_steps=0", "early stopping 'median:min_steps=0': min_steps must be >= 1"),
+    ("asha:min_resource=0",
+     "early stopping 'asha:min_resource=0': need min_resource >= 1 and reduction_factor >= 2"),
+])
+def test_a_bad_early_stopping_setting_is_the_options_usage_error(tmp_path: Path, spec: str,
+                                                                  message: str) -> None:
+    # "Error: min_steps must be >= 1": neither the option nor the rule named
+    store = tmp_path / "run.db"
+    result = CliRunner().invoke(main, ["tune", str(_yaml(tmp_path)), "--store", str(store), "--budget", "2",
+                                       "--early-stopping", spec])
+    assert result.exit_code == 2, result.output
+    assert result.output.endswith(f"Error: Invalid value for '--early-stopping': {message}\n"), result.output
+    assert not store.exists()
 
 
 def test_config_errors_name_the_file_and_field(tmp_path: Path) -> None:

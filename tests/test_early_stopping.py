@@ -100,6 +100,8 @@ def test_replay_of_a_resumed_run_restores_references_without_stopping() -> None:
     ("median:min_trials=2.5", "min_trials: expected a whole number, got '2.5'"),    # read as 2
     ("asha:reduction_factor=2.5", "reduction_factor: expected a whole number, got '2.5'"),  # read as 2
     ("median:ended_only=maybe", "ended_only: expected true or false, got 'maybe'"),  # read as true
+    ("median:min_steps=0", "min_steps must be >= 1"),  # the rule's own refusal named no spec
+    ("asha:reduction_factor=1", "need min_resource >= 1 and reduction_factor >= 2"),
 ])
 def test_an_option_is_read_as_its_type_or_refused_naming_it(spec: str, message: str) -> None:
     with pytest.raises(ValueError) as info:

@@ -229,19 +229,44 @@ def test_durations_from_a_store_and_a_table(tmp_path: Path) -> None:
 
 
 def test_steps_missing_from_a_store_name_where_they_were_looked_for(tmp_path: Path) -> None:
-    # "none were recorded with the durations; give them (--steps)": a mistyped --trials-dir
-    # (or a store moved from its trial folders) was not seen as the cause
+    # "none were recorded with the durations; give them (--steps)": a store moved from its
+    # trial folders was not seen as the cause
     store = tmp_path / "run.db"
     _store_with_durations(store, [10.0, 20.0])
     instances = tmp_path / "instances.yaml"
     instances.write_text("instances: {small: {price_per_hour: 0.2, max_count: 2}}\n")
-    typo = tmp_path / "run.trails"
     done = CliRunner().invoke(main, ["plan", str(ROOT / "examples" / "synthetic.yaml"), "--instances",
-                                     str(instances), "--store", str(store), "--trials-dir", str(typo),
-                                     "--budget", "4", "--deadline", "1h", "--early-stopping", "asha"])
+                                     str(instances), "--store", str(store), "--budget", "4",
+                                     "--deadline", "1h", "--early-stopping", "asha"])
     assert done.exit_code == 1
-    assert (f"none were recorded with the durations (no progress.jsonl of a done trial in {typo}); "
-            "give them (--steps) or the run's trial folders (--trials-dir)") in " ".join(done.output.split())
+    assert (f"none were recorded with the durations (no progress.jsonl of a done trial in "
+            f"{tmp_path / 'run.trials'}); give them (--steps) or the run's trial folders (--trials-dir)") \
+        in " ".join(done.output.split())
+
+
+def test_a_mistyped_trials_dir_is_named(tmp_path: Path) -> None:
+    """``plan --trials-dir`` naming no directory, or one without the run's trial folders, was
+    read as a run without progress reports, silently (a plan without early-stopping rungs); with
+    --dataset or a profile it went unread."""
+    args = _plan_args(tmp_path)
+    (tmp_path / "other" / "x0001").mkdir(parents=True)
+    for given, message in [(tmp_path / "run.trails", "no such directory"),
+                           (tmp_path / "other", "holds no folder of the store's 4 done trials "
+                                                "(t0000, t0001, t0002, ...): not this run's trial folders")]:
+        result = CliRunner().invoke(main, [*args, "--deadline", "1h", "--trials-dir", str(given)])
+        assert result.exit_code == 1, result.output
+        assert f"Error: {given}: --trials-dir: {message}" in " ".join(result.output.split())
+    (tmp_path / "run.trials" / "t0002").mkdir(parents=True)  # the run's: one trial's folder will do
+    assert CliRunner().invoke(main, [*args, "--deadline", "1h", "--trials-dir",
+                                     str(tmp_path / "run.trials")]).exit_code == 0
+    table = tmp_path / "table.csv"
+    table.write_text("trial,metric:run_s,objective:cost\nt0,2.5,1\nt1,3.5,2\n")
+    unread = CliRunner().invoke(main, ["plan", str(ROOT / "examples" / "synthetic.yaml"), "--instances",
+                                       str(tmp_path / "instances.yaml"), "--dataset", str(table),
+                                       "--duration-column", "run_s", "--budget", "4", "--deadline", "1h",
+                                       "--trials-dir", str(tmp_path / "run.trials")])
+    assert unread.exit_code == 1
+    assert "Error: command line: --trials-dir: only with --store" in unread.output
 
 
 def _plan_args(tmp_path: Path) -> list[str]:
@@ -275,6 +300,61 @@ def test_plan_command_writes_a_plan_and_leaves_the_store_alone(tmp_path: Path) -
     assert bad.exit_code == 2  # a usage error (it said "--deadline: value: ..." after reading the YAML)
     assert bad.output.endswith("Error: Invalid value for '--deadline': expected a duration such as 90s, "
                                "2m or 1h30m, got 'soon'\n"), bad.output
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--deadline", "0", "expected a duration > 0, got '0'"),  # planned for, then "no plan ends by 0 s"
+    ("--deadline", "0s", "expected a duration > 0, got '0s'"),
+    ("--deadline", "-5", "expected a duration > 0, got '-5'"),  # said ">= 0", as if 0 were one
+    ("--early-stopping", "asha:min_resource=0",  # refused after the durations, naming no option
+     "early stopping 'asha:min_resource=0': need min_resource >= 1 and reduction_factor >= 2"),
+    ("--early-stopping", "median", "early stopping 'median': plans simulate 'asha' only"),
+])
+def test_a_bad_deadline_or_rule_is_the_options_usage_error_before_any_work(
+        tmp_path: Path, option: str, value: str, message: str) -> None:
+    args = [*_plan_args(tmp_path), "--deadline", "1h"]
+    result = CliRunner().invoke(main, [*args, f"{option}={value}"])
+    assert result.exit_code == 2, result.output
+    assert result.output.endswith(f"Error: Invalid value for '{option}': {message}\n"), result.output
+    assert "trial durations" not in result.output  # before the durations were read
+
+
+def test_a_plan_is_refused_for_a_yaml_it_was_not_made_for(tmp_path: Path) -> None:
+    """``tune OTHER.yaml --plan plan.json`` ran a plan made for another system's durations (or
+    for the YAML before it changed), unsaid: the plan records the YAML's path and settings."""
+    from boanon.planning.run import load_plan
+
+    args = _plan_args(tmp_path)
+    config = tmp_path / "synthetic.yaml"
+    config.write_text((ROOT / "examples" / "synthetic.yaml").read_text())
+    args[1] = str(config)
+    out = tmp_path / "plan.json"
+    assert CliRunner().invoke(main, [*args, "--deadline", "30m", "-o", str(out)]).exit_code == 0
+    made_for = json.loads(out.read_text())["made_for"]
+    assert made_for["config"] == str(config.resolve()) and len(made_for["sha256"]) == 64
+    other = tmp_path / "other.yaml"  # another system: the synthetic one of another seed
+    other.write_text(config.read_text().replace("seed: 0,", "seed: 1,"))
+    refused = CliRunner().invoke(main, ["tune", str(other), "--plan", str(out), "--store",
+                                        str(tmp_path / "x.db")])
+    assert refused.exit_code == 1
+    assert (f"Error: {out}: made_for: the plan was made for {config.resolve()}, not for {other}, whose "
+            f"settings differ: plan again for it (boanon plan {other} ... -o {out})") in refused.output
+    assert not (tmp_path / "x.db").exists()
+    copy = tmp_path / "copy.yaml"  # the same settings elsewhere, commented and laid out anew: the same job
+    copy.write_text("# tuned on the cluster\n" + yaml.safe_dump(yaml.safe_load(config.read_text()),
+                                                                sort_keys=True, indent=4))
+    assert load_plan(out, copy).plan.budget == 30
+    config.write_text(config.read_text().replace("budget: 30", "budget: 40"))  # changed since
+    with pytest.raises(ConfigError, match=f"the plan was made for {re.escape(str(config.resolve()))}, "
+                                          "whose settings changed since: plan again"):
+        load_plan(out, config)
+    data = json.loads(out.read_text())
+    del data["made_for"]  # a plan written before plans recorded their YAML: still read, as it was
+    out.write_text(json.dumps(data))
+    assert load_plan(out, other).made_for is None
+    out.write_text(json.dumps({**data, "made_for": "synthetic.yaml"}))
+    with pytest.raises(ConfigError, match=r"plan.json: made_for: expected \{config: "):
+        load_plan(out, config)
 
 
 def test_a_local_run_of_a_plan_is_compared_with_the_plan_without_start_up(tmp_path: Path) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from boanon.learners import register_learner
 from boanon.multiobjective import OutputConstraint
 from boanon.runners import make_runner
 from boanon.space import Float, Int, Space
-from boanon.store import INTERRUPTED, Store
+from boanon.store import INTERRUPTED, Store, trials_dir
 from boanon.synthetic import SyntheticSystem
 from boanon.tuner import Tuner, default_n_init, last_learn_point, relearn_period
 
@@ -443,6 +445,57 @@ def test_a_tuner_closes_the_store_it_opened_and_leaves_a_store_passed_in_open(tm
         with Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=2, store=store) as tuner:
             tuner.ask()
         assert store.counts()["running"] == 1  # the caller's store: still open
+
+
+def test_an_in_memory_runs_trial_folders_go_with_its_store() -> None:
+    """A Tuner without a store logged its trials in a new /tmp/boanon-trials-* per loop (per
+    call of trials_dir), never removed: one directory for the store's life, removed when it
+    closes or is collected; a trials_dir given is the caller's and stays."""
+    runner = make_runner("callable", function=SYSTEM.evaluate, objectives=["cost"])
+    with Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=2) as tuner:
+        tuner.optimize(runner, budget=2)
+        tuner.optimize(runner, budget=3)  # the same folder for the next loop
+        folder = trials_dir(tuner.store)
+        assert folder.name.startswith("boanon-trials-")
+        assert sorted(p.name for p in folder.iterdir()) == ["t0000", "t0001", "t0002"]
+    assert not folder.exists()
+    tuner = Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=2)  # never closed
+    tuner.optimize(runner, budget=1)
+    folder = trials_dir(tuner.store)
+    assert (folder / "t0000").is_dir()
+    del tuner
+    gc.collect()
+    assert not folder.exists()
+
+
+_FORK_AND_EXIT = """
+import os, sys
+from boanon.store import Store, trials_dir
+store = Store(":memory:")
+folder = trials_dir(store)
+if os.fork() == 0:
+    sys.exit(0)  # the child ends through the exit handlers it inherited
+os.wait()
+print(folder.is_dir(), folder)
+"""
+
+
+def test_an_in_memory_stores_folders_stay_when_a_forked_child_exits(tmp_path: Path) -> None:
+    """A child forked from the run that ends through Python's exit (``sys.exit``) runs the
+    finalizers it inherited too: it must not take the run's logs; the run's own exit does."""
+    done = subprocess.run([sys.executable, "-c", _FORK_AND_EXIT], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert done.returncode == 0, done.stderr
+    kept, folder = done.stdout.split()
+    assert kept == "True" and not Path(folder).exists()
+    with Store(":memory:") as store:
+        given = tmp_path / "logs"  # the caller's, never removed
+        runner = make_runner("callable", function=SYSTEM.evaluate, objectives=["cost"])
+        with Tuner(SYSTEM.space, ["cost"], strategy="random", n_init=2, store=store) as tuner:
+            tuner.optimize(runner, budget=1, trials_dir=given)
+    assert (given / "t0000").is_dir()
+    with pytest.raises(ValueError, match="pass the Store"):
+        trials_dir(":memory:")
 
 
 def test_a_tuner_used_after_its_store_closed_says_closed_not_damaged(tmp_path):

@@ -8,19 +8,21 @@ from pathlib import Path
 
 import click
 
+from boanon.cli.options import Duration, StopperSpec
 from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.config import load_config
 from boanon.errors import ConfigError
 from boanon.planning.durations import TrialTimes, from_store, from_table
-from boanon.planning.instances import InstanceType, load_instances, parse_duration
-from boanon.planning.plan import LOCAL, PlanFile
+from boanon.planning.instances import InstanceType, load_instances
+from boanon.planning.plan import LOCAL, MadeFor, PlanFile
 from boanon.planning.planner import Planner
+from boanon.planning.simulator import asha_rule
 from boanon.tuning import TuneRequest, run_tuning
 
 
 @click.command("plan")
 @click.argument("config_file", metavar="CONFIG.yaml", type=click.Path(exists=True, dir_okay=False))
-@click.option("--deadline", "seconds", required=True, callback=lambda ctx, param, value: _duration(value),
+@click.option("--deadline", "seconds", required=True, type=Duration(),
               help="When the job must end: 2h, 90m, 1h30m or seconds.")
 @click.option("--instances", "instances_file", required=True, metavar="INSTANCES.yaml",
               type=click.Path(exists=True, dir_okay=False),
@@ -40,7 +42,7 @@ from boanon.tuning import TuneRequest, run_tuning
               show_default=True, help="Meet the deadline with this probability.")
 @click.option("--budget", type=click.IntRange(min=1), default=None,
               help="Trials in the job (default: the YAML's budget).")
-@click.option("--early-stopping", default=None, metavar="asha[:key=value,...]",
+@click.option("--early-stopping", type=StopperSpec(asha_rule), default=None, metavar="asha[:key=value,...]",
               help="The job's early-stopping rule, as boanon tune takes it (asha only).")
 @click.option("--steps", type=click.IntRange(min=1), default=None,
               help="Progress steps of a complete trial (default: from the store's progress files).")
@@ -65,6 +67,7 @@ def plan_command(config_file: str, seconds: float, instances_file: str, store_fi
     refuse_overwriting(output, "-o", config_file, instances_file, store_file, dataset)
     try:
         config = load_config(config_file)
+        made_for = MadeFor.of(config_file)  # the settings read now, before a profile runs them
         budget = budget or config.budget
         if budget is None:
             raise ConfigError(config_file, "budget", "missing: set it in the file or pass --budget")
@@ -78,7 +81,7 @@ def plan_command(config_file: str, seconds: float, instances_file: str, store_fi
     except (ConfigError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     if output and planner.feasible_:  # first: a reader that stops early (`| head`) costs no plan
-        _plan_file(planner, instances, times, seconds, probability).save(output)
+        _plan_file(planner, instances, times, seconds, probability, made_for).save(output)
     click.echo(times.summary())
     if not planner.feasible_:
         raise click.ClickException(_infeasible(planner, seconds, probability))
@@ -87,18 +90,10 @@ def plan_command(config_file: str, seconds: float, instances_file: str, store_fi
         click.echo(f"plan written to {output}; run it with: boanon tune {config_file} --plan {output}")
 
 
-def _duration(value: str) -> float:
-    """``--deadline`` in seconds; a value that is no duration is the option's usage error."""
-    try:
-        return parse_duration(value, "--deadline", "value")
-    except ConfigError as exc:
-        raise click.BadParameter(exc.reason) from None
-
-
 def _plan_file(planner: Planner, instances: dict[str, InstanceType], times: TrialTimes,
-               seconds: float, probability: float) -> PlanFile:
-    """The plan for ``boanon tune --plan``: its stages, the instance types they use and what the
-    simulation predicts (the fastest plan and the rejected ones too)."""
+               seconds: float, probability: float, made_for: MadeFor) -> PlanFile:
+    """The plan for ``boanon tune --plan``: its stages, the instance types they use, what the
+    simulation predicts (the fastest plan and the rejected ones too) and the YAML it is for."""
     fastest, fastest_prediction = planner.fastest_
     used = {s.instance for s in planner.plan_.stages}
     return PlanFile(planner.plan_, {n: t for n, t in instances.items() if n in used}, {
@@ -106,7 +101,7 @@ def _plan_file(planner: Planner, instances: dict[str, InstanceType], times: Tria
         "probability": probability, "durations": times.summary(),
         "fastest": {"plan": fastest.describe(), **fastest_prediction.to_dict(seconds, probability)},
         LOCAL: planner.simulator_.without_startup().predict(planner.plan_).to_dict(seconds, probability),
-        "rejected": [a.to_dict() for a in planner.rejected_]})
+        "rejected": [a.to_dict() for a in planner.rejected_]}, made_for)
 
 
 def _infeasible(planner: Planner, seconds: float, probability: float) -> str:
@@ -145,6 +140,9 @@ def _times(config_file: str, store_file: str | None, dataset: str | None, column
            scale: float, profile_trials: int, trials_dir: str | None, steps: int | None) -> TrialTimes:
     if store_file and dataset:
         raise ConfigError("command line", "--store/--dataset", "give one source of durations, not both")
+    if trials_dir is not None and not store_file:  # else it went unread, unsaid
+        raise ConfigError("command line", "--trials-dir", "only with --store: the trial folders of that "
+                          "run (a dataset's or a profiling run's durations need none)")
     if store_file:
         return from_store(store_file, trials_dir, steps)
     if dataset:

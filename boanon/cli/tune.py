@@ -15,6 +15,7 @@ import click
 from click.core import ParameterSource
 
 from boanon.best import config_line
+from boanon.cli.options import StopperSpec
 from boanon.cli.outputs import OutputFile
 from boanon.cli.progress import Progress
 from boanon.errors import Once, StoreError, did_you_mean
@@ -52,7 +53,7 @@ from boanon.tuning import TuneRequest, TuningRun, open_run, sigterm_interrupts
 @click.option("--dask", default=None, metavar="ADDRESS|local",
               help="Run trials on a Dask cluster (tcp://scheduler:8786) or 'local' (a Dask cluster "
                    "on 127.0.0.1); see docs/parallel.md.")
-@click.option("--early-stopping", default=None, metavar="RULE[:key=value,...]",
+@click.option("--early-stopping", type=StopperSpec(), default=None, metavar="RULE[:key=value,...]",
               help="Stop clearly bad trials of a runner that reports progress: 'median' or 'asha' "
                    "(e.g. asha:min_resource=5,reduction_factor=3).")
 @click.option("--trial-timeout", type=click.FloatRange(min=0, min_open=True), default=None,

@@ -76,10 +76,25 @@ def from_store(path: str | Path, trials_dir: str | Path | None = None,
     from boanon.store import trials_dir as store_trials_dir
 
     folders = store_trials_dir(path, trials_dir)
+    if trials_dir is not None:
+        _check_trial_folders(folders, [n for n, _ in done])
     if steps is None:
         steps = _progress_steps(folders, [n for n, _ in done])
     return TrialTimes(np.array([d for _, d in done]), _ask_overhead(ended), steps, str(path),
                       steps_from=str(folders))
+
+
+def _check_trial_folders(folders: Path, names: list[str]) -> None:
+    """Refuse trial folders given by hand (``--trials-dir``) that are missing or hold none of
+    the run's done trials (``names``): a mistyped one was read as a run without progress
+    reports, unsaid, and a plan made for no early-stopping rungs."""
+    if not folders.is_dir():
+        raise ConfigError(folders, "--trials-dir", "not a directory" if folders.exists()
+                          else "no such directory")
+    if not any((folders / name).is_dir() for name in names):
+        raise ConfigError(folders, "--trials-dir", f"holds no folder of the store's {len(names)} done "
+                          f"trials ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}): not "
+                          "this run's trial folders")
 
 
 def from_table(table_or_dir: str | Path, column: str, scale: float = 1.0,

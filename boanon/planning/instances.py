@@ -30,8 +30,9 @@ _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([smhd])")
 
 
-def parse_duration(value: Any, source: str, field: str) -> float:
-    """Seconds from a number or a string like ``2h``, ``90s``, ``1h30m`` (errors name ``field``)."""
+def parse_duration(value: Any, source: str, field: str, positive: bool = False) -> float:
+    """Seconds from a number or a string like ``2h``, ``90s``, ``1h30m`` (errors name ``field``);
+    ``positive``: zero is refused too (a deadline; a start-up or billing step may be 0)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         seconds = float(value)
     elif isinstance(value, str) and value.strip():
@@ -47,8 +48,8 @@ def parse_duration(value: Any, source: str, field: str) -> float:
             seconds = sum(float(n) * _UNITS[u] for n, u in parts)
     else:
         raise ConfigError(source, field, f"expected a duration such as 90s, 2m or 1h30m, got {value!r}")
-    if not math.isfinite(seconds) or seconds < 0:
-        raise ConfigError(source, field, f"expected a duration >= 0, got {value!r}")
+    if not math.isfinite(seconds) or seconds < 0 or (positive and seconds == 0):
+        raise ConfigError(source, field, f"expected a duration {'>' if positive else '>='} 0, got {value!r}")
     return seconds
 
 

@@ -10,13 +10,16 @@ job, when fewer trials remain than workers, is where machines would otherwise si
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from boanon.errors import ConfigError
 from boanon.planning.instances import InstanceType, parse_instances
+from boanon.yamlfile import load_yaml
 
 LOCAL = "local_without_startup"
 """The plan file's prediction for a local run: the plan's machines working as soon as asked for
@@ -80,20 +83,66 @@ def even_stages(budget: int, n_stages: int, instance: str, workers: int) -> tupl
     return tuple(Stage(instance, workers, e) for e in ends)
 
 
+def settings_sha256(config_file: str | Path) -> str:
+    """The SHA-256 of a tuning YAML's settings: its parsed content, so that comments, layout and
+    the order of keys do not count, and any value does."""
+    return hashlib.sha256(json.dumps(_canonical(load_yaml(config_file)), default=repr).encode()).hexdigest()
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` with every mapping as its ``[repr(key), value]`` pairs, sorted (keys of any type)."""
+    if isinstance(value, Mapping):
+        return sorted([repr(k), _canonical(v)] for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class MadeFor:
+    """The tuning YAML a plan was made for: its path (for messages) and its settings' hash.
+
+    A plan's stages come from that system's trial durations and the loop's time per trial (its
+    runner and options, space, strategy, budget), so ``boanon tune`` refuses it for a YAML whose
+    settings differ (another file, or this one changed since): a plan rents machines, and a
+    plan for another job rents the wrong ones unseen until the bill or the deadline. A copy
+    of the YAML elsewhere, or one whose comments changed, is the same job."""
+
+    config: str
+    sha256: str
+
+    @classmethod
+    def of(cls, config_file: str | Path) -> MadeFor:
+        return cls(str(Path(config_file).resolve()), settings_sha256(config_file))
+
+    def check(self, config_file: str | Path, plan_file: str | Path) -> None:
+        """Refuse ``config_file`` unless its settings are the ones the plan was made for."""
+        if settings_sha256(config_file) == self.sha256:
+            return
+        given = Path(config_file).resolve()
+        which = "whose settings changed since" if str(given) == self.config else \
+            f"not for {config_file}, whose settings differ"
+        raise ConfigError(plan_file, "made_for", f"the plan was made for {self.config}, {which}: plan "
+                          f"again for it (boanon plan {config_file} ... -o {plan_file})")
+
+
 @dataclass
 class PlanFile:
     """What ``boanon plan -o`` writes and ``boanon tune --plan`` reads: the plan, the instance
-    types it uses, and what was predicted (plain JSON-ready data)."""
+    types it uses, what was predicted (plain JSON-ready data) and the YAML it was made for (None
+    in a plan written before plans recorded it)."""
 
     plan: Plan
     instances: dict[str, InstanceType]
     predicted: dict[str, Any] = field(default_factory=dict)
+    made_for: MadeFor | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"budget": self.plan.budget, "early_stopping": self.plan.early_stopping,
                 "steps": self.plan.steps, "stages": [asdict(s) for s in self.plan.stages],
                 "instances": {n: t.to_dict() for n, t in self.instances.items()},
-                "predicted": self.predicted}
+                "predicted": self.predicted,
+                **({"made_for": asdict(self.made_for)} if self.made_for else {})}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
@@ -137,4 +186,16 @@ class PlanFile:
             raise ConfigError(source, "stages", f"the last stage must end at the budget ({budget}), "
                               f"not {last}")
         plan = Plan(tuple(stages), budget, data.get("early_stopping"), data.get("steps"))
-        return cls(plan, instances, dict(data.get("predicted") or {}))
+        return cls(plan, instances, dict(data.get("predicted") or {}), _made_for(data, source))
+
+
+def _made_for(data: Mapping[str, Any], source: str) -> MadeFor | None:
+    """The plan's ``made_for`` (None when absent: a plan written before plans recorded it)."""
+    if "made_for" not in data:
+        return None
+    spec = data["made_for"]
+    if not isinstance(spec, Mapping) or set(spec) != {"config", "sha256"} \
+            or not all(isinstance(v, str) for v in spec.values()):
+        raise ConfigError(source, "made_for", "expected {config: the YAML's path, sha256: its "
+                          f"settings' hash}}, got {spec!r}")
+    return MadeFor(spec["config"], spec["sha256"])

@@ -193,10 +193,15 @@ def run_plan(plan: PlanFile, tuner: Tuner, runner: Runner, cluster: Any = None,
     return record
 
 
-def load_plan(path: str | Path, budget: int | None = None, workers: int | None = None,
-              dask: str | None = None, early_stopping: str | None = None) -> PlanFile:
-    """The plan file for ``boanon tune --plan``, refusing options that contradict it."""
+def load_plan(path: str | Path, config_file: str | Path, budget: int | None = None,
+              workers: int | None = None, dask: str | None = None,
+              early_stopping: str | None = None) -> PlanFile:
+    """The plan file for ``boanon tune CONFIG --plan``, refusing a CONFIG whose settings are not
+    the ones it was made for (:class:`~boanon.planning.plan.MadeFor`) and options that
+    contradict it."""
     plan = PlanFile.load(path)
+    if plan.made_for is not None:
+        plan.made_for.check(config_file, path)
     if budget is not None and budget != plan.plan.budget:
         raise ConfigError(path, "budget", f"the plan is for {plan.plan.budget} trials, not --budget "
                           f"{budget}: plan again for another budget")

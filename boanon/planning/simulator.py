@@ -124,6 +124,15 @@ def _looked_in(times: TrialTimes) -> str:
     return f" (no progress.jsonl of a done trial in {times.steps_from})" if times.steps_from else ""
 
 
+def asha_rule(spec: str) -> SuccessiveHalving:
+    """The job's early-stopping rule from its spec: ``asha`` only, whose decisions happen at
+    rungs (the median rule judges every step of every trial)."""
+    rule = parse_stopper(spec)
+    if not isinstance(rule, SuccessiveHalving):
+        raise ValueError(f"early stopping {spec!r}: plans simulate 'asha' only")
+    return rule
+
+
 class Simulator:
     """Predicts completion time and cost of plans for one job (``budget`` trials whose
     durations come from ``times``), ``replications`` Monte-Carlo runs each.
@@ -140,9 +149,7 @@ class Simulator:
         self.steps = steps or times.steps
         self.rule: SuccessiveHalving | None = None
         if early_stopping is not None:
-            rule = parse_stopper(early_stopping)
-            if not isinstance(rule, SuccessiveHalving):
-                raise ValueError(f"early stopping {early_stopping!r}: plans simulate 'asha' only")
+            rule = asha_rule(early_stopping)
             if not self.steps:
                 raise ValueError("early stopping needs the progress steps of a complete trial: none "
                                  f"were recorded with the durations{_looked_in(times)}; give them (--steps)"

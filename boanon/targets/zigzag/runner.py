@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from boanon.errors import ConfigError, InvalidOption, did_you_mean
+from boanon.errors import ConfigError, InvalidOption, did_you_mean, is_whole
 from boanon.runners.base import Runner, TrialFailed, register_runner
 from boanon.table import Value
 from boanon.targets.zigzag import hardware
@@ -60,6 +60,23 @@ def _defaults() -> dict[str, Value]:
     return {name: spec["default"] for name, spec in default_space().items()}
 
 
+def _layers(model: str, layers: Sequence[int] | None) -> list[int]:
+    """The Conv indices of ``layers`` (None: the model's default slice), each a whole number
+    among the model's Conv layers, checked here, not in every trial. ``int()`` of each made
+    ``[a]`` a bare "invalid literal for int()" filed under ``runner``, and ``[1.5]`` layer 1."""
+    chosen = list(DEFAULT_LAYERS[model] if layers is None else layers)
+    for i, value in enumerate(chosen):
+        if not is_whole(value):
+            raise InvalidOption(f"layers[{i}]", f"expected a Conv layer's index (an integer), got "
+                                f"{value!r} ({type(value).__name__})")
+    indices = [int(i) for i in chosen]
+    try:
+        conv_slice(model, indices)
+    except ValueError as exc:
+        raise InvalidOption("layers", str(exc)) from None
+    return indices
+
+
 @register_runner
 class ZigZagRunner(Runner):
     """Evaluates accelerator designs with ZigZag on a slice of a shipped ONNX model.
@@ -84,11 +101,7 @@ class ZigZagRunner(Runner):
         if opt not in ("EDP", "energy", "latency"):
             raise InvalidOption("opt", "expected EDP, energy or latency")
         self.model = model
-        self.layers = [int(i) for i in (layers if layers is not None else DEFAULT_LAYERS[model])]
-        try:
-            conv_slice(model, self.layers)  # fail here, not in every trial
-        except ValueError as exc:
-            raise InvalidOption("layers", str(exc)) from None
+        self.layers = _layers(model, layers)
         self.opt = opt
         self.lpf_limit = int(lpf_limit)
         self.timeout = float(timeout)
