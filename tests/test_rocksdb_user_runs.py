@@ -150,3 +150,27 @@ def test_options_the_system_derives_from_the_space_are_named_as_such_not_warned_
     assert task.derived == {"arena_block_size": "write_buffer_size",
                             "max_compaction_bytes": "target_file_size_base"}
     assert task.unmapped == []
+
+
+ODD_RUNS = Path(__file__).parent / "fixtures" / "rocksdb-user-odd"
+
+
+def test_a_trial_whose_option_the_space_cannot_name_is_left_out_not_taken_at_the_default(
+        tmp_path: Path) -> None:
+    """A Ribbon filter (no ``bloom_bits``) and ``--cache_size=0`` (no block cache: no capacity in
+    the LOG) were read as the space's defaults, no filter and an 8 MiB cache, and the filter's
+    option was not named: it was logged by one trial only, so it did not count as varied."""
+    runs = tmp_path / "runs"
+    for trial in [*RAN, *json.loads((ODD_RUNS / "ran.json").read_text())]:
+        shutil.copytree(USER_RUNS / trial if trial in RAN else ODD_RUNS / trial, runs / trial)
+    task = align_to_space(load_related(runs), _example_space(), ["readrandom_ops_per_sec"])
+    assert sorted(task.table["trial"]) == ["run-a", "run-b", "run-d"]  # run-c: bloom_bits > 10
+    reasons = [r for r in task.dropped if "run-ribbon" in r or "run-nocache" in r]
+    assert reasons == [
+        f"{runs}: trial run-nocache: cache_size: not in this trial's logs (the task's other trials "
+        "have it), so the value it ran with is unknown",
+        f"{runs}: trial run-ribbon: bloom_bits: not in this trial's logs (the task's other trials "
+        "have it), so the value it ran with is unknown; it logged filter_policy='ribbonfilter:10:0' "
+        "instead, which the search space has no name for"]
+    assert "filter_policy" in task.unmapped
+

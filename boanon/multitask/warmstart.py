@@ -117,10 +117,11 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     """Keep the related trials the new search space can describe.
 
     Parameters the space does not have are dropped (those the trials varied are listed in
-    ``unmapped``: an option logged under a name the space does not use); a parameter the
-    related run did not vary is taken at the space's default (the related run presumably ran
-    with it); a trial whose value falls outside the space (or breaks its constraints) is left
-    out and listed in ``dropped``.
+    ``unmapped``: an option logged under a name the space does not use, or logged by some
+    trials only); a parameter the related run did not log is taken at the space's default (the
+    related run presumably ran with it); a trial whose value falls outside the space (or breaks
+    its constraints), or that lacks a parameter its task's other trials logged (it ran with a
+    value not known here), is left out and listed in ``dropped``.
     A task that shares no parameter with the space, or measured none of ``objectives`` nor of
     the ``related_outputs`` modelled jointly with them, is refused: its trials would all sit at
     the default or teach the models nothing. With
@@ -142,24 +143,41 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     keep, dropped = [], list(task.dropped)
     for i, row in table.iterrows():
         config = {}
-        for name in space.names:
-            col = column("param", name)
-            value = row[col] if col in table.columns else np.nan
-            config[name] = defaults[name] if _missing(value) else _native(value)
+        source = f"{task.source}: trial {row[TRIAL]}"
         try:
-            keep.append((i, space.validate(config, source=f"{task.source}: trial {row[TRIAL]}")))
+            for name in space.names:
+                col = column("param", name)
+                value = row[col] if col in table.columns else np.nan
+                if _missing(value) and col in table.columns:
+                    raise ConfigError(source, name, _not_logged(table, row, col))
+                config[name] = defaults[name] if _missing(value) else _native(value)
+            keep.append((i, space.validate(config, source=source)))
         except ConfigError as exc:
             dropped.append(str(exc))
     rest = [c for c in table.columns if c != TRIAL and not c.startswith("param:")]
     params = pd.DataFrame([c for _, c in keep], index=[i for i, _ in keep]).add_prefix("param:")
     aligned = pd.concat([table.loc[params.index, [TRIAL]], params, table.loc[params.index, rest]],
                         axis=1).reset_index(drop=True)
-    varied = [name for name in names_of(table, "param")
-              if name not in space.params and table[column("param", name)].nunique() > 1]
+    varied = [name for name in names_of(table, "param")  # logged by some trials only counts
+              if name not in space.params and table[column("param", name)].nunique(dropna=False) > 1]
     derived = {name: source for name in varied
                if (source := _derived_from(table, name, space)) is not None}
     unmapped = [name for name in varied if name not in derived]
     return RelatedTask(task.label, task.source, aligned, graph, dropped, unmapped, derived)
+
+
+def _not_logged(table: pd.DataFrame, row: pd.Series, col: str) -> str:
+    """Why a trial that lacks a parameter its task's other trials logged cannot be taken at the
+    space's default: it ran with some value, unknown here (a RocksDB Ribbon filter is no
+    ``bloom_bits``, no block cache no ``cache_size``); naming what it logged that the trials
+    with the parameter did not says which option stood in for it."""
+    has = table[col].notna()
+    instead = [c for c in table.columns if c.startswith("param:") and not _missing(row[c])
+               and not table.loc[has, c].notna().any()]
+    told = "; it logged " + ", ".join(f"{c.removeprefix('param:')}={_native(row[c])!r}" for c in instead) \
+        + " instead, which the search space has no name for" if instead else ""
+    return ("not in this trial's logs (the task's other trials have it), so the value it ran with "
+            f"is unknown{told}")
 
 
 DERIVED_OVER = 6
