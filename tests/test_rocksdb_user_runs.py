@@ -174,3 +174,19 @@ def test_a_trial_whose_option_the_space_cannot_name_is_left_out_not_taken_at_the
         "instead, which the search space has no name for"]
     assert "filter_policy" in task.unmapped
 
+
+def test_an_option_constant_wherever_a_space_parameter_is_logged_is_not_derived_from_it(
+        tmp_path: Path) -> None:
+    """``--cache_size=0`` logs ``no_block_cache=true`` and no capacity: over the trials with a
+    ``cache_size`` the option is constant (false), which read as "derived from cache_size", so
+    the one option saying the cache was off was reported as standing for a space parameter."""
+    runs = tmp_path / "runs"  # six cache sizes beside the trial without a cache
+    for trial in RAN:
+        shutil.copytree(USER_RUNS / trial, runs / trial)
+    for trial in ODD_RUNS.iterdir():
+        if trial.is_dir():
+            shutil.copytree(trial, runs / trial.name)
+    shutil.copytree(ROOT / "datasets" / "rocksdb-readrandom" / "trial-000", runs / "trial-000")
+    task = align_to_space(load_related(runs), _example_space(), ["readrandom_ops_per_sec"])
+    assert "no_block_cache" not in task.derived
+    assert "no_block_cache" in task.unmapped

@@ -186,19 +186,23 @@ DERIVED_OVER = 6
 
 def _derived_from(table: pd.DataFrame, name: str, space: Space) -> str | None:
     """The space's parameter that ``name`` follows in ``table``'s trials (a monotone function
-    of it: equal where it is equal, ordered as it is, over at least :data:`DERIVED_OVER` of its
-    values), if any. Two options drawn independently line up so with a chance of 2/6! (0.3 %);
+    of it: logged wherever ``name`` is, equal where it is equal, ordered as it is and not
+    constant, over at least :data:`DERIVED_OVER` of its values), if any. Two options drawn
+    independently line up so with a chance of 2/6! (0.3 %);
     a system that derives one option from another always does."""
+    logged = table[column("param", name)].notna()
     for source in space.names:
         if column("param", source) not in table.columns:
             continue
-        both = table[[column("param", source), column("param", name)]].dropna()
+        both = table.loc[logged, [column("param", source), column("param", name)]]
+        if both.iloc[:, 0].isna().any():  # logged where the source is not: no function of it
+            continue
         by_source = both.groupby(both.columns[0])[both.columns[1]]
         if both.iloc[:, 0].nunique() < DERIVED_OVER or (by_source.nunique() > 1).any():
             continue
         try:
             follows = by_source.first()
-            if follows.is_monotonic_increasing or follows.is_monotonic_decreasing:
+            if follows.nunique() > 1 and (follows.is_monotonic_increasing or follows.is_monotonic_decreasing):
                 return source
         except TypeError:  # text values: no order to follow
             continue
