@@ -16,6 +16,7 @@ from boanon.adapters import ingest
 from boanon.adapters.rocksdb.option_names import BY_FLAG, flag_params
 from boanon.cli import main
 from boanon.errors import LogParseError
+from boanon.learners.preprocess import preprocess
 from boanon.multitask import align_to_space, load_related
 from boanon.space import Space
 from boanon.targets.rocksdb_export import options_sections
@@ -190,3 +191,15 @@ def test_an_option_constant_wherever_a_space_parameter_is_logged_is_not_derived_
     task = align_to_space(load_related(runs), _example_space(), ["readrandom_ops_per_sec"])
     assert "no_block_cache" not in task.derived
     assert "no_block_cache" in task.unmapped
+
+
+def test_learn_says_an_option_one_trial_logged_is_not_one_that_never_varied(tmp_path: Path) -> None:
+    """A Ribbon filter's ``filter_policy`` (the other runs' Bloom filters are ``bloom_bits``) was
+    left out of ``boanon learn``'s graph as "constant: never varied"."""
+    runs = tmp_path / "runs"
+    for trial in RAN:
+        shutil.copytree(USER_RUNS / trial, runs / trial)
+    shutil.copytree(ODD_RUNS / "run-ribbon", runs / "run-ribbon")
+    dropped = preprocess(ingest(runs).table).report["dropped"]
+    assert dropped["filter_policy"] == "constant where logged: 1 of 5 trials log it, with one value"
+    assert dropped["WAL_ttl_seconds"] == "constant: never varied"
