@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from boanon.adapters import ingest
 from boanon.adapters.rocksdb.option_names import BY_FLAG, flag_params
 from boanon.cli import main
-from boanon.errors import LogParseError
+from boanon.errors import ConfigError, LogParseError
 from boanon.learners.preprocess import preprocess
 from boanon.multitask import align_to_space, load_related
 from boanon.space import Space
@@ -101,6 +101,17 @@ def test_ingest_one_level_too_high_says_where_the_trials_are(tmp_path: Path) -> 
     assert result.exit_code != 0 and f"boanon ingest {tmp_path / 'dataset' / 'rocksdb-user'}" in result.output
     assert "--skip-bad" not in result.output  # skipping trials would not help
 
+
+
+def test_a_warm_start_one_level_too_high_names_the_dataset_to_point_at(tmp_path: Path) -> None:
+    """It said "holds 1 datasets ...: point warm_start at one of them" when there was one."""
+    shutil.copytree(USER_RUNS, tmp_path / "dataset" / "rocksdb-user")
+    runs = tmp_path / "dataset" / "rocksdb-user"
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(tmp_path / 'dataset'))}: warm_start: holds 1 "
+                                          rf"dataset \(with the adapter reading each\), not the trials of "
+                                          rf"one: {re.escape(str(runs))} \(rocksdb\); point warm_start "
+                                          rf"\(or --warm-start\) at {re.escape(str(runs))}$"):
+        load_related(tmp_path / "dataset")
 
 def test_ingest_one_level_too_low_says_to_pass_the_folder_holding_the_trials(tmp_path: Path,
                                                                             monkeypatch) -> None:

@@ -22,6 +22,7 @@ from boanon.graph import CausalGraph
 from boanon.multitask.tasks import TARGET, TASK, combine_tasks, with_task, with_task_node
 from boanon.space import Space
 from boanon.table import TRIAL, column, names_of, with_objectives
+from boanon.units import count
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GRAPH_FILE = "graph.json"
@@ -69,9 +70,11 @@ def _from_logs(path: Path) -> tuple[pd.DataFrame, CausalGraph | None, list[str]]
         result = ingest(path, skip_bad=True)
     except FolderOfDatasets as exc:  # not `boanon ingest` of the first one: a warm start names one
         listed = ", ".join(f"{d} ({adapter})" for d, adapter in exc.datasets.items())
-        raise ConfigError(path, "warm_start", f"holds {len(exc.datasets)} datasets (with the adapter "
-                          f"reading each), not the trials of one: {listed}; point warm_start (or "
-                          "--warm-start) at one of them, a related task's") from None
+        at = f"at {next(iter(exc.datasets))}" if len(exc.datasets) == 1 \
+            else "at one of them, a related task's"
+        raise ConfigError(path, "warm_start", f"holds {count(len(exc.datasets), 'dataset')} (with the "
+                          f"adapter reading each), not the trials of one: {listed}; point warm_start "
+                          f"(or --warm-start) {at}") from None
     return result.table, graph, [f"{path}: trial {trial}: {reason}" for trial, reason in result.skipped]
 
 
