@@ -113,6 +113,16 @@ def test_a_warm_start_one_level_too_high_names_the_dataset_to_point_at(tmp_path:
                                           rf"\(or --warm-start\) at {re.escape(str(runs))}$"):
         load_related(tmp_path / "dataset")
 
+
+def test_a_warm_start_at_one_trial_or_its_file_says_it_is_the_warm_start(tmp_path: Path) -> None:
+    """It said only "run-a: contains no trial sub-directories ...": not that warm_start named it."""
+    trial = USER_RUNS / "run-a"
+    for wrong in (trial, trial / "stdout.txt"):
+        with pytest.raises(ConfigError, match=rf"^{re.escape(str(wrong))}: warm_start: .*logs are read from "
+                                              rf"the folder holding the trial folders: pass "
+                                              rf"{re.escape(str(USER_RUNS))} \(run-a is one trial"):
+            load_related(wrong)
+
 def test_ingest_one_level_too_low_says_to_pass_the_folder_holding_the_trials(tmp_path: Path,
                                                                             monkeypatch) -> None:
     trial = USER_RUNS / "run-a"  # it said only: contains no trial sub-directories

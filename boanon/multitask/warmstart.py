@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boanon.errors import ConfigError, did_you_mean, from_cwd
+from boanon.errors import ConfigError, LogParseError, did_you_mean, from_cwd
 from boanon.graph import CausalGraph
 from boanon.multitask.tasks import TARGET, TASK, combine_tasks, with_task, with_task_node
 from boanon.space import Space
@@ -75,6 +75,10 @@ def _from_logs(path: Path) -> tuple[pd.DataFrame, CausalGraph | None, list[str]]
         raise ConfigError(path, "warm_start", f"holds {count(len(exc.datasets), 'dataset')} (with the "
                           f"adapter reading each), not the trials of one: {listed}; point warm_start "
                           f"(or --warm-start) {at}") from None
+    except LogParseError as exc:
+        if exc.path != path or exc.line is not None:  # a file's line in it: that names the place
+            raise
+        raise ConfigError(path, "warm_start", exc.reason) from None  # the folder or file given is wrong
     return result.table, graph, [f"{path}: trial {trial}: {reason}" for trial, reason in result.skipped]
 
 
