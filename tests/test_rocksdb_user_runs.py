@@ -123,6 +123,18 @@ def test_a_warm_start_at_one_trial_or_its_file_says_it_is_the_warm_start(tmp_pat
                                               rf"{re.escape(str(USER_RUNS))} \(run-a is one trial"):
             load_related(wrong)
 
+
+def test_a_database_kept_inside_the_trial_folder_is_named(tmp_path: Path) -> None:
+    """db_bench ``--db=runs/a/db``: it said only "runs/a/OPTIONS-*: file not found"."""
+    trial = tmp_path / "runs" / "run-a"
+    shutil.copytree(USER_RUNS / "run-a", trial / "db")
+    (trial / "db" / "stdout.txt").rename(trial / "stdout.txt")
+    with pytest.raises(LogParseError, match=rf"^{re.escape(str(trial))}/OPTIONS-\*: file not found .*; "
+                                            rf"{re.escape(str(trial / 'db'))} holds a database's options: "
+                                            rf"its LOG and newest OPTIONS-NNNNNN are read from the trial "
+                                            rf"folder itself, copy them into {re.escape(str(trial))}$"):
+        ingest(tmp_path / "runs")
+
 def test_ingest_one_level_too_low_says_to_pass_the_folder_holding_the_trials(tmp_path: Path,
                                                                             monkeypatch) -> None:
     trial = USER_RUNS / "run-a"  # it said only: contains no trial sub-directories

@@ -116,7 +116,7 @@ def parse_run(run_dir: Path) -> Run:
     options = options_in_force(run_dir)
     if options is None:
         raise LogParseError(run_dir / "OPTIONS-*", "file not found (no RocksDB OPTIONS-NNNNNN file, "
-                            "nor a copied OPTIONS)")
+                            f"nor a copied OPTIONS){_database_below(run_dir)}")
     params = parse_options(options)
     stopped = (run_dir / STOPPED_FILE).is_file()
     if not (stopped or _ran_db_bench(run_dir)):
@@ -135,6 +135,16 @@ def parse_run(run_dir: Path) -> Run:
         metrics.update(cpu_metrics)
         stdout.objectives.update(cpu)
     return Run(flag_params({**params, **log.params}), metrics, stdout.objectives)
+
+
+def _database_below(run_dir: Path) -> str:
+    """``; <dir> holds ...`` when a sub-folder other than a repeat's or the reference's has an
+    options file: a database kept inside the trial folder (db_bench ``--db=<trial>/db``), whose
+    files are read from the trial folder itself."""
+    below = sorted(d for d in run_dir.iterdir() if d.is_dir() and d.name != REFERENCE_DIR
+                   and not d.name.startswith(REPEAT_PREFIX) and options_in_force(d) is not None)
+    return (f"; {below[0]} holds a database's options: its LOG and newest OPTIONS-NNNNNN are read "
+            f"from the trial folder itself, copy them into {run_dir}") if below else ""
 
 
 def _ran_db_bench(run_dir: Path) -> bool:
