@@ -147,6 +147,8 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
         raise ConfigError(task.source, "warm_start", "its trials measured none of the objectives "
                           f"and related outputs ({', '.join(measured)}){_theirs(task.table, measured[0])}")
     defaults = space.default()
+    logged = {name for name in space.names
+              if column("param", name) in table.columns and table[column("param", name)].notna().any()}
     keep, dropped = [], list(task.dropped)
     for i, row in table.iterrows():
         config = {}
@@ -154,9 +156,9 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
         try:
             for name in space.names:
                 col = column("param", name)
-                value = row[col] if col in table.columns else np.nan
-                if _missing(value) and col in table.columns:
-                    raise ConfigError(source, name, _not_logged(table, row, col))
+                value = row[col] if name in logged else np.nan
+                if _missing(value) and name in logged:
+                    raise ConfigError(source, name, _not_logged(table, row, col, space))
                 config[name] = defaults[name] if _missing(value) else _native(value)
             keep.append((i, space.validate(config, source=source)))
         except ConfigError as exc:
@@ -173,14 +175,14 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     return RelatedTask(task.label, task.source, aligned, graph, dropped, unmapped, derived)
 
 
-def _not_logged(table: pd.DataFrame, row: pd.Series, col: str) -> str:
+def _not_logged(table: pd.DataFrame, row: pd.Series, col: str, space: Space) -> str:
     """Why a trial that lacks a parameter its task's other trials logged cannot be taken at the
     space's default: it ran with some value, unknown here (a RocksDB Ribbon filter is no
     ``bloom_bits``, no block cache no ``cache_size``); naming what it logged that the trials
     with the parameter did not says which option stood in for it."""
     has = table[col].notna()
     instead = [c for c in table.columns if c.startswith("param:") and not _missing(row[c])
-               and not table.loc[has, c].notna().any()]
+               and c.removeprefix("param:") not in space.params and not table.loc[has, c].notna().any()]
     told = "; it logged " + ", ".join(f"{c.removeprefix('param:')}={_native(row[c])!r}" for c in instead) \
         + " instead, which the search space has no name for" if instead else ""
     return ("not in this trial's logs (the task's other trials have it), so the value it ran with "
