@@ -135,6 +135,18 @@ def test_a_database_kept_inside_the_trial_folder_is_named(tmp_path: Path) -> Non
                                             rf"folder itself, copy them into {re.escape(str(trial))}$"):
         ingest(tmp_path / "runs")
 
+
+def test_db_bench_output_kept_under_another_name_is_named_not_ignored(tmp_path: Path) -> None:
+    """``db_bench ... > db_bench.out``: the trial was read as an application's, from its LOG's
+    statistics dump, with no objective and the file unread."""
+    trial = tmp_path / "runs" / "run-a"
+    shutil.copytree(USER_RUNS / "run-a", trial)
+    (trial / "stdout.txt").rename(trial / "db_bench.out")
+    with pytest.raises(LogParseError, match=rf"^{re.escape(str(trial))}/stdout.txt: file not found; "
+                                            rf"{re.escape(str(trial))}/db_bench.out holds db_bench's output: "
+                                            r"name it stdout.txt"):
+        ingest(tmp_path / "runs")
+
 def test_ingest_one_level_too_low_says_to_pass_the_folder_holding_the_trials(tmp_path: Path,
                                                                             monkeypatch) -> None:
     trial = USER_RUNS / "run-a"  # it said only: contains no trial sub-directories
