@@ -234,6 +234,15 @@ def test_explain_warns_when_the_model_does_not_see_the_measured_improvement(pred
         assert f"the model predicts {predicted:+.3g} of the measured {measured:+.3g} improvement" in caveat
 
 
+
+def test_explain_measure_does_not_tell_to_run_with_measure():
+    """After ``explain --measure`` the caveat still said "(--measure runs each step)"."""
+    from boanon.cli.explain import model_caveat
+
+    assert model_caveat(1.35e4, 1.59e5).endswith("(--measure runs each step)")
+    stepped = model_caveat(1.35e4, 1.59e5, stepped=True)
+    assert stepped.endswith("(the measured steps say more)") and "--measure" not in stepped
+
 def test_a_change_below_exports_rounding_shows_more_digits():
     from boanon.cli.explain import _change
     from boanon.space import Space

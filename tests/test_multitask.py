@@ -29,6 +29,7 @@ from boanon.multitask import (
     with_task_node,
 )
 from boanon.objectives import Objective
+from boanon.space import Space
 from boanon.store import Store
 from boanon.synthetic import SyntheticSystem
 from boanon.table import write_table
@@ -321,3 +322,30 @@ def test_multitask_strategy_models_related_outputs_on_every_related_task():
     (joint,), _ = make_proposer("multitask").candidates(tuner.space, table, tuner.objectives,
                                                         system.true_graph(), [], rng)
     assert joint.outputs == ["cost", "g0_m2", "g1_m2"]
+
+
+def test_a_parameter_column_no_trial_filled_is_taken_at_the_default():
+    """Only a parameter some trials logged makes a trial without it unknown; a column empty in
+    every row (a table handed in from Python) is a parameter the related run did not log."""
+    table = pd.DataFrame({"trial": ["t0", "t1"], "param:x": [1.0, 2.0], "param:y": [np.nan, np.nan],
+                          "objective:cost": [3.0, 4.0]})
+    space = Space.from_dict({"x": {"type": "float", "low": 0, "high": 5},
+                             "y": {"type": "float", "low": 0, "high": 5, "default": 2.5}})
+    task = align_to_space(RelatedTask("old", "old.csv", table), space, ["cost"])
+    assert task.dropped == [] and list(task.table["param:y"]) == [2.5, 2.5]
+
+
+def test_a_trial_left_out_for_a_parameter_it_lacks_names_only_options_the_space_has_not():
+    """It named a parameter of the space, logged by this trial only, as one "the search space
+    has no name for"."""
+    table = pd.DataFrame({"trial": ["t0", "t1"], "param:x": [1.0, np.nan], "param:y": [np.nan, 2.0],
+                          "param:z": ["odd", np.nan], "objective:cost": [3.0, 4.0]})
+    space = Space.from_dict({"x": {"type": "float", "low": 0, "high": 5},
+                             "y": {"type": "float", "low": 0, "high": 5}})
+    task = align_to_space(RelatedTask("old", "old.csv", table), space, ["cost"])
+    assert task.dropped == [
+        "old.csv: trial t0: y: not in this trial's logs (the task's other trials have it), so the value "
+        "it ran with is unknown; it logged z='odd' instead, which the search space has no name for",
+        "old.csv: trial t1: x: not in this trial's logs (the task's other trials have it), so the value "
+        "it ran with is unknown"]
+    assert task.unmapped == ["z"]

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from boanon.adapters import ingest
 from boanon.adapters.rocksdb.option_names import BY_FLAG, flag_params
 from boanon.cli import main
-from boanon.errors import LogParseError
+from boanon.errors import ConfigError, LogParseError
+from boanon.learners.preprocess import preprocess
 from boanon.multitask import align_to_space, load_related
 from boanon.space import Space
 from boanon.targets.rocksdb_export import options_sections
@@ -101,6 +102,51 @@ def test_ingest_one_level_too_high_says_where_the_trials_are(tmp_path: Path) -> 
     assert "--skip-bad" not in result.output  # skipping trials would not help
 
 
+
+def test_a_warm_start_one_level_too_high_names_the_dataset_to_point_at(tmp_path: Path) -> None:
+    """It said "holds 1 datasets ...: point warm_start at one of them" when there was one."""
+    shutil.copytree(USER_RUNS, tmp_path / "dataset" / "rocksdb-user")
+    runs = tmp_path / "dataset" / "rocksdb-user"
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(tmp_path / 'dataset'))}: warm_start: holds 1 "
+                                          rf"dataset \(with the adapter reading each\), not the trials of "
+                                          rf"one: {re.escape(str(runs))} \(rocksdb\); point warm_start "
+                                          rf"\(or --warm-start\) at {re.escape(str(runs))}$"):
+        load_related(tmp_path / "dataset")
+
+
+def test_a_warm_start_at_one_trial_or_its_file_says_it_is_the_warm_start(tmp_path: Path) -> None:
+    """It said only "run-a: contains no trial sub-directories ...": not that warm_start named it."""
+    trial = USER_RUNS / "run-a"
+    for wrong in (trial, trial / "stdout.txt"):
+        with pytest.raises(ConfigError, match=rf"^{re.escape(str(wrong))}: warm_start: .*logs are read from "
+                                              rf"the folder holding the trial folders: pass "
+                                              rf"{re.escape(str(USER_RUNS))} \(run-a is one trial"):
+            load_related(wrong)
+
+
+def test_a_database_kept_inside_the_trial_folder_is_named(tmp_path: Path) -> None:
+    """db_bench ``--db=runs/a/db``: it said only "runs/a/OPTIONS-*: file not found"."""
+    trial = tmp_path / "runs" / "run-a"
+    shutil.copytree(USER_RUNS / "run-a", trial / "db")
+    (trial / "db" / "stdout.txt").rename(trial / "stdout.txt")
+    with pytest.raises(LogParseError, match=rf"^{re.escape(str(trial))}/OPTIONS-\*: file not found .*; "
+                                            rf"{re.escape(str(trial / 'db'))} holds a database's options: "
+                                            rf"its LOG and newest OPTIONS-NNNNNN are read from the trial "
+                                            rf"folder itself, copy them into {re.escape(str(trial))}$"):
+        ingest(tmp_path / "runs")
+
+
+def test_db_bench_output_kept_under_another_name_is_named_not_ignored(tmp_path: Path) -> None:
+    """``db_bench ... > db_bench.out``: the trial was read as an application's, from its LOG's
+    statistics dump, with no objective and the file unread."""
+    trial = tmp_path / "runs" / "run-a"
+    shutil.copytree(USER_RUNS / "run-a", trial)
+    (trial / "stdout.txt").rename(trial / "db_bench.out")
+    with pytest.raises(LogParseError, match=rf"^{re.escape(str(trial))}/stdout.txt: file not found; "
+                                            rf"{re.escape(str(trial))}/db_bench.out holds db_bench's output: "
+                                            r"name it stdout.txt"):
+        ingest(tmp_path / "runs")
+
 def test_ingest_one_level_too_low_says_to_pass_the_folder_holding_the_trials(tmp_path: Path,
                                                                             monkeypatch) -> None:
     trial = USER_RUNS / "run-a"  # it said only: contains no trial sub-directories
@@ -150,3 +196,55 @@ def test_options_the_system_derives_from_the_space_are_named_as_such_not_warned_
     assert task.derived == {"arena_block_size": "write_buffer_size",
                             "max_compaction_bytes": "target_file_size_base"}
     assert task.unmapped == []
+
+
+ODD_RUNS = Path(__file__).parent / "fixtures" / "rocksdb-user-odd"
+
+
+def test_a_trial_whose_option_the_space_cannot_name_is_left_out_not_taken_at_the_default(
+        tmp_path: Path) -> None:
+    """A Ribbon filter (no ``bloom_bits``) and ``--cache_size=0`` (no block cache: no capacity in
+    the LOG) were read as the space's defaults, no filter and an 8 MiB cache, and the filter's
+    option was not named: it was logged by one trial only, so it did not count as varied."""
+    runs = tmp_path / "runs"
+    for trial in [*RAN, *json.loads((ODD_RUNS / "ran.json").read_text())]:
+        shutil.copytree(USER_RUNS / trial if trial in RAN else ODD_RUNS / trial, runs / trial)
+    task = align_to_space(load_related(runs), _example_space(), ["readrandom_ops_per_sec"])
+    assert sorted(task.table["trial"]) == ["run-a", "run-b", "run-d"]  # run-c: bloom_bits > 10
+    reasons = [r for r in task.dropped if "run-ribbon" in r or "run-nocache" in r]
+    assert reasons == [
+        f"{runs}: trial run-nocache: cache_size: not in this trial's logs (the task's other trials "
+        "have it), so the value it ran with is unknown",
+        f"{runs}: trial run-ribbon: bloom_bits: not in this trial's logs (the task's other trials "
+        "have it), so the value it ran with is unknown; it logged filter_policy='ribbonfilter:10:0' "
+        "instead, which the search space has no name for"]
+    assert "filter_policy" in task.unmapped
+
+
+def test_an_option_constant_wherever_a_space_parameter_is_logged_is_not_derived_from_it(
+        tmp_path: Path) -> None:
+    """``--cache_size=0`` logs ``no_block_cache=true`` and no capacity: over the trials with a
+    ``cache_size`` the option is constant (false), which read as "derived from cache_size", so
+    the one option saying the cache was off was reported as standing for a space parameter."""
+    runs = tmp_path / "runs"  # six cache sizes beside the trial without a cache
+    for trial in RAN:
+        shutil.copytree(USER_RUNS / trial, runs / trial)
+    for trial in ODD_RUNS.iterdir():
+        if trial.is_dir():
+            shutil.copytree(trial, runs / trial.name)
+    shutil.copytree(ROOT / "datasets" / "rocksdb-readrandom" / "trial-000", runs / "trial-000")
+    task = align_to_space(load_related(runs), _example_space(), ["readrandom_ops_per_sec"])
+    assert "no_block_cache" not in task.derived
+    assert "no_block_cache" in task.unmapped
+
+
+def test_learn_says_an_option_one_trial_logged_is_not_one_that_never_varied(tmp_path: Path) -> None:
+    """A Ribbon filter's ``filter_policy`` (the other runs' Bloom filters are ``bloom_bits``) was
+    left out of ``boanon learn``'s graph as "constant: never varied"."""
+    runs = tmp_path / "runs"
+    for trial in RAN:
+        shutil.copytree(USER_RUNS / trial, runs / trial)
+    shutil.copytree(ODD_RUNS / "run-ribbon", runs / "run-ribbon")
+    dropped = preprocess(ingest(runs).table).report["dropped"]
+    assert dropped["filter_policy"] == "constant where logged: 1 of 5 trials log it, with one value"
+    assert dropped["WAL_ttl_seconds"] == "constant: never varied"

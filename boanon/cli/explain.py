@@ -86,7 +86,7 @@ def explain_command(store_file: str, trial_id: str | None, objective: str | None
                f"{goal.direction}: {len(params)} of {units.count(len(run.space), 'parameter')} {differ}")
     click.echo(_path_text(path, run, surrogate.name, goal.name, default, target, measured))
     caveat = model_caveat(path["gain"].sum(), goal.to_minimize(default.objectives[goal.name])
-                          - goal.to_minimize(target.objectives[goal.name]))
+                          - goal.to_minimize(target.objectives[goal.name]), stepped=bool(measured))
     if caveat:
         click.echo(caveat)
     click.echo(_moves_text(moves, n_metrics, run.graph is not None))
@@ -146,14 +146,16 @@ MODEL_ACCOUNTS = (0.5, 2.0)
 path's shares say what made the measured gain."""
 
 
-def model_caveat(predicted: float, measured: float) -> str | None:
+def model_caveat(predicted: float, measured: float, stepped: bool = False) -> str | None:
     """A warning when the model's predicted improvement from the default to the trial (the
     path's whole gain) is far from the measured one: its shares then split an improvement the
-    model does not see (a share of 84 % of a 1 % prediction against a measured doubling)."""
+    model does not see (a share of 84 % of a 1 % prediction against a measured doubling).
+    ``stepped``: the steps were measured (``--measure``), so it points at them, not at itself."""
     if measured <= 0 or MODEL_ACCOUNTS[0] <= predicted / measured <= MODEL_ACCOUNTS[1]:
         return None
+    see = "the measured steps say more" if stepped else "--measure runs each step"
     return (f"the model predicts {predicted:+.3g} of the measured {measured:+.3g} improvement: "
-            "the shares above say little about what made it (--measure runs each step)")
+            f"the shares above say little about what made it ({see})")
 
 
 def _moves_text(moves: pd.DataFrame, n: int, has_graph: bool) -> str:

@@ -171,6 +171,8 @@ def _why_unusable(values: pd.Series, role: Role, near_constant: float, max_missi
         return f"missing in {missing:.0%} of trials"
     counts = np.unique(present, return_counts=True)[1]
     if len(counts) <= 1:
+        if role == "param" and missing > 0:  # the rest ran with something else, not logged so
+            return f"constant where logged: {len(present)} of {len(values)} trials log it, with one value"
         return "constant: never varied" if role == "param" else "constant"
     if role != "param" and counts.max() >= near_constant * len(present):
         return f"near-constant ({counts.max()} of {len(present)} trials share one value)"

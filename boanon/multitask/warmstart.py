@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from boanon.errors import ConfigError, did_you_mean, from_cwd
+from boanon.errors import ConfigError, LogParseError, did_you_mean, from_cwd
 from boanon.graph import CausalGraph
 from boanon.multitask.tasks import TARGET, TASK, combine_tasks, with_task, with_task_node
 from boanon.space import Space
 from boanon.table import TRIAL, column, names_of, with_objectives
+from boanon.units import count
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GRAPH_FILE = "graph.json"
@@ -69,9 +70,15 @@ def _from_logs(path: Path) -> tuple[pd.DataFrame, CausalGraph | None, list[str]]
         result = ingest(path, skip_bad=True)
     except FolderOfDatasets as exc:  # not `boanon ingest` of the first one: a warm start names one
         listed = ", ".join(f"{d} ({adapter})" for d, adapter in exc.datasets.items())
-        raise ConfigError(path, "warm_start", f"holds {len(exc.datasets)} datasets (with the adapter "
-                          f"reading each), not the trials of one: {listed}; point warm_start (or "
-                          "--warm-start) at one of them, a related task's") from None
+        at = f"at {next(iter(exc.datasets))}" if len(exc.datasets) == 1 \
+            else "at one of them, a related task's"
+        raise ConfigError(path, "warm_start", f"holds {count(len(exc.datasets), 'dataset')} (with the "
+                          f"adapter reading each), not the trials of one: {listed}; point warm_start "
+                          f"(or --warm-start) {at}") from None
+    except LogParseError as exc:
+        if exc.path != path or exc.line is not None:  # a file's line in it: that names the place
+            raise
+        raise ConfigError(path, "warm_start", exc.reason) from None  # the folder or file given is wrong
     return result.table, graph, [f"{path}: trial {trial}: {reason}" for trial, reason in result.skipped]
 
 
@@ -117,10 +124,11 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
     """Keep the related trials the new search space can describe.
 
     Parameters the space does not have are dropped (those the trials varied are listed in
-    ``unmapped``: an option logged under a name the space does not use); a parameter the
-    related run did not vary is taken at the space's default (the related run presumably ran
-    with it); a trial whose value falls outside the space (or breaks its constraints) is left
-    out and listed in ``dropped``.
+    ``unmapped``: an option logged under a name the space does not use, or logged by some
+    trials only); a parameter the related run did not log is taken at the space's default (the
+    related run presumably ran with it); a trial whose value falls outside the space (or breaks
+    its constraints), or that lacks a parameter its task's other trials logged (it ran with a
+    value not known here), is left out and listed in ``dropped``.
     A task that shares no parameter with the space, or measured none of ``objectives`` nor of
     the ``related_outputs`` modelled jointly with them, is refused: its trials would all sit at
     the default or teach the models nothing. With
@@ -139,27 +147,46 @@ def align_to_space(task: RelatedTask, space: Space, objectives: Sequence[str] = 
         raise ConfigError(task.source, "warm_start", "its trials measured none of the objectives "
                           f"and related outputs ({', '.join(measured)}){_theirs(task.table, measured[0])}")
     defaults = space.default()
+    logged = {name for name in space.names
+              if column("param", name) in table.columns and table[column("param", name)].notna().any()}
     keep, dropped = [], list(task.dropped)
     for i, row in table.iterrows():
         config = {}
-        for name in space.names:
-            col = column("param", name)
-            value = row[col] if col in table.columns else np.nan
-            config[name] = defaults[name] if _missing(value) else _native(value)
+        source = f"{task.source}: trial {row[TRIAL]}"
         try:
-            keep.append((i, space.validate(config, source=f"{task.source}: trial {row[TRIAL]}")))
+            for name in space.names:
+                col = column("param", name)
+                value = row[col] if name in logged else np.nan
+                if _missing(value) and name in logged:
+                    raise ConfigError(source, name, _not_logged(table, row, col, space))
+                config[name] = defaults[name] if _missing(value) else _native(value)
+            keep.append((i, space.validate(config, source=source)))
         except ConfigError as exc:
             dropped.append(str(exc))
     rest = [c for c in table.columns if c != TRIAL and not c.startswith("param:")]
     params = pd.DataFrame([c for _, c in keep], index=[i for i, _ in keep]).add_prefix("param:")
     aligned = pd.concat([table.loc[params.index, [TRIAL]], params, table.loc[params.index, rest]],
                         axis=1).reset_index(drop=True)
-    varied = [name for name in names_of(table, "param")
-              if name not in space.params and table[column("param", name)].nunique() > 1]
+    varied = [name for name in names_of(table, "param")  # logged by some trials only counts
+              if name not in space.params and table[column("param", name)].nunique(dropna=False) > 1]
     derived = {name: source for name in varied
                if (source := _derived_from(table, name, space)) is not None}
     unmapped = [name for name in varied if name not in derived]
     return RelatedTask(task.label, task.source, aligned, graph, dropped, unmapped, derived)
+
+
+def _not_logged(table: pd.DataFrame, row: pd.Series, col: str, space: Space) -> str:
+    """Why a trial that lacks a parameter its task's other trials logged cannot be taken at the
+    space's default: it ran with some value, unknown here (a RocksDB Ribbon filter is no
+    ``bloom_bits``, no block cache no ``cache_size``); naming what it logged that the trials
+    with the parameter did not says which option stood in for it."""
+    has = table[col].notna()
+    instead = [c for c in table.columns if c.startswith("param:") and not _missing(row[c])
+               and c.removeprefix("param:") not in space.params and not table.loc[has, c].notna().any()]
+    told = "; it logged " + ", ".join(f"{c.removeprefix('param:')}={_native(row[c])!r}" for c in instead) \
+        + " instead, which the search space has no name for" if instead else ""
+    return ("not in this trial's logs (the task's other trials have it), so the value it ran with "
+            f"is unknown{told}")
 
 
 DERIVED_OVER = 6
@@ -168,19 +195,23 @@ DERIVED_OVER = 6
 
 def _derived_from(table: pd.DataFrame, name: str, space: Space) -> str | None:
     """The space's parameter that ``name`` follows in ``table``'s trials (a monotone function
-    of it: equal where it is equal, ordered as it is, over at least :data:`DERIVED_OVER` of its
-    values), if any. Two options drawn independently line up so with a chance of 2/6! (0.3 %);
+    of it: logged wherever ``name`` is, equal where it is equal, ordered as it is and not
+    constant, over at least :data:`DERIVED_OVER` of its values), if any. Two options drawn
+    independently line up so with a chance of 2/6! (0.3 %);
     a system that derives one option from another always does."""
+    logged = table[column("param", name)].notna()
     for source in space.names:
         if column("param", source) not in table.columns:
             continue
-        both = table[[column("param", source), column("param", name)]].dropna()
+        both = table.loc[logged, [column("param", source), column("param", name)]]
+        if both.iloc[:, 0].isna().any():  # logged where the source is not: no function of it
+            continue
         by_source = both.groupby(both.columns[0])[both.columns[1]]
         if both.iloc[:, 0].nunique() < DERIVED_OVER or (by_source.nunique() > 1).any():
             continue
         try:
             follows = by_source.first()
-            if follows.is_monotonic_increasing or follows.is_monotonic_decreasing:
+            if follows.nunique() > 1 and (follows.is_monotonic_increasing or follows.is_monotonic_decreasing):
                 return source
         except TypeError:  # text values: no order to follow
             continue

@@ -60,6 +60,8 @@ REFERENCE_DIR = "reference"
 _DB_BENCH_OUTPUT = re.compile(r"^(Initializing RocksDB Options from|RocksDB:\s+version)", re.MULTILINE)
 """How db_bench's stdout starts (7.x: the options' origin; older: the version banner), and its
 stderr (7.x: the version banner), which the runner keeps as ``stderr.txt``."""
+_DB_BENCH_STDOUT = re.compile(r"^Entries:\s+\d+\s*$|^\w+\s*:\s*[\d.]+ micros/op ", re.MULTILINE)
+"""What only db_bench's stdout holds: its header's key count, or a benchmark's result line."""
 STOPPED_FILE = "stopped.json"
 """Written by the runner in a run it stopped early: ``{"benchmark": <the one cut short>, ...}``."""
 
@@ -116,10 +118,11 @@ def parse_run(run_dir: Path) -> Run:
     options = options_in_force(run_dir)
     if options is None:
         raise LogParseError(run_dir / "OPTIONS-*", "file not found (no RocksDB OPTIONS-NNNNNN file, "
-                            "nor a copied OPTIONS)")
+                            f"nor a copied OPTIONS){_database_below(run_dir)}")
     params = parse_options(options)
     stopped = (run_dir / STOPPED_FILE).is_file()
     if not (stopped or _ran_db_bench(run_dir)):
+        _refuse_stdout_named_otherwise(run_dir)
         return _application_run(run_dir, params)
     log = parse_log(require_file(run_dir, LOG_FILE), _num_levels(params), complete=not stopped)
     stdout = parse_stdout(require_file(run_dir, STDOUT_FILE), statistics=log.statistics and not stopped)
@@ -135,6 +138,25 @@ def parse_run(run_dir: Path) -> Run:
         metrics.update(cpu_metrics)
         stdout.objectives.update(cpu)
     return Run(flag_params({**params, **log.params}), metrics, stdout.objectives)
+
+
+def _refuse_stdout_named_otherwise(run_dir: Path) -> None:
+    """A user who kept db_bench's stdout as ``db_bench.out`` had the trial read as an
+    application's (from its LOG, no objectives) with that file unread: say what to name it."""
+    for path in sorted(p for p in run_dir.iterdir() if p.is_file() and not p.name.endswith(".sst")):
+        if _DB_BENCH_STDOUT.search(head(path)):
+            raise LogParseError(run_dir / STDOUT_FILE, f"file not found; {path} holds db_bench's output: "
+                                f"name it {STDOUT_FILE} (db_bench's stdout is read from that name only)")
+
+
+def _database_below(run_dir: Path) -> str:
+    """``; <dir> holds ...`` when a sub-folder other than a repeat's or the reference's has an
+    options file: a database kept inside the trial folder (db_bench ``--db=<trial>/db``), whose
+    files are read from the trial folder itself."""
+    below = sorted(d for d in run_dir.iterdir() if d.is_dir() and d.name != REFERENCE_DIR
+                   and not d.name.startswith(REPEAT_PREFIX) and options_in_force(d) is not None)
+    return (f"; {below[0]} holds a database's options: its LOG and newest OPTIONS-NNNNNN are read "
+            f"from the trial folder itself, copy them into {run_dir}") if below else ""
 
 
 def _ran_db_bench(run_dir: Path) -> bool:
