@@ -3,8 +3,8 @@
 The tuning loop is :func:`boanon.parallel.optimize_parallel` unchanged; this module only follows
 it. After each ended trial it sets how many trials the loop keeps in flight (the stage's
 workers) and scales the cluster through Dask's own API: ``cluster.scale(n)`` to grow; to shrink,
-the workers running nothing are handed to ``cluster.scale_down`` (which retires them through the
-scheduler, as Dask's adaptive scaling does), so no running trial loses its worker.
+the workers running nothing are retired through the scheduler, then handed to
+``cluster.scale_down``, as Dask's adaptive scaling does, so no running trial loses its worker.
 Once every trial has started, idle workers go at once (as the simulator assumes). Any cluster
 object with ``scale``/``scale_down`` and a ``worker_spec`` works (``LocalCluster`` here;
 dask-jobqueue, dask-cloudprovider and other ``SpecCluster`` deployments elsewhere).
@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,8 +133,20 @@ class _Scaler:
             if name in self.open:
                 self.open.pop(name)["released"] = now
         spec_names = [k for k in self.cluster.worker_spec if str(k) in chosen]
-        self._retirements.append(self._retirer.submit(self.cluster.sync, self.cluster.scale_down,
-                                                      spec_names))
+        retire = partial(client.retire_workers, names=chosen, close_workers=True, remove=True)
+        retire()  # before the loop submits another trial, so that none lands on them
+        self._retirements.append(self._retirer.submit(self._close_retired, retire, spec_names))
+
+    def _close_retired(self, retire: Callable[[], Any], spec_names: list[Any]) -> None:
+        """Close retired workers (on the retirer thread). ``cluster.scale_down`` alone closed a
+        worker under any trial the scheduler had given it meanwhile, and the trial failed
+        (KilledWorker: no retries): its own retirement passes names where the scheduler wants
+        addresses. Retired through the scheduler, a worker takes no new trial and one it had goes
+        elsewhere, to run from its start. Those still starting are retired once started (a
+        ``SpecCluster`` finishes a start, under its lock, before it closes the worker)."""
+        self.cluster.sync(self.cluster.scale_down, [])  # removes none: waits for the starts
+        retire()
+        self.cluster.sync(self.cluster.scale_down, spec_names)
 
     def note(self, instance: str, at: float | None = None) -> None:
         """Open a record for every new worker (asked for ``at``, default now); close those of
