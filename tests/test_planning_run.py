@@ -111,8 +111,9 @@ def test_a_planned_run_resumed_after_sigkill_says_its_actual_figures_are_the_ses
 def test_a_trial_given_to_a_worker_being_retired_is_not_lost(tmp_path: Path, starting: bool) -> None:
     """The plan shrinks the cluster by retiring workers it saw idle, and closes them on a thread of
     its own; a trial the scheduler gave such a worker meanwhile failed (KilledWorker), 1 run in 8 of
-    the SIGKILL test above under load. Here the closing is held while trials are given out: to an
-    idle worker chosen to go, or to one chosen while it was still starting that has since started."""
+    the SIGKILL test above under load (and when retired through the scheduler first, the trial ran
+    again elsewhere and failed: its directory not empty). Here the closing is held while trials are
+    given out: to an idle worker chosen to go, or to one chosen while still starting, now started."""
     plan = PlanFile.load(_files(tmp_path)[1])
     cluster, held, free = local_cluster(1 if starting else 2), threading.Event(), tmp_path / "free"
     try:
@@ -129,9 +130,11 @@ def test_a_trial_given_to_a_worker_being_retired_is_not_lost(tmp_path: Path, sta
             scaler._retire_idle(scaler._names(), 1)
             assert scaler.retiring == {"1"}
             client.wait_for_workers(1 + starting)  # worker 1 has started, or not been retired yet
-            trials += [executor.submit(time.sleep, 1) for _ in range(2 - starting)]
+            trials += [executor.submit(subprocess.run, ["sh", "-c", f"mkdir {tmp_path / str(i)} && sleep 1"],
+                                       check=True) for i in range(2 - starting)]  # fails if run twice
             _wait_until(lambda: _placed(client) == len(trials))  # worker 1 took one, if it could
             held.set()
+            scaler._retirements[-1].result(timeout=60)  # worker 1 retired, once idle
             scaler.close()
             free.touch()
             assert [t.exception(timeout=60) for t in trials] == [None] * len(trials)
