@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -19,9 +20,11 @@ pytest.importorskip("distributed")
 
 from boanon.cli import main  # noqa: E402
 from boanon.errors import StoreError  # noqa: E402
+from boanon.executors import DaskExecutor, local_cluster  # noqa: E402
 from boanon.planning.durations import TrialTimes  # noqa: E402
 from boanon.planning.instances import InstanceType  # noqa: E402
 from boanon.planning.plan import Plan, PlanFile, Stage  # noqa: E402
+from boanon.planning.run import PlannedRun, _Scaler  # noqa: E402
 from boanon.planning.simulator import Simulator  # noqa: E402
 from boanon.store import Store  # noqa: E402
 
@@ -101,6 +104,57 @@ def test_a_planned_run_resumed_after_sigkill_says_its_actual_figures_are_the_ses
             "the planned ones the whole job's") in resumed.stdout, resumed.stdout
     with Store(store) as s:  # what the others ended as, if not done (seen twice under load, not explained)
         assert s.counts()["done"] == 6, [(t.id, t.status, t.error) for t in s.trials() if t.status != "done"]
+
+
+@pytest.mark.slow  # a Dask cluster and a worker closed (10-20 s here)
+@pytest.mark.parametrize("starting", [False, True], ids=["idle", "still-starting"])
+def test_a_trial_given_to_a_worker_being_retired_is_not_lost(tmp_path: Path, starting: bool) -> None:
+    """The plan shrinks the cluster by retiring workers it saw idle, and closes them on a thread of
+    its own; a trial the scheduler gave such a worker meanwhile failed (KilledWorker), 1 run in 8 of
+    the SIGKILL test above under load (and when retired through the scheduler first, the trial ran
+    again elsewhere and failed: its directory not empty). Here the closing is held while trials are
+    given out: to an idle worker chosen to go, or to one chosen while still starting, now started."""
+    plan = PlanFile.load(_files(tmp_path)[1])
+    cluster, held, free = local_cluster(1 if starting else 2), threading.Event(), tmp_path / "free"
+    try:
+        with DaskExecutor(cluster) as executor:
+            client = executor.client
+            scaler = _Scaler(plan, cluster, executor, None, PlannedRun(plan), time.monotonic())
+            scaler._retirer.submit(held.wait)  # the closing waits behind this
+            busy = ["sh", "-c", f"until [ -e {free} ]; do sleep 0.05; done"]  # worker 0, till freed
+            trials = [executor.submit(subprocess.run, busy)] if starting else []
+            _wait_until(lambda: _placed(client) == len(trials))
+            if starting:
+                cluster.scale(2)
+                assert len(client.scheduler_info(n_workers=-1)["workers"]) == 1, "worker 1 started too soon"
+            scaler._retire_idle(scaler._names(), 1)
+            assert scaler.retiring == {"1"}
+            client.wait_for_workers(1 + starting)  # worker 1 has started, or not been retired yet
+            trials += [executor.submit(subprocess.run, ["sh", "-c", f"mkdir {tmp_path / str(i)} && sleep 1"],
+                                       check=True) for i in range(2 - starting)]  # fails if run twice
+            _wait_until(lambda: _placed(client) == len(trials))  # worker 1 took one, if it could
+            held.set()
+            scaler._retirements[-1].result(timeout=60)  # worker 1 retired, once idle
+            scaler.close()
+            free.touch()
+            assert [t.exception(timeout=60) for t in trials] == [None] * len(trials)
+            assert list(cluster.worker_spec) == [0] and len(client.scheduler_info()["workers"]) == 1
+    finally:
+        held.set()
+        free.touch()
+        cluster.close()
+
+
+def _placed(client) -> int:
+    """Tasks the scheduler has given a worker."""
+    return sum(len(keys) for keys in client.processing().values())
+
+
+def _wait_until(condition, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
 
 
 def _ended(store: Path, n: int) -> bool:

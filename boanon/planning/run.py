@@ -3,8 +3,8 @@
 The tuning loop is :func:`boanon.parallel.optimize_parallel` unchanged; this module only follows
 it. After each ended trial it sets how many trials the loop keeps in flight (the stage's
 workers) and scales the cluster through Dask's own API: ``cluster.scale(n)`` to grow; to shrink,
-the workers running nothing are handed to ``cluster.scale_down`` (which retires them through the
-scheduler, as Dask's adaptive scaling does), so no running trial loses its worker.
+the workers running nothing are retired through the scheduler (checked idle there, in the same
+step), then handed to ``cluster.scale_down``, so no trial loses its worker.
 Once every trial has started, idle workers go at once (as the simulator assumes). Any cluster
 object with ``scale``/``scale_down`` and a ``worker_spec`` works (``LocalCluster`` here;
 dask-jobqueue, dask-cloudprovider and other ``SpecCluster`` deployments elsewhere).
@@ -15,6 +15,7 @@ with the plan's instance types, that is the actual cost set against the predicti
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -92,6 +93,7 @@ class _Scaler:
         self.retiring: set[str] = set()  # asked to go, maybe still in the cluster's spec
         self._retirer = ThreadPoolExecutor(1, thread_name_prefix="boanon-retire")
         self._retirements: list[Future] = []
+        self._stopping = threading.Event()  # the run ended: close retired workers, idle or not
 
     def _now(self) -> float:
         return time.monotonic() - self.start
@@ -132,8 +134,28 @@ class _Scaler:
             if name in self.open:
                 self.open.pop(name)["released"] = now
         spec_names = [k for k in self.cluster.worker_spec if str(k) in chosen]
-        self._retirements.append(self._retirer.submit(self.cluster.sync, self.cluster.scale_down,
-                                                      spec_names))
+        self._retire(chosen)  # before the loop submits another trial, so that none is given them
+        self._retirements.append(self._retirer.submit(self._close_retired, chosen, spec_names))
+
+    def _retire(self, names: list[str]) -> list[str]:
+        """Retire through the scheduler those of ``names`` that run nothing; return those retired
+        or not in the cluster."""
+        return self.executor.client.run_on_scheduler(_retire_if_idle, names=names)
+
+    def _close_retired(self, names: list[str], spec_names: list[Any]) -> None:
+        """Close retired workers (on the retirer thread). ``cluster.scale_down`` alone closed a
+        worker under any trial the scheduler had given it meanwhile, and the trial failed
+        (KilledWorker: no retries); run again elsewhere, it would fail too (its directory not
+        empty). So a worker goes only once the scheduler has retired it, idle: one still starting
+        once started (a ``SpecCluster`` finishes a start, under its lock, before it closes the
+        worker), one given a trial meanwhile once the trial has ended, or when the run ends."""
+        self.cluster.sync(self.cluster.scale_down, [])  # removes none: waits for the starts
+        while names and not self._stopping.is_set():
+            retired = self._retire(names)
+            names = [n for n in names if n not in retired]
+            if names:
+                self._stopping.wait(0.1)
+        self.cluster.sync(self.cluster.scale_down, spec_names)
 
     def note(self, instance: str, at: float | None = None) -> None:
         """Open a record for every new worker (asked for ``at``, default now); close those of
@@ -148,6 +170,7 @@ class _Scaler:
             self.open.pop(name)["released"] = now
 
     def close(self) -> None:
+        self._stopping.set()
         self._retirer.shutdown(wait=True)
         for failed in filter(None, (f.exception() for f in self._retirements)):
             warnings.warn(f"a worker could not be retired: {failed}", RuntimeWarning, stacklevel=2)
@@ -155,6 +178,18 @@ class _Scaler:
         for machine in self.open.values():
             machine["released"] = now
         self.open.clear()
+
+
+async def _retire_if_idle(names: list[str], dask_scheduler: Any) -> list[str]:
+    """On the scheduler: retire (``retire_workers``) those of the workers ``names`` that run
+    nothing, and return the names retired or not in the cluster. The look and the retirement are
+    one step of the scheduler's event loop, so no trial is given such a worker in between (asked
+    from the client, a trial could be given it after the look, then run again elsewhere)."""
+    workers = {str(ws.name): ws for ws in dask_scheduler.workers.values()}
+    idle = [workers[n].address for n in names if n in workers and not workers[n].processing]
+    retired = await dask_scheduler.retire_workers(workers=idle, close_workers=True, remove=True) \
+        if idle else {}
+    return [n for n in names if n not in workers or workers[n].address in retired]
 
 
 def run_plan(plan: PlanFile, tuner: Tuner, runner: Runner, cluster: Any = None,
