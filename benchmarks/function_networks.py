@@ -96,6 +96,14 @@ class FunctionNetwork:
             target = outputs.new_tensor(target)
         return ((outputs - target) ** 2).sum(-1)
 
+    def calibration(self) -> dict[str, Any] | None:
+        """The objective as annotations (``node_models``), written as a user who holds the
+        calibration's observations would: a known function of the nodes. None without a target."""
+        if self.target is None:
+            return None
+        terms = [f"({node.name} - {t!r}) ** 2" for node, t in zip(self.nodes, self.target, strict=True)]
+        return {"node_models": {self.objective: {"function": " + ".join(terms)}}}
+
     def record(self, trial: str, config: dict[str, Value]) -> TrialRecord:
         values = self.outputs(config)
         objective = float(self.objective_of(np.array([values[n.name] for n in self.nodes])))

@@ -22,6 +22,7 @@ from typing import Any
 from benchmarks import pipeline
 from benchmarks.function_networks import NETWORKS, FunctionNetwork
 from boanon.acquisition.optimize import config_key
+from boanon.annotations import Knowledge
 from boanon.objectives import Objective
 from boanon.runners import make_runner, run_trial
 from boanon.space import Space
@@ -65,9 +66,12 @@ class Problem:
 
 
 def _plain(value: Any) -> Any:
-    """Knowledge as plain data: paths relative to the repository, a network as its structure."""
+    """Knowledge as plain data: paths relative to the repository, a network as its structure,
+    annotations as their dict."""
     if isinstance(value, FunctionNetwork):
         return value.spec()
+    if isinstance(value, Knowledge):
+        return value.to_dict()
     if isinstance(value, list):
         return [str(_plain(v)) for v in value]
     return str(value.relative_to(ROOT)) if isinstance(value, Path) else value
@@ -115,7 +119,8 @@ def _function_network(name: str) -> Problem:
                    lambda config: network.record(trial_id(), config), optimum=network.optimum,
                    description=network.description,
                    info={"n_nodes": len(network.nodes), "n_metrics": len(network.metrics)},
-                   knowledge={"network": network})
+                   knowledge={"network": network, **({"annotations": Knowledge.from_dict(
+                       network.calibration(), f"{name}'s calibration")} if network.target else {})})
 
 
 def _pipeline() -> Problem:

@@ -28,6 +28,7 @@ from boanon.table import TrialRecord, Value
 
 if TYPE_CHECKING:
     from benchmarks.function_networks import FunctionNetwork
+    from boanon.annotations import Knowledge
 
 
 class BenchTuner(ABC):
@@ -317,7 +318,7 @@ class BoAnon(BenchTuner):
     """Options for :func:`boanon.learners.learn` (the Tuner's ``learn_options``); none: the defaults."""
 
     def __init__(self, space: Space, objective: Objective, seed: int, budget: int,
-                 start: dict[str, Value] | None = None, annotations: Path | None = None,
+                 start: dict[str, Value] | None = None, annotations: Path | Knowledge | None = None,
                  warm_start: Path | Sequence[Path] = (), related_tasks: Sequence[Path] = (),
                  related_outputs: Sequence[str] = (), network: FunctionNetwork | None = None):
         super().__init__(space, objective, seed, budget, start)
@@ -326,7 +327,7 @@ class BoAnon(BenchTuner):
         from boanon.tuner import Tuner
 
         # The Tuner itself starts from the space's default when it is feasible, as ``start`` is.
-        knowledge = Knowledge.from_yaml(annotations) if annotations is not None else None
+        knowledge = Knowledge.from_yaml(annotations) if isinstance(annotations, Path) else annotations
         sources = [*([warm_start] if isinstance(warm_start, Path) else warm_start), *related_tasks]
         self._tuner = Tuner(space, [objective], knowledge=knowledge,
                             warm_start=[load_related(p) for p in sources], strategy=self.strategy,

@@ -26,6 +26,7 @@ from benchmarks.pipeline import NODES, STAGES
 from benchmarks.problems import make_problem
 from benchmarks.run import run_one
 from benchmarks.tuners import make_tuner
+from boanon.expressions import Expression
 from boanon.space import Bool, Categorical, Float, Int
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("botorch") is not None
@@ -189,6 +190,28 @@ def test_boanon_given_the_network_proposes_with_that_graph_and_never_learns_one(
     truth = problem.knowledge["network"].graph()
     assert {(e.source, e.target) for e in tuner.graph.edges} == {(e.source, e.target) for e in truth.edges}
     assert tuner.last_trial.surrogate in ("structured", "gp")  # past the design, a model proposes
+
+
+@pytest.mark.parametrize("name", ["fn-epidemic", "fn-envmodel"])
+def test_a_calibration_s_expert_annotation_is_its_objective(name):
+    # boanon-expert on a calibration: the objective as the function a user holding the
+    # observations writes, which must be the network's own objective everywhere
+    problem = make_problem(name)
+    network, knowledge = problem.knowledge["network"], problem.knowledge["annotations"]
+    (function,) = (spec["function"] for spec in knowledge.to_dict()["node_models"].values())
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        outputs = network.outputs({p: float(rng.uniform()) for p in network.params})
+        expected = float(network.objective_of(np.array(list(outputs.values()))))
+        assert Expression.parse(function).evaluate(outputs) == pytest.approx(expected, rel=1e-12)
+    tuner = make_tuner("boanon-expert", problem.space, problem.objective, 0, 7, knowledge=problem.knowledge)
+    for _ in range(7):
+        tuner.tell(problem.evaluate(tuner.ask()))
+    assert {e.source for e in tuner.graph.edges if e.target == network.objective} == set(network.metrics)
+
+
+def test_a_network_without_a_target_has_no_calibration_to_annotate():
+    assert "annotations" not in make_problem("fn-alpine2").knowledge
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="botorch and torch are the bench-gp extra")

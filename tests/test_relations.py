@@ -145,6 +145,26 @@ def test_an_unweighted_loss_is_found_from_fewer_trials_than_a_weighted_one():
     assert np.allclose(Expression.parse(rel.node_model()["function"]).evaluate(cols), cost, rtol=1e-4)
 
 
+def _calibration_trials(n: int, seed: int) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """``n`` random trials of the environmental model calibration (composite BO): 4 parameters
+    drive 12 concentrations (nearly collinear), the objective their unweighted squared error."""
+    from benchmarks.relation_scan import random_trials
+    table = random_trials("fn-envmodel", n, seed)
+    return table, {c.split(":", 1)[1]: table[c].to_numpy() for c in table.columns if ":" in c}
+
+
+@pytest.mark.parametrize(("n", "seed"), [(30, 0), (50, 1)])
+def test_a_calibration_over_twelve_collinear_outputs_is_found_with_one_weight(n, seed):
+    # more quantities than the old cap of 8; and on seed 1's 50 trials ten of them with a
+    # weight each fit every loss within 1 % held out, with their minimum in the wrong place
+    table, cols = _calibration_trials(n, seed)
+    rel = _by_target(find_relations(table))["calibration_error"]
+    assert rel.kind == "squares" and rel.exact and len(rel.inputs) == 12
+    assert rel.expression.count("1 * (") == 12  # one weight, 1, for every term
+    values = Expression.parse(rel.node_model()["function"]).evaluate(cols)
+    assert np.allclose(values, cols["calibration_error"], rtol=1e-4, atol=1e-4)
+
+
 def test_a_noisy_parabola_far_from_zero_is_no_loss():
     # a noisy parabola about 100 is within 1 % of every value: a loss must be exact to the spread too
     rng = np.random.default_rng(9)

@@ -71,10 +71,10 @@ counts (trials near a default flip a machine's switch seldom); a metric that sel
 not: it would become a node whose model cannot predict its rare moves."""
 MAX_LEVERAGE = 0.95
 MAX_TERMS = 3
-MAX_SQUARES = 8
-"""Most quantities in a ``squares`` relation: each costs two weights (the square, the linear
-term), or one with the squares' weight shared, so a relation of k quantities needs 2k + 5
-trials, or k + 6, to be tried at all."""
+MAX_SQUARES = 12
+"""Most quantities in a ``squares`` relation (a calibration to a dozen observations): each costs
+two weights (the square, the linear term), or one with the squares' weight shared, so a relation
+of k quantities needs 2k + 5 trials, or k + 6, to be tried at all."""
 SQUARES_MAX_LEVERAGE = 0.999
 """A squared term gives the extreme trials high leverage by design (the largest losses); only a
 trial that alone decides a weight is no evidence, and an inexact fit's held-out residuals
@@ -355,6 +355,11 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     calibration error, a Euclidean distance): the simpler form, which ``k`` quantities
     identify from ``k + 6`` trials where a weight each needs ``2k + 5``; so the greedy picks
     with a weight each while the trials allow, and goes on with the shared weight after.
+    A set fitted with a weight each is kept aside while one weight over more quantities would
+    still need fewer constants, and the greedy goes on: quantities driven by a few parameters
+    are nearly collinear, so ten weighed ones can mimic the twelve terms of an unweighted
+    calibration error, and their wrong weights move its minimum. A set that fits in the sample
+    but not held out does not end the search either.
 
     Only a loss qualifies: weights ``a_i`` of one sign and targets ``t_i`` within the values
     seen, give or take their range (a parabola centred far outside them is a slightly bent line,
@@ -401,9 +406,20 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
         residual = X @ np.linalg.lstsq(X, target, rcond=None)[0] - target
         return float(residual @ residual) <= bound
 
+    def accepted(cols: list[int], shared: bool) -> _Fit | None:
+        """The loss over ``cols`` if it passes every check below, pruned first."""
+        cols = list(cols)
+        for j in list(cols):  # a quantity picked early may be explained by later ones
+            if len(cols) > 1 and within([c for c in cols if c != j], shared):
+                cols.remove(j)
+        return _squares_checked(sub, y, design(cols, shared), cols, shared, scaled[shared],
+                                scales[shared], tolerance, root, value, close)
+
     chosen: list[int] = []
-    shared = True
+    weighed: _Fit | None = None  # a fit with a weight each, kept while one weight may do
     for _ in range(min(MAX_SQUARES, shared_most, int((~few).sum()))):
+        if weighed is not None and len(chosen) + 3 >= 2 * len(weighed.inputs) + 1:
+            break  # one weight over more quantities would no longer need fewer constants
         own = len(chosen) < own_most  # the next pick can still be weighed on its own
         Z = scaled[not own]
         fixed = design(chosen, False) if own else np.column_stack([Z[:, chosen], np.ones(n)])
@@ -413,16 +429,24 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
             continue
         # a wrong pick, harmless with a weight of its own, spoils a shared one: try without each
         tries = [(c, True) for c in [chosen, *([x for x in chosen if x != j] for j in chosen[:-1])]]
-        fits = [(cols, w) for cols, w in [*tries, (chosen, False)] if within(cols, w)]
-        if fits:
-            chosen, shared = fits[0]
-            break
-    else:
-        return None
-    for j in list(chosen):  # a quantity picked early may be explained by later ones
-        if len(chosen) > 1 and within([c for c in chosen if c != j], shared):
-            chosen.remove(j)
-    coef, fitted, loo = loo_fit(design(chosen, shared), target, SQUARES_MAX_LEVERAGE)
+        for cols, w in [*tries, *([] if weighed else [(chosen, False)])]:
+            # a fit in the sample that fails held out (one trial decides a weight among nearly
+            # collinear quantities) goes on: more quantities under one weight may hold
+            fit = accepted(cols, w) if within(cols, w) else None
+            if fit is not None and w:
+                return fit
+            weighed = weighed or fit
+    return weighed
+
+
+def _squares_checked(sub: _Columns, y: np.ndarray, X: np.ndarray, chosen: list[int], shared: bool,
+                     Z: np.ndarray, scale: np.ndarray, tolerance: float, root: bool,
+                     value: Callable[[np.ndarray], np.ndarray],
+                     close: Callable[[np.ndarray], bool]) -> _Fit | None:
+    """The loss of design ``X`` over ``chosen``, if it holds held out and is a loss (see
+    :func:`_squares_fit`), as a fit with its text; else None."""
+    target = y**2 if root else y
+    coef, fitted, loo = loo_fit(X, target, SQUARES_MAX_LEVERAGE)
     if loo is None or not close(target - loo):  # then held out, each trial's own value
         return None
     heldout = _rmse(value(target - loo), y)
@@ -433,7 +457,6 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     a, b = np.broadcast_to(coef[:weights], k), coef[weights:weights + k]
     with np.errstate(divide="ignore", invalid="ignore"):
         centre = -b / (2 * a)  # a * z**2 + b * z = a * (z - centre)**2 - a * centre**2
-    Z, scale = scaled[shared], scales[shared]
     low, high = Z[:, chosen].min(axis=0), Z[:, chosen].max(axis=0)
     inside = (centre >= low - (high - low)) & (centre <= high + (high - low))
     if root:  # at the edge of its data a root is a line (sqrt(x**2 + c) ~ |x|): trials well on both sides
@@ -443,6 +466,7 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
         inside &= (sides >= MIN_VARYING) & (k > 1)
     if not (np.all(a > 0) or np.all(a < 0)) or not inside.all():
         return None
+    mean = sub.matrix.mean(axis=0)
     terms = [f"{_num(a_j / scale[j] ** 2)} * ({sub.names[j]} - {_num(mean[j] + scale[j] * t)}) ** 2"
              for j, a_j, t in zip(chosen, a, centre, strict=True)]
     text = " + ".join([*terms, _num(float(coef[-1] - np.sum(a * centre**2)))])
