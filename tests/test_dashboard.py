@@ -725,6 +725,55 @@ def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path:
         server.stop()
 
 
+def compression(config: dict) -> dict:
+    """A small system with a categorical and a boolean parameter beside a number."""
+    speed = {"zstd": 1.0, "xz": 4.0, "gzip": 2.0}[config["codec"]]
+    return {"seconds": speed * (1 + config["level"] / 9) + 0.5 * config["long"]}
+
+
+def test_a_categorical_parameter_has_its_place_on_the_parallel_coordinates_and_slice(tmp_path: Path,
+                                                                                  browser) -> None:
+    """A category (``codec: zstd``) has no number of its own: each trial sits at its choice's index
+    among the space's choices, labelled with the choice, so every measured trial is a line of the
+    parallel coordinates and a point of the slice (the page drew no line and no point at all)."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.dashboard.app import Dashboard, RunView
+    from boanon.objectives import Objective
+    from boanon.runners.function import CallableRunner
+    from boanon.space import Space
+    from boanon.tuner import Tuner
+
+    space = Space.from_dict({"codec": {"type": "categorical", "choices": ["zstd", "xz", "gzip"],
+                                       "default": "zstd"},
+                             "level": {"type": "int", "low": 1, "high": 9, "default": 3},
+                             "long": {"type": "bool", "default": False}})
+    store = tmp_path / "codec.db"
+    with Tuner(space, [Objective("seconds")], strategy="random", seed=0, store=store) as tuner:
+        tuner.optimize(CallableRunner(compression), 5, trials_dir=tmp_path / "codec.trials")
+        codecs = {t.name: t.config["codec"] for t in tuner.store.trials()}
+    server = Dashboard(RunView(store, poll_s=0.5, min_model_interval_s=0.0), port=0)
+    url = server.start()
+    try:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 5, what="the trials table never showed the 5 trials")
+        lines = "return document.querySelectorAll('#parcoords polyline').length"
+        wait_for(browser, lambda b: b.execute_script(lines) == 5, timeout=5,
+                 what="not every trial is a line of the parallel coordinates")
+        ticks = browser.execute_script("return [...document.querySelectorAll('#parcoords text.tick')]"
+                                       ".map(t => t.textContent)")
+        assert {"zstd", "xz", "gzip"} <= set(ticks), ticks
+        browser.find_element(By.CSS_SELECTOR, "#slice-param option[value='codec']").click()
+        points = browser.execute_script("return Chart.getChart('slice-chart').data.datasets[0].data"
+                                        ".map(p => [p.trial, p.x])")
+        assert {trial: ["zstd", "xz", "gzip"][x] for trial, x in points} == codecs
+        labels = browser.execute_script("const s = Chart.getChart('slice-chart').scales.x;"
+                                        "return s.ticks.map(t => String(t.label))")
+        assert [label for label in labels if label] == ["zstd", "xz", "gzip"], labels
+    finally:
+        server.stop()
+
+
 def test_several_studies_side_by_side(tmp_path: Path, browser) -> None:
     """``boanon dashboard A.db B.db``: a selector picks the study every panel shows (its trials,
     its log files), one chart overlays each study's best so far, and neither store is written."""
