@@ -735,7 +735,8 @@ def test_a_categorical_parameter_has_its_place_on_the_parallel_coordinates_and_s
                                                                                   browser) -> None:
     """A category (``codec: zstd``) has no number of its own: each trial sits at its choice's index
     among the space's choices, labelled with the choice, so every measured trial is a line of the
-    parallel coordinates and a point of the slice (the page drew no line and no point at all)."""
+    parallel coordinates and a point of the slice (the page drew no line and no point at all); a
+    switch's axis reads false and true, even when every trial had it off (it read -0.5 and 0.5)."""
     from selenium.webdriver.common.by import By
 
     from boanon.dashboard.app import Dashboard, RunView
@@ -750,6 +751,8 @@ def test_a_categorical_parameter_has_its_place_on_the_parallel_coordinates_and_s
                              "long": {"type": "bool", "default": False}})
     store = tmp_path / "codec.db"
     with Tuner(space, [Objective("seconds")], strategy="random", seed=0, store=store) as tuner:
+        for codec, level in (("zstd", 3), ("xz", 6), ("gzip", 1), ("zstd", 9), ("xz", 2)):
+            tuner.enqueue({"codec": codec, "level": level, "long": False})
         tuner.optimize(CallableRunner(compression), 5, trials_dir=tmp_path / "codec.trials")
         codecs = {t.name: t.config["codec"] for t in tuner.store.trials()}
     server = Dashboard(RunView(store, poll_s=0.5, min_model_interval_s=0.0), port=0)
@@ -762,7 +765,7 @@ def test_a_categorical_parameter_has_its_place_on_the_parallel_coordinates_and_s
                  what="not every trial is a line of the parallel coordinates")
         ticks = browser.execute_script("return [...document.querySelectorAll('#parcoords text.tick')]"
                                        ".map(t => t.textContent)")
-        assert {"zstd", "xz", "gzip"} <= set(ticks), ticks
+        assert {"zstd", "xz", "gzip", "false", "true"} <= set(ticks), ticks  # a switch off in every trial too
         browser.find_element(By.CSS_SELECTOR, "#slice-param option[value='codec']").click()
         points = browser.execute_script("return Chart.getChart('slice-chart').data.datasets[0].data"
                                         ".map(p => [p.trial, p.x])")
