@@ -727,7 +727,7 @@ def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path:
 
 def compression(config: dict) -> dict:
     """A small system with a categorical and a boolean parameter beside a number."""
-    speed = {"zstd": 1.0, "xz": 4.0, "gzip": 2.0}[config["codec"]]
+    speed = {"zstd": 1.0, "xz": 4.0, "LZ4": 0.5}[config["codec"]]
     return {"seconds": speed * (1 + config["level"] / 9) + 0.5 * config["long"]}
 
 
@@ -736,7 +736,8 @@ def test_a_categorical_parameter_has_its_place_on_the_parallel_coordinates_and_s
     """A category (``codec: zstd``) has no number of its own: each trial sits at its choice's index
     among the space's choices, labelled with the choice, so every measured trial is a line of the
     parallel coordinates and a point of the slice (the page drew no line and no point at all); a
-    switch's axis reads false and true, even when every trial had it off (it read -0.5 and 0.5)."""
+    switch's axis reads false and true, even when every trial had it off (it read -0.5 and 0.5);
+    the text filter ``codec=LZ4`` finds the LZ4 trial (it compared ``LZ4`` with ``lz4``)."""
     from selenium.webdriver.common.by import By
 
     from boanon.dashboard.app import Dashboard, RunView
@@ -745,13 +746,13 @@ def test_a_categorical_parameter_has_its_place_on_the_parallel_coordinates_and_s
     from boanon.space import Space
     from boanon.tuner import Tuner
 
-    space = Space.from_dict({"codec": {"type": "categorical", "choices": ["zstd", "xz", "gzip"],
+    space = Space.from_dict({"codec": {"type": "categorical", "choices": ["zstd", "xz", "LZ4"],
                                        "default": "zstd"},
                              "level": {"type": "int", "low": 1, "high": 9, "default": 3},
                              "long": {"type": "bool", "default": False}})
     store = tmp_path / "codec.db"
     with Tuner(space, [Objective("seconds")], strategy="random", seed=0, store=store) as tuner:
-        for codec, level in (("zstd", 3), ("xz", 6), ("gzip", 1), ("zstd", 9), ("xz", 2)):
+        for codec, level in (("zstd", 3), ("xz", 6), ("LZ4", 1), ("zstd", 9), ("xz", 2)):
             tuner.enqueue({"codec": codec, "level": level, "long": False})
         tuner.optimize(CallableRunner(compression), 5, trials_dir=tmp_path / "codec.trials")
         codecs = {t.name: t.config["codec"] for t in tuner.store.trials()}
@@ -765,14 +766,17 @@ def test_a_categorical_parameter_has_its_place_on_the_parallel_coordinates_and_s
                  what="not every trial is a line of the parallel coordinates")
         ticks = browser.execute_script("return [...document.querySelectorAll('#parcoords text.tick')]"
                                        ".map(t => t.textContent)")
-        assert {"zstd", "xz", "gzip", "false", "true"} <= set(ticks), ticks  # a switch off in every trial too
+        assert {"zstd", "xz", "LZ4", "false", "true"} <= set(ticks), ticks  # a switch off in every trial too
         browser.find_element(By.CSS_SELECTOR, "#slice-param option[value='codec']").click()
         points = browser.execute_script("return Chart.getChart('slice-chart').data.datasets[0].data"
                                         ".map(p => [p.trial, p.x])")
-        assert {trial: ["zstd", "xz", "gzip"][x] for trial, x in points} == codecs
+        assert {trial: ["zstd", "xz", "LZ4"][x] for trial, x in points} == codecs
         labels = browser.execute_script("const s = Chart.getChart('slice-chart').scales.x;"
                                         "return s.ticks.map(t => String(t.label))")
-        assert [label for label in labels if label] == ["zstd", "xz", "gzip"], labels
+        assert [label for label in labels if label] == ["zstd", "xz", "LZ4"], labels
+        # the filter compares a category as typed, whatever its case (the term is read lower-case)
+        browser.find_element(By.ID, "trial-search").send_keys("codec=LZ4")
+        assert [r.get_attribute("data-trial") for r in rows(browser)] == ["t0002"]
     finally:
         server.stop()
 

@@ -199,7 +199,7 @@ function trialFilter(text) {
       return (t) => { const key = Object.keys({ ...t.config, ...t.objectives, ...(t.metrics || {}) }).find((k) => k.toLowerCase() === name);
         if (key === undefined) return false;
         const v = trialValue(t, key), x = typeof v === "number" && !Number.isNaN(num) ? num : raw;
-        const a = typeof v === "boolean" ? String(v) : v;
+        const a = typeof v === "boolean" ? String(v) : typeof v === "string" ? v.toLowerCase() : v;  // as the term is
         return op === "<" ? a < x : op === ">" ? a > x : op === "<=" ? a <= x : op === ">=" ? a >= x : op === "!=" ? a != x : a == x; };  // eslint-disable-line eqeqeq
     }
     if (term.startsWith("why:")) return (t) => (t.reason || "").toLowerCase().includes(term.slice(4));
