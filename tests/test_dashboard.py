@@ -502,6 +502,48 @@ def test_the_pareto_front_is_drawn_as_the_staircase_its_trials_attain(tmp_path: 
             assert abs(left - right) > 20 and y == pytest.approx(left, abs=3), (front, y, left, right)
 
 
+def trade_off(config: dict, sign: int) -> dict:
+    """Two objectives that trade off along ``k``: ``a`` and ``b`` both grow (min a, max b) or part."""
+    return {"a": float(config["k"]), "b": float(config["k"]) * sign + 10}
+
+
+@pytest.mark.parametrize("da, db, sign", [("minimize", "maximize", 1), ("maximize", "maximize", -1)])
+def test_the_pareto_staircase_holds_the_value_of_the_point_better_on_the_x_axis(tmp_path: Path, browser,
+                                                                                 da, db, sign) -> None:
+    """Between two front points the line holds the ``y`` of the one better in ``x`` (the region the
+    trials attain), whatever the directions: a minimised time beside a maximised ratio, or two
+    maxima, stepped in ``y`` first and drew a corner better than both points."""
+    from boanon.dashboard.app import Dashboard, RunView
+    from boanon.objectives import Objective
+    from boanon.runners.function import CallableRunner
+    from boanon.space import Space
+    from boanon.tuner import Tuner
+
+    space = Space.from_dict({"k": {"type": "int", "low": 1, "high": 9, "default": 2}})
+    store = tmp_path / "front.db"
+    objectives = [Objective("a", da), Objective("b", db)]
+    with Tuner(space, objectives, strategy="random", seed=0, store=store) as tuner:
+        for k in (2, 5, 8):
+            tuner.enqueue({"k": k})
+        tuner.optimize(CallableRunner(trade_off, sign=sign), 3, trials_dir=tmp_path / "front.trials")
+    server = Dashboard(RunView(store, poll_s=0.5, min_model_interval_s=0.0), port=0)
+    url = server.start()
+    try:
+        browser.get(url)
+        wait_for(browser, lambda b: b.execute_script("return Chart.getChart('pareto-chart') !== undefined"),
+                 what="no Pareto chart")
+        front = sorted(q["values"] for q in api(url, "api/run")["pareto"]["points"] if q["front"])
+        assert len(front) == 3, front
+        pixels = "const s = Chart.getChart('pareto-chart').scales.y; return s.getPixelForValue(arguments[0])"
+        for (x0, y0), (x1, y1) in zip(front, front[1:], strict=False):
+            held = y0 if da == "minimize" else y1  # the y of the point better in x
+            y = browser.execute_script(LINE_AT, "pareto-chart", "Pareto front", x0 + 0.3 * (x1 - x0),
+                                       x1 - 0.3 * (x1 - x0))
+            assert y == pytest.approx(browser.execute_script(pixels, held), abs=3), (front, y)
+    finally:
+        server.stop()
+
+
 def test_an_opened_trial_says_which_output_constraint_it_or_the_default_breaks(tmp_path: Path, synthetic_run,
                                                                                 browser) -> None:
     """Under ``g0_load <= 0.6`` the default (0.98) is infeasible: an opened trial was compared

@@ -673,15 +673,16 @@ function drawPareto(run) {
   if (!p) return;
   const [a, b] = p.objectives;
   const pts = (sel) => p.points.filter(sel).map((q) => ({ x: q.values[0], y: q.values[1], trial: q.trial }));
-  const front = pts((q) => q.front).sort((u, v) => u.x - v.x);
+  const xDirection = (run.summary.objectives.find((x) => x.name === a) || {}).direction;
+  const front = pts((q) => q.front).sort((u, v) => xDirection === "maximize" ? v.x - u.x : u.x - v.x);  // best x first
   $("#pareto-caption").textContent = `${front.length} of ${count(p.points.length, "finished trial")} on the front` +
     (p.objectives.length > 2 ? ` (first two of ${p.objectives.length} objectives shown)` : "") + ".";
   // the front as the staircase of what its trials attain (as boanon plot draws it): a straight line
-  // between two of them claimed the trade-offs in between were reached
-  const directions = p.objectives.slice(0, 2).map((o) => (run.summary.objectives.find((x) => x.name === o) || {}).direction);
-  const stepped = directions[0] === directions[1] ? "before" : "after";
+  // between two of them claimed the trade-offs in between were reached. From the best x on, each
+  // point's y holds up to the next one's x (stepped "before"), whatever the directions: stepping in
+  // y first (where they differ, or both were maximised) drew a corner better than both points
   chart("pareto-chart", { data: { datasets: [
-    { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, stepped, borderColor: "#d6336c" },
+    { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, stepped: "before", borderColor: "#d6336c" },
     { type: "scatter", label: "dominated", data: pts((q) => !q.front && q.feasible), parsing: false, backgroundColor: "#adb5bd", pointRadius: 4 },
     { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 },
     ...(p.ref ? [{ type: "scatter", label: "hypervolume reference point", data: [{ x: p.ref[0], y: p.ref[1], trial: "reference point" }], parsing: false,
