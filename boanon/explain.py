@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from boanon.graph import CausalGraph
+from boanon.graph_render import HIDDEN
 from boanon.models import Surrogate
 from boanon.models.threads import single_blas_thread
 from boanon.objectives import Objective
@@ -98,6 +99,7 @@ def metric_moves(graph: CausalGraph | None, before: Mapping[str, float], after: 
     metrics off the objective's paths last.
     """
     g = graph.to_networkx() if graph is not None else nx.DiGraph()
+    g.remove_nodes_from(HIDDEN)  # a warm start's task indicator is no parent a person can act on
     hops = nx.shortest_path_length(g.reverse(copy=False), objective) if objective in g else {}
     rows = []
     for name in sorted(set(before) & set(after)):

@@ -73,11 +73,29 @@ class Study:
 
     def contrast(self, given: Study, names: list[str]) -> str:
         """`` (seed: stored 0, given 1; ...)`` for the fields ``names`` (see :meth:`differs`):
-        this record's values against ``given``'s, so a refused resume says what to pass."""
+        this record's values against ``given``'s, so a refused resume says what to pass. The
+        space is told key by key (``space.level.high: stored 9, given 8``): "space differs" left
+        a user to compare every parameter of the YAML with a store they cannot read."""
         stored, other = self.to_dict(), given.to_dict()
         shown = [f"{k}: stored {_shown(stored.get(k))}, given {_shown(other.get(k))}"
                  for k in names if k not in NOT_SHOWN]
+        if "space" in names:
+            shown += _space_changes(_without_units(stored)["space"], _without_units(other)["space"])
         return f" ({'; '.join(shown)})" if shown else ""
+
+
+def _space_changes(stored: dict[str, Any], given: dict[str, Any]) -> list[str]:
+    """``space.<name>[.<key>]: stored ..., given ...`` for each parameter, or key of one, that
+    differs; a parameter only one side has is shown whole (``none`` on the other)."""
+    changes = []
+    for name in [*stored, *(n for n in given if n not in stored)]:
+        a, b = stored.get(name), given.get(name)
+        if a is None or b is None:
+            changes.append(f"space.{name}: stored {_shown(a)}, given {_shown(b)}")
+            continue
+        changes += [f"space.{name}.{k}: stored {_shown(a.get(k))}, given {_shown(b.get(k))}"
+                    for k in [*a, *(k for k in b if k not in a)] if a.get(k) != b.get(k)]
+    return changes
 
 
 def _shown(value: Any) -> str:

@@ -538,6 +538,26 @@ def test_objectives_stay_fixed_once_a_trial_is_measured(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "objectives: differs from the run recorded" in result.output
 
 
+def test_a_resume_with_another_space_names_the_parameters_and_keys_that_differ(tmp_path: Path) -> None:
+    """It said only "space: differs from the run recorded in this store": which of the parameters
+    the YAML changed since the run started (a bound, a default, one added) was to be guessed."""
+    data = yaml.safe_load((ROOT / "examples" / "synthetic.yaml").read_text())
+    args = ["--store", str(tmp_path / "run.db"), "--budget", "2"]
+    made = CliRunner().invoke(main, ["tune", str(_yaml(tmp_path, n_init=2, strategy="random")), *args])
+    assert made.exit_code == 0, made.output
+    space = data["space"]
+    first, *_, last = space
+    space[first] = {**space[first], "high": 0.8}
+    space["extra"] = {"type": "bool"}
+    del space[last]
+    changed = _yaml(tmp_path, n_init=2, strategy="random", space=space)
+    result = CliRunner().invoke(main, ["tune", str(changed), *args, "--resume"])
+    assert result.exit_code == 1 and "space: differs from the run recorded" in result.output
+    for part in (f"space.{first}.high: stored 1.0, given 0.8", f"space.{last}: stored {{",
+                 "given none", "space.extra: stored none, given {\"type\": \"bool\"}"):
+        assert part in result.output, (part, result.output)
+
+
 def test_a_resume_with_another_warm_start_says_the_stored_and_the_given_sources(tmp_path: Path) -> None:
     """It said only "warm_start: differs from the run recorded in this store": which source the
     run was started with, the one thing to pass to resume it, was to be guessed."""

@@ -502,6 +502,48 @@ def test_the_pareto_front_is_drawn_as_the_staircase_its_trials_attain(tmp_path: 
             assert abs(left - right) > 20 and y == pytest.approx(left, abs=3), (front, y, left, right)
 
 
+def trade_off(config: dict, sign: int) -> dict:
+    """Two objectives that trade off along ``k``: ``a`` and ``b`` both grow (min a, max b) or part."""
+    return {"a": float(config["k"]), "b": float(config["k"]) * sign + 10}
+
+
+@pytest.mark.parametrize("da, db, sign", [("minimize", "maximize", 1), ("maximize", "maximize", -1)])
+def test_the_pareto_staircase_holds_the_value_of_the_point_better_on_the_x_axis(tmp_path: Path, browser,
+                                                                                 da, db, sign) -> None:
+    """Between two front points the line holds the ``y`` of the one better in ``x`` (the region the
+    trials attain), whatever the directions: a minimised time beside a maximised ratio, or two
+    maxima, stepped in ``y`` first and drew a corner better than both points."""
+    from boanon.dashboard.app import Dashboard, RunView
+    from boanon.objectives import Objective
+    from boanon.runners.function import CallableRunner
+    from boanon.space import Space
+    from boanon.tuner import Tuner
+
+    space = Space.from_dict({"k": {"type": "int", "low": 1, "high": 9, "default": 2}})
+    store = tmp_path / "front.db"
+    objectives = [Objective("a", da), Objective("b", db)]
+    with Tuner(space, objectives, strategy="random", seed=0, store=store) as tuner:
+        for k in (2, 5, 8):
+            tuner.enqueue({"k": k})
+        tuner.optimize(CallableRunner(trade_off, sign=sign), 3, trials_dir=tmp_path / "front.trials")
+    server = Dashboard(RunView(store, poll_s=0.5, min_model_interval_s=0.0), port=0)
+    url = server.start()
+    try:
+        browser.get(url)
+        wait_for(browser, lambda b: b.execute_script("return Chart.getChart('pareto-chart') !== undefined"),
+                 what="no Pareto chart")
+        front = sorted(q["values"] for q in api(url, "api/run")["pareto"]["points"] if q["front"])
+        assert len(front) == 3, front
+        pixels = "const s = Chart.getChart('pareto-chart').scales.y; return s.getPixelForValue(arguments[0])"
+        for (x0, y0), (x1, y1) in zip(front, front[1:], strict=False):
+            held = y0 if da == "minimize" else y1  # the y of the point better in x
+            y = browser.execute_script(LINE_AT, "pareto-chart", "Pareto front", x0 + 0.3 * (x1 - x0),
+                                       x1 - 0.3 * (x1 - x0))
+            assert y == pytest.approx(browser.execute_script(pixels, held), abs=3), (front, y)
+    finally:
+        server.stop()
+
+
 def test_an_opened_trial_says_which_output_constraint_it_or_the_default_breaks(tmp_path: Path, synthetic_run,
                                                                                 browser) -> None:
     """Under ``g0_load <= 0.6`` the default (0.98) is infeasible: an opened trial was compared
@@ -721,6 +763,62 @@ def test_units_are_shown_on_axes_tables_best_configuration_and_effects(tmp_path:
         browser.execute_script("window.boanon.effectParam = 'cache'; drawEffects()")
         assert browser.execute_script(axis.format("effect-curve", "x")).startswith("cache (MiB); ")
         assert " ms to " in browser.find_element(By.ID, "effect-caption").text
+    finally:
+        server.stop()
+
+
+def compression(config: dict) -> dict:
+    """A small system with a categorical and a boolean parameter beside a number."""
+    speed = {"zstd": 1.0, "xz": 4.0, "LZ4": 0.5}[config["codec"]]
+    return {"seconds": speed * (1 + config["level"] / 9) + 0.5 * config["long"]}
+
+
+def test_a_categorical_parameter_has_its_place_on_the_parallel_coordinates_and_slice(tmp_path: Path,
+                                                                                  browser) -> None:
+    """A category (``codec: zstd``) has no number of its own: each trial sits at its choice's index
+    among the space's choices, labelled with the choice, so every measured trial is a line of the
+    parallel coordinates and a point of the slice (the page drew no line and no point at all); a
+    switch's axis reads false and true, even when every trial had it off (it read -0.5 and 0.5);
+    the text filter ``codec=LZ4`` finds the LZ4 trial (it compared ``LZ4`` with ``lz4``)."""
+    from selenium.webdriver.common.by import By
+
+    from boanon.dashboard.app import Dashboard, RunView
+    from boanon.objectives import Objective
+    from boanon.runners.function import CallableRunner
+    from boanon.space import Space
+    from boanon.tuner import Tuner
+
+    space = Space.from_dict({"codec": {"type": "categorical", "choices": ["zstd", "xz", "LZ4"],
+                                       "default": "zstd"},
+                             "level": {"type": "int", "low": 1, "high": 9, "default": 3},
+                             "long": {"type": "bool", "default": False}})
+    store = tmp_path / "codec.db"
+    with Tuner(space, [Objective("seconds")], strategy="random", seed=0, store=store) as tuner:
+        for codec, level in (("zstd", 3), ("xz", 6), ("LZ4", 1), ("zstd", 9), ("xz", 2)):
+            tuner.enqueue({"codec": codec, "level": level, "long": False})
+        tuner.optimize(CallableRunner(compression), 5, trials_dir=tmp_path / "codec.trials")
+        codecs = {t.name: t.config["codec"] for t in tuner.store.trials()}
+    server = Dashboard(RunView(store, poll_s=0.5, min_model_interval_s=0.0), port=0)
+    url = server.start()
+    try:
+        browser.get(url)
+        wait_for(browser, lambda b: len(rows(b)) == 5, what="the trials table never showed the 5 trials")
+        lines = "return document.querySelectorAll('#parcoords polyline').length"
+        wait_for(browser, lambda b: b.execute_script(lines) == 5, timeout=5,
+                 what="not every trial is a line of the parallel coordinates")
+        ticks = browser.execute_script("return [...document.querySelectorAll('#parcoords text.tick')]"
+                                       ".map(t => t.textContent)")
+        assert {"zstd", "xz", "LZ4", "false", "true"} <= set(ticks), ticks  # a switch off in every trial too
+        browser.find_element(By.CSS_SELECTOR, "#slice-param option[value='codec']").click()
+        points = browser.execute_script("return Chart.getChart('slice-chart').data.datasets[0].data"
+                                        ".map(p => [p.trial, p.x])")
+        assert {trial: ["zstd", "xz", "LZ4"][x] for trial, x in points} == codecs
+        labels = browser.execute_script("const s = Chart.getChart('slice-chart').scales.x;"
+                                        "return s.ticks.map(t => String(t.label))")
+        assert [label for label in labels if label] == ["zstd", "xz", "LZ4"], labels
+        # the filter compares a category as typed, whatever its case (the term is read lower-case)
+        browser.find_element(By.ID, "trial-search").send_keys("codec=LZ4")
+        assert [r.get_attribute("data-trial") for r in rows(browser)] == ["t0002"]
     finally:
         server.stop()
 

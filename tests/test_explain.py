@@ -222,6 +222,20 @@ def test_moved_metrics_read_top_down_with_the_parameters_upstream():
     assert moves["via"].iloc[0] == "b, m1"
 
 
+def test_moved_metrics_name_no_warm_starts_task_indicator_as_a_parent():
+    """A warm-started run's graph has an internal ``__task__`` node (never drawn): ``explain`` listed
+    it among a metric's parents (``read_s ... <- __task__``), a name no user set or can act on."""
+    from boanon.multitask.tasks import TASK
+
+    graph = CausalGraph.from_dict({
+        "nodes": [{"id": "level", "role": "param"}, {"id": TASK, "role": "param"},
+                  {"id": "read_s", "role": "metric"}, {"id": "total_s", "role": "objective"}],
+        "edges": [{"source": TASK, "target": "read_s"}, {"source": "level", "target": "read_s"},
+                  {"source": "read_s", "target": "total_s"}]})
+    moves = metric_moves(graph, {"read_s": 1.0}, {"read_s": 2.0}, ["level"], "total_s")
+    assert moves["via"].tolist() == ["level"] and moves["moved_by"].tolist() == ["level"]
+
+
 @pytest.mark.parametrize("predicted, measured, warned", [
     (0.7e3, 57e3, True),  # a RocksDB run: the model saw 1 % of a measured doubling
     (-2.0, 5.0, True), (5.0, 5.0, False), (3.0, 5.0, False), (12.0, 5.0, True), (1.0, 0.0, False)])

@@ -230,3 +230,30 @@ def test_a_trial_named_by_its_id_with_leading_zeros_is_that_trial(tmp_path, synt
                ("t0001", "1", "0001")]
     assert all(r.exit_code == 0 for r in outputs), [r.output for r in outputs]
     assert outputs[0].output == outputs[1].output == outputs[2].output
+
+
+def crashes_on_x_above_one(config: dict) -> dict:
+    if config["x"] > 1:
+        raise RuntimeError("bench: gzip failed (1): unrecognized option '--long'\nsecond line")
+    return {"cost": config["x"]}
+
+
+def test_a_failed_trials_file_says_why_it_measured_nothing(tmp_path):
+    """``export --trial`` of a failed trial wrote ``# configuration of trial t0001 of run.db
+    (failed): `` and stopped: the header now says the error's first line in place of values."""
+    from boanon.runners.function import CallableRunner
+    from boanon.space import Space
+    from boanon.tuner import Tuner
+
+    space = Space.from_dict({"x": {"type": "float", "low": 0.0, "high": 2.0, "default": 0.5}})
+    with Tuner(space, ["cost"], strategy="random", seed=0, store=tmp_path / "run.db") as tuner:
+        tuner.enqueue({"x": 0.5})
+        tuner.enqueue({"x": 1.5})
+        tuner.optimize(CallableRunner(crashes_on_x_above_one), 2, trials_dir=tmp_path / "run.trials")
+    text = _invoke("export", str(tmp_path / "run.db"), "--trial", "t0001", "-o", "-")
+    first = text.splitlines()[0]
+    assert first.endswith("(failed: crashes_on_x_above_one raised RuntimeError: bench: gzip failed (1): "
+                          "unrecognized option '--long')"), first
+    assert yaml.safe_load(text) == {"x": 1.5}
+    done = _invoke("export", str(tmp_path / "run.db"), "--trial", "t0000", "-o", "-").splitlines()[0]
+    assert done.endswith("(done): cost=0.5"), done

@@ -214,3 +214,27 @@ def test_a_table_too_small_to_learn_from_is_named(tmp_path):
     assert result.exit_code == 1
     assert result.output == (f"Error: {table}: only 2 trials with all objectives measured; structure "
                              "learning needs at least 5\n")
+
+
+def test_a_failed_trial_among_a_runs_trials_names_skip_bad(tmp_path):
+    """A run's trial folders hold its failed trials too (no ``result.json``): ``boanon learn`` on
+    them stopped at the first one with the missing file alone, where ``ingest`` says that
+    ``--skip-bad`` goes on with the others; with it, the graph is learned from the rest."""
+    table = SyntheticSystem(n_params=3, n_groups=1, seed=0).sample_table(12, seed=0)
+    for _, row in table.iterrows():
+        folder = tmp_path / "run.trials" / row["trial"]
+        folder.mkdir(parents=True)
+        roles = {"params": "param:", "metrics": "metric:", "objectives": "objective:"}
+        result = {role: {k.removeprefix(p): float(v) for k, v in row.items() if k.startswith(p)}
+                  for role, p in roles.items()}
+        (folder / "result.json").write_text(json.dumps(result))
+    failed = tmp_path / "run.trials" / "t0099"
+    failed.mkdir()
+    (failed / "stderr.txt").write_text("bench: timed out\n")
+    out = tmp_path / "graph.json"
+    stopped = CliRunner().invoke(main, ["learn", str(tmp_path / "run.trials"), "-o", str(out)])
+    assert stopped.exit_code == 1 and "t0099/result.json: file not found" in stopped.output
+    assert "(use --skip-bad to learn from the other trials)" in stopped.output
+    skipped = CliRunner().invoke(main, ["learn", str(tmp_path / "run.trials"), "--skip-bad", "-o", str(out)])
+    assert skipped.exit_code == 0, skipped.output
+    assert "cost" in {n["id"] for n in json.loads(out.read_text())["nodes"]}

@@ -128,3 +128,26 @@ def test_pareto_plot_writes_a_png_per_objective_pair(tmp_path):
         plot_pareto(table, objs[:1], tmp_path / "x.png")
     trace = plot_traces({"ehvi": rng.random((3, 10)), "random": rng.random((3, 10))}, tmp_path / "hv.png")
     assert trace.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("dx, dy", [("minimize", "minimize"), ("minimize", "maximize"),
+                                    ("maximize", "minimize"), ("maximize", "maximize")])
+def test_the_front_staircase_passes_only_corners_its_points_attain(dx, dy):
+    """Between two front points the region they attain reaches the worse ``y`` of the two up to the
+    other's ``x``: the step's corner is (the next x, this y), never (this x, the next y), which is
+    better than both. Where the directions differed (a time minimised, a ratio maximised) the plot
+    stepped in ``y`` first and drew that corner."""
+    import matplotlib.pyplot as plt
+    from matplotlib.cbook import STEP_LOOKUP_MAP
+
+    from boanon.multiobjective.plot import _staircase
+
+    x = np.array([1.0, 2.0, 3.0] if dx == "minimize" else [3.0, 2.0, 1.0])  # best x first
+    y = np.array([3.0, 2.0, 1.0] if dy == "minimize" else [1.0, 2.0, 3.0])  # so worst y first
+    fig, ax = plt.subplots()
+    _staircase(ax, x[::-1].copy(), y[::-1].copy(), Objective("x", dx))  # any order in
+    (line,) = ax.lines
+    drawn = {tuple(p) for p in np.asarray(STEP_LOOKUP_MAP[line.get_drawstyle()](*line.get_xydata().T)).T}
+    plt.close(fig)
+    assert {(x[1], y[0]), (x[2], y[1])} <= drawn  # the corners the points attain
+    assert not {(x[0], y[1]), (x[1], y[2])} & drawn  # the corners no trial reached

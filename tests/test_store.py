@@ -306,3 +306,25 @@ def test_a_store_written_before_the_study_record_reads_resumes_and_shows(tmp_pat
     # from the caller, so only the fields the old record did not have differ
     with pytest.raises(ConfigError, match="from_the_future, n_init, relearn_every"):
         Tuner(Space([Float("x", 0.0, 1.0, default=0.5)]), ["cost"], strategy="gp", seed=4, store=path)
+
+
+def test_a_run_ending_while_a_reader_watches_leaves_its_trials_in_the_database_file(tmp_path: Path) -> None:
+    """A run whose store closes while a dashboard reads it left every trial in ``run.db-wal`` (SQLite
+    copies the WAL back only on the last connection's close) and a 4 KiB ``run.db``: a copy of the
+    file alone held no run. The writer now copies the WAL into the file as it closes."""
+    import shutil
+
+    path = tmp_path / "run.db"
+    store = Store(path)
+    store.init_study(SPEC)
+    for x in (0.1, 0.2, 0.3):
+        trial = store.start_trial({"x": x})
+        store.finish_trial(trial.id, TrialRecord(trial.name, {"x": x}, {}, {"y": x * 2}))
+    watcher = Store(path, read_only=True, follow=True)  # the dashboard's way of reading a live run
+    assert len(watcher.trials()) == 3
+    store.close()
+    watcher.close()
+    shutil.copyfile(path, tmp_path / "copy.db")  # the file alone, as `cp run.db` or a mail takes it
+    with Store(tmp_path / "copy.db", read_only=True) as copy:
+        assert copy.study() == SPEC
+        assert [t.objectives["y"] for t in copy.trials()] == [0.2, 0.4, 0.6]

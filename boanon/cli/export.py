@@ -77,7 +77,8 @@ def _export_config(store_file: str, output: str, trial_id: str | None, objective
             broken = default is not None and not is_feasible(default, run.constraints)
             values = ", ".join(f"{k}={v:.6g}" for k, v in trial.objectives.items() if k in
                                {o.name for o in run.objectives})
-            header = f"configuration of trial {trial.name} of {store.path} ({trial.status}): {values}"
+            header = f"configuration of trial {trial.name} of {store.path} ({_state(trial)})" + \
+                (f": {values}" if values else "")
             if default is not None and default is not trial:
                 header += "\nthe default configuration (trial {}) gave: {}".format(default.name, ", ".join(
                     f"{o.name}={default.objectives[o.name]:.6g}" for o in run.objectives
@@ -97,6 +98,13 @@ def _export_config(store_file: str, output: str, trial_id: str | None, objective
 
 
 INFEASIBLE = "infeasible: it breaks the output constraints"
+
+
+def _state(trial: StoredTrial) -> str:
+    """``done``, or a trial's status with why it measured nothing (``failed: python3 timed out
+    after 4 s``): a failed trial's header ended in ``(failed): `` and said no more."""
+    reason = (trial.error or "").strip().splitlines()
+    return f"{trial.status}: {reason[0]}" if reason else f"{trial.status}"
 
 
 def worse_than_default(trial: StoredTrial, default: StoredTrial | None, objectives: list[Objective],

@@ -13,6 +13,15 @@ from boanon.errors import LogParseError
 from boanon.table import write_table
 
 
+def with_skip_hint(exc: LogParseError, logdir: str, skip_bad: bool, verb: str) -> str:
+    """The error, and where one trial of a folder of trials is to blame, that ``--skip-bad`` goes
+    on with the others (``boanon learn`` on a run's trials stopped at its first failed trial
+    without saying so). A single table file has no other trials; nor helps skipping when the
+    folder as a whole is the problem (no trials, none recognised)."""
+    several = Path(logdir).is_dir() and not skip_bad and exc.path != Path(logdir)
+    return f"{exc}\n(use --skip-bad to {verb} the other trials)" if several else str(exc)
+
+
 @click.command("ingest")
 @click.argument("logdir", type=click.Path(exists=True))
 @click.option("--adapter", type=click.Choice(available_adapters()), default=None,
@@ -26,11 +35,7 @@ def ingest_command(logdir: str, adapter: str | None, output: str | None, skip_ba
     try:
         result = ingest(logdir, adapter=adapter, skip_bad=skip_bad)
     except LogParseError as exc:
-        # a single table file has no other trials; nor helps skipping when the directory as a
-        # whole is the problem (no trials, none recognised)
-        several = Path(logdir).is_dir() and not skip_bad and exc.path != Path(logdir)
-        hint = "\n(use --skip-bad to ingest the other trials)" if several else ""
-        raise click.ClickException(f"{exc}{hint}") from exc
+        raise click.ClickException(with_skip_hint(exc, logdir, skip_bad, "ingest")) from exc
     except ValueError as exc:  # the table as a whole is malformed (a trial id twice)
         raise click.ClickException(str(exc)) from exc
     to_stdout = output == "-"  # as `export -o -`: it wrote a file named '-'

@@ -10,6 +10,7 @@ import click
 from boanon import units
 from boanon.adapters import available_adapters, ingest
 from boanon.annotations import Knowledge
+from boanon.cli.ingest import with_skip_hint
 from boanon.cli.outputs import OutputFile, refuse_overwriting
 from boanon.errors import ConfigError, LogParseError, did_you_mean
 from boanon.graph import CausalGraph
@@ -77,7 +78,9 @@ def learn_command(source: str, annotations: str | None, learner: str, output: st
                            max_metrics=max_metrics, bootstrap=bootstrap, seed=seed, alpha=alpha,
                            prune=not all_metrics, relations=not no_relations,
                            interventions=interventions)
-    except (LogParseError, ConfigError) as exc:  # each names its file
+    except LogParseError as exc:  # names its file
+        raise click.ClickException(with_skip_hint(exc, source, skip_bad, "learn from")) from exc
+    except ConfigError as exc:  # names its file
         raise click.ClickException(str(exc)) from exc
     except ValueError as exc:  # the table's, as learning read it ("only 2 trials ..."): name it
         raise click.ClickException(_named(str(exc), source)) from exc

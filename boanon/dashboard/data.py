@@ -30,7 +30,7 @@ from boanon.nodespec import NodeSpec
 from boanon.objectives import Objective
 from boanon.report import default_trial, history_reference_point
 from boanon.results import best_trial, broken, is_feasible, origin
-from boanon.space import Space
+from boanon.space import Bool, Categorical, Space
 from boanon.store import MEASURED, StoredTrial, TrialState
 from boanon.table import natural_key, records_to_table, with_objectives
 
@@ -75,7 +75,18 @@ def run_summary(path: str, study: Mapping[str, Any] | None, trials: Sequence[Sto
         "elapsed_s": seconds(trials[0].started, last) if trials and last else None,
         "best": bests,
         "units": run_units(study, trials),
+        "choices": categories(study),
     }
+
+
+def categories(study: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """``{name: choices}`` for the run's categorical and boolean parameters: the page places a
+    value at its index on an axis (parallel coordinates, slices) and labels it with its name,
+    since a text value has no position of its own (``codec: zstd`` left every trial's line
+    undrawn) and a switch is ``false`` or ``true``, never ``-0.5`` when every trial had it off."""
+    space = Space.from_dict(study.get("space") or {}, study.get("constraints") or ())
+    return {p.name: list(p.choices) if isinstance(p, Categorical) else [False, True]
+            for p in space.params.values() if isinstance(p, (Categorical, Bool))}
 
 
 def run_units(study: Mapping[str, Any], trials: Sequence[StoredTrial]) -> dict[str, str]:

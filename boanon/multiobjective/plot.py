@@ -47,7 +47,7 @@ def plot_pareto(table: pd.DataFrame, objectives: Sequence[Objective], path: str 
             ax.scatter(x[~feasible], y[~feasible], s=16, c="tab:red", marker="x", label="infeasible")
         ax.scatter(x[on_front], y[on_front], s=28, c="tab:blue", zorder=3, label="Pareto front")
         if len(objectives) == 2 and on_front.any():
-            _staircase(ax, x[on_front], y[on_front], objectives[i], objectives[j])
+            _staircase(ax, x[on_front], y[on_front], objectives[i])
         if ref_point is not None:
             ax.scatter([ref_point[i]], [ref_point[j]], s=60, marker="D", c="tab:orange", zorder=4,
                        label=f"hypervolume reference point ({ref_point[i]:.4g}, {ref_point[j]:.4g})")
@@ -67,11 +67,14 @@ def plot_pareto(table: pd.DataFrame, objectives: Sequence[Objective], path: str 
     return path
 
 
-def _staircase(ax, x: np.ndarray, y: np.ndarray, ox: Objective, oy: Objective) -> None:
-    """The attainment boundary of a 2-D front, drawn as steps."""
-    order = np.argsort(ox.to_minimize(x))
-    xs, ys = x[order], y[order]
-    ax.step(xs, ys, where="post" if ox.direction == oy.direction else "pre", c="tab:blue", lw=1, alpha=0.7)
+def _staircase(ax, x: np.ndarray, y: np.ndarray, ox: Objective) -> None:
+    """The attainment boundary of a 2-D front, drawn as steps: from the point best in ``x`` on,
+    each point's ``y`` holds until the next one's ``x``, whatever the directions (what lies
+    between two points is attained by the one better in ``x`` alone). Stepping first in ``y``
+    where the directions differ (minimised time, maximised ratio) drew the corner better than
+    both points, a trade-off no trial reached."""
+    order = np.argsort(ox.to_minimize(x), kind="stable")
+    ax.step(x[order], y[order], where="post", c="tab:blue", lw=1, alpha=0.7)
 
 
 def plot_traces(traces: Mapping[str, np.ndarray], path: str | Path, ylabel: str = "hypervolume",

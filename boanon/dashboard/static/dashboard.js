@@ -199,7 +199,7 @@ function trialFilter(text) {
       return (t) => { const key = Object.keys({ ...t.config, ...t.objectives, ...(t.metrics || {}) }).find((k) => k.toLowerCase() === name);
         if (key === undefined) return false;
         const v = trialValue(t, key), x = typeof v === "number" && !Number.isNaN(num) ? num : raw;
-        const a = typeof v === "boolean" ? String(v) : v;
+        const a = typeof v === "boolean" ? String(v) : typeof v === "string" ? v.toLowerCase() : v;  // as the term is
         return op === "<" ? a < x : op === ">" ? a > x : op === "<=" ? a <= x : op === ">=" ? a >= x : op === "!=" ? a != x : a == x; };  // eslint-disable-line eqeqeq
     }
     if (term.startsWith("why:")) return (t) => (t.reason || "").toLowerCase().includes(term.slice(4));
@@ -327,6 +327,16 @@ function svg(tag, attrs = {}, text = null) {
   return e;
 }
 const numeric = (v) => typeof v === "boolean" ? Number(v) : typeof v === "number" ? v : null;
+// a categorical parameter's value sits at its index among the space's choices (a text value has no
+// position of its own), and is labelled with its name there
+const choicesOf = (name) => ((state.run && state.run.summary.choices) || {})[name];
+function position(name, v) {
+  const choices = choicesOf(name);
+  if (!choices) return numeric(v);
+  const i = choices.indexOf(v);
+  return i < 0 ? null : i;
+}
+const positionLabel = (name, x) => choicesOf(name) ? String(choicesOf(name)[x] ?? "") : fmtU(name, x);
 function parcoordAxes() {
   // the selected objective, then the parameters the model says matter most (else the space's first),
   // then the columns added to the table
@@ -337,7 +347,7 @@ function parcoordAxes() {
   return [...new Set([...ranked.slice(0, 8), ...state.extraColumns, obj.name])];
 }
 function inBrush(t) {
-  return Object.entries(state.brush).every(([axis, [lo, hi]]) => { const v = numeric(trialValue(t, axis)); return v !== null && v >= lo && v <= hi; });
+  return Object.entries(state.brush).every(([axis, [lo, hi]]) => { const v = position(axis, trialValue(t, axis)); return v !== null && v >= lo && v <= hi; });
 }
 function drawParcoords() {
   const run = state.run;
@@ -346,6 +356,7 @@ function drawParcoords() {
   const axes = parcoordAxes(), obj = axes[axes.length - 1];
   const trials = run.trials.filter((t) => t.status === "done" || t.status === "stopped");
   const ranges = Object.fromEntries(axes.map((a) => {
+    if (choicesOf(a)) return [a, [0, choicesOf(a).length - 1]];
     const vs = trials.map((t) => numeric(trialValue(t, a))).filter((v) => v !== null && Number.isFinite(v));
     const lo = Math.min(...vs), hi = Math.max(...vs);
     return [a, vs.length ? (hi > lo ? [lo, hi] : [lo - 0.5, hi + 0.5]) : [0, 1]];
@@ -357,7 +368,7 @@ function drawParcoords() {
     return `hsl(${Math.round(220 - 220 * f)}, 70%, 45%)`; };
   const kids = [];
   for (const t of trials) {
-    const pts = axes.map((a, i) => { const v = numeric(trialValue(t, a)); return v === null ? null : `${x(i)},${y(a, v)}`; });
+    const pts = axes.map((a, i) => { const v = position(a, trialValue(t, a)); return v === null ? null : `${x(i)},${y(a, v)}`; });
     if (pts.includes(null)) continue;
     const on = inBrush(t), ov = numeric(t.objectives[obj]);
     kids.push(svg("polyline", { points: pts.join(" "), fill: "none", "data-trial": t.name, class: on ? "kept" : "out",
@@ -367,8 +378,11 @@ function drawParcoords() {
     kids.push(svg("line", { x1: x(i), x2: x(i), y1: top, y2: bottom, stroke: "#8a94a0" }));
     const edge = i === 0 ? ["start", -10] : i === axes.length - 1 ? ["end", 10] : ["middle", 0];  // the ends stay inside
     kids.push(svg("text", { x: x(i) + edge[1], y: top - 18 - (i % 2) * 13, "text-anchor": edge[0], class: "axis-label" }, withUnit(a)));
-    kids.push(svg("text", { x: x(i) + 4, y: top - 4, class: "tick" }, fmt(ranges[a][1])));
-    kids.push(svg("text", { x: x(i) + 4, y: bottom + 14, class: "tick" }, fmt(ranges[a][0])));
+    if (choicesOf(a)) choicesOf(a).forEach((c, k) => kids.push(svg("text", { x: x(i) + 4, y: y(a, k) + 4, class: "tick" }, String(c))));
+    else {
+      kids.push(svg("text", { x: x(i) + 4, y: top - 4, class: "tick" }, fmt(ranges[a][1])));
+      kids.push(svg("text", { x: x(i) + 4, y: bottom + 14, class: "tick" }, fmt(ranges[a][0])));
+    }
     if (state.brush[a]) { const [lo, hi] = state.brush[a];
       kids.push(svg("rect", { x: x(i) - 7, width: 14, y: y(a, hi), height: Math.max(2, y(a, lo) - y(a, hi)), class: "brush" })); }
     const hit = svg("rect", { x: x(i) - 12, width: 24, y: top, height: bottom - top, class: "hit", "data-axis": a });
@@ -405,12 +419,15 @@ function drawSlice() {
   $("#slice-param").value = state.sliceParam;
   const obj = run.summary.objectives[state.objective] || run.summary.objectives[0];
   const pts = run.trials.filter((t) => t.status === "done" && numeric(t.objectives[obj.name]) !== null)
-    .map((t) => ({ x: numeric(t.config[state.sliceParam]), y: t.objectives[obj.name], trial: t.name, surrogate: t.surrogate }));
+    .map((t) => ({ x: position(state.sliceParam, t.config[state.sliceParam]), y: t.objectives[obj.name], trial: t.name, surrogate: t.surrogate }));
+  const choices = choicesOf(state.sliceParam), categories = choices  // one tick per choice, named
+    ? { min: -0.5, max: choices.length - 0.5, afterBuildTicks: (axis) => { axis.ticks = choices.map((_, i) => ({ value: i })); },
+      ticks: { callback: (v) => String(choices[v] ?? "") } } : {};
   chart("slice-chart", { data: { datasets: [{ type: "scatter", label: `${obj.name} against ${state.sliceParam}`, data: pts, parsing: false,
     backgroundColor: pts.map((p) => COLORS[p.surrogate] || "#495057"), pointRadius: 4.5 }] },
   options: { maintainAspectRatio: false, plugins: { legend: { display: false },
-    tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${state.sliceParam} ${fmtU(state.sliceParam, c.raw.x)}, ${obj.name} ${fmtU(obj.name, c.raw.y)}` } } },
-  scales: { x: { type: "linear", title: { display: true, text: withUnit(state.sliceParam) } },
+    tooltip: { callbacks: { label: (c) => `${c.raw.trial}: ${state.sliceParam} ${positionLabel(state.sliceParam, c.raw.x)}, ${obj.name} ${fmtU(obj.name, c.raw.y)}` } } },
+  scales: { x: { type: "linear", title: { display: true, text: withUnit(state.sliceParam) }, ...categories },
     y: { type: state.logScale ? "logarithmic" : "linear", title: { display: true, text: `${withUnit(obj.name)}, measured` } } },
   onClick: (evt, items, c) => { const p = clicked(c, items); if (p) selectTrial(p.trial, true); } } });
 }
@@ -656,15 +673,16 @@ function drawPareto(run) {
   if (!p) return;
   const [a, b] = p.objectives;
   const pts = (sel) => p.points.filter(sel).map((q) => ({ x: q.values[0], y: q.values[1], trial: q.trial }));
-  const front = pts((q) => q.front).sort((u, v) => u.x - v.x);
+  const xDirection = (run.summary.objectives.find((x) => x.name === a) || {}).direction;
+  const front = pts((q) => q.front).sort((u, v) => xDirection === "maximize" ? v.x - u.x : u.x - v.x);  // best x first
   $("#pareto-caption").textContent = `${front.length} of ${count(p.points.length, "finished trial")} on the front` +
     (p.objectives.length > 2 ? ` (first two of ${p.objectives.length} objectives shown)` : "") + ".";
   // the front as the staircase of what its trials attain (as boanon plot draws it): a straight line
-  // between two of them claimed the trade-offs in between were reached
-  const directions = p.objectives.slice(0, 2).map((o) => (run.summary.objectives.find((x) => x.name === o) || {}).direction);
-  const stepped = directions[0] === directions[1] ? "before" : "after";
+  // between two of them claimed the trade-offs in between were reached. From the best x on, each
+  // point's y holds up to the next one's x (stepped "before"), whatever the directions: stepping in
+  // y first (where they differ, or both were maximised) drew a corner better than both points
   chart("pareto-chart", { data: { datasets: [
-    { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, stepped, borderColor: "#d6336c" },
+    { type: "scatter", label: "Pareto front", data: front, parsing: false, backgroundColor: "#d6336c", pointRadius: 5, showLine: true, stepped: "before", borderColor: "#d6336c" },
     { type: "scatter", label: "dominated", data: pts((q) => !q.front && q.feasible), parsing: false, backgroundColor: "#adb5bd", pointRadius: 4 },
     { type: "scatter", label: "infeasible", data: pts((q) => !q.feasible), parsing: false, pointStyle: "crossRot", borderColor: "#495057", pointRadius: 5 },
     ...(p.ref ? [{ type: "scatter", label: "hypervolume reference point", data: [{ x: p.ref[0], y: p.ref[1], trial: "reference point" }], parsing: false,
