@@ -30,6 +30,7 @@ from boanon.runners.base import Runner, handling_sigterm
 from boanon.store import (
     CONFIG_NOTE,
     DIRECTORY_NOTE,
+    MEMORY,
     RUNNING_TRIALS,
     TRIALS_NOTE,
     Store,
@@ -206,6 +207,10 @@ def open_run(request: TuneRequest) -> TuningRun:
         if budget is None:
             raise ConfigError(request.config_file, "budget", "missing: set it in the file or pass --budget")
         store_file = request.store_file
+        if str(store_file) == MEMORY:  # SQLite's name, not a file: nothing would be left to resume or read
+            raise ValueError(f"--store: {MEMORY} is no file, and a tuning run is kept in one, to resume, "
+                             "export and plot it: name one (default: <CONFIG>.db here), or in Python "
+                             "run a Tuner without a store")
         trials = store_trials_dir(store_file, request.trials_dir)
         resources.enter_context(WriterLock(store_file))  # for the run's life
         check_fresh_or_resume(store_file, trials, request.resume)

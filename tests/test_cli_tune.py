@@ -742,6 +742,21 @@ def test_a_fresh_run_on_a_file_that_is_no_run_says_so_and_leaves_it(tmp_path: Pa
     assert config.read_bytes() == before
 
 
+def test_a_run_in_memory_is_refused_naming_the_store_option(tmp_path: Path, monkeypatch) -> None:
+    """``--store :memory:`` (SQLite's in-memory name) ran, then pointed at ``boanon status
+    :memory:``, which can read nothing, and left a ':memory:' lock file; then it failed with "an
+    in-memory store's trial folders are its Store object's: pass the Store", naming no option."""
+    monkeypatch.chdir(tmp_path)
+    config = _yaml(tmp_path, n_init=1)
+    (tmp_path / "examples").symlink_to(ROOT / "examples")  # its system is imported from here
+    result = CliRunner().invoke(main, ["tune", str(config), "--budget", "1", "--store", ":memory:"])
+    assert result.exit_code == 1, result.output
+    assert result.output == ("Error: --store: :memory: is no file, and a tuning run is kept in one, to "
+                             "resume, export and plot it: name one (default: <CONFIG>.db here), or in "
+                             "Python run a Tuner without a store\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["examples", "tune.yaml"]
+
+
 def test_status_and_export_of_a_run_whose_output_no_trial_logged(tmp_path: Path) -> None:
     store = tmp_path / "run.db"  # both were a KeyError traceback
     config = _yaml(tmp_path, n_init=2, outputs=[{"name": "g0_laod", "max": 1.5}])
