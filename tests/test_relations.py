@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -160,9 +161,27 @@ def test_a_calibration_over_twelve_collinear_outputs_is_found_with_one_weight(n,
     table, cols = _calibration_trials(n, seed)
     rel = _by_target(find_relations(table))["calibration_error"]
     assert rel.kind == "squares" and rel.exact and len(rel.inputs) == 12
-    assert rel.expression.count("1 * (") == 12  # one weight, 1, for every term
+    assert len(re.findall(r"(?<![\d.e-])1 \* \(", rel.expression)) == 12  # one weight, 1, for each
     values = Expression.parse(rel.node_model()["function"]).evaluate(cols)
     assert np.allclose(values, cols["calibration_error"], rtol=1e-4, atol=1e-4)
+
+
+def test_a_weighted_loss_keeps_its_weights_when_one_weight_over_more_would_not_hold():
+    # a weight each, found first, is kept aside while one weight over more quantities needs
+    # fewer constants; none holds here, so the weighted loss is the relation, weights and all
+    rng = np.random.default_rng(11)
+    n = 30
+    params = {f"beta{i}": rng.uniform(0, 1, n) for i in range(4)}
+    sims = {f"sim{i}": np.exp(params[f"beta{i}"]) + params[f"beta{(i + 1) % 4}"] for i in range(4)}
+    sims |= {f"other{i}": rng.normal(2, 0.3, n) for i in range(3)}
+    weights, targets = (1.0, 3.0, 0.5, 2.0), (1.9, 2.2, 1.5, 2.6)
+    cost = sum(w * (sims[f"sim{i}"] - t) ** 2 for i, (w, t) in enumerate(zip(weights, targets, strict=True)))
+    cols = {**params, **sims, "cost": cost}
+    rel = _by_target(find_relations(_table(cols, params=tuple(params))))["cost"]
+    assert rel.kind == "squares" and rel.exact and set(rel.inputs) == {f"sim{i}" for i in range(4)}
+    assert np.allclose(Expression.parse(rel.node_model()["function"]).evaluate(cols), cost, rtol=1e-4)
+    for i, (w, t) in enumerate(zip(weights, targets, strict=True)):
+        assert f"{w:g} * (sim{i} - {t:g}) ** 2" in rel.expression
 
 
 def test_a_noisy_parabola_far_from_zero_is_no_loss():

@@ -117,3 +117,11 @@ def test_an_application_run_by_the_command_runner_keeps_its_own_stdout(database,
     assert detect_adapter([trial]).name == "rocksdb"
     record = get_adapter("rocksdb").parse_trial(trial)
     assert record.objectives == {"requests_per_sec": 1250.0} and record.metrics["number_keys_read"] > 0
+
+
+def test_an_application_printing_entries_is_not_taken_for_db_bench_output(database, tmp_path):
+    # only a benchmark's result line says db_bench: an application may print "Entries: N" too
+    trial = _trial(database, tmp_path / "t")
+    (trial / "app.out").write_text("my-app 1.2\nEntries:    1000000\nserved 1250 requests/s\n")
+    (trial / "objectives.json").write_text(json.dumps({"requests_per_sec": 1250.0}))
+    assert get_adapter("rocksdb").parse_trial(trial).objectives == {"requests_per_sec": 1250.0}

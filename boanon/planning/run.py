@@ -80,9 +80,11 @@ class PlannedRun:
 class _Scaler:
     """Keeps the cluster and the loop's concurrency at the plan's stage (called after each trial).
 
-    Growing (``cluster.scale``) returns at once; retiring waits for the workers to close, and
-    Dask's cluster lock makes it wait for workers still starting too, so retirements run on a
-    thread of their own: the loop must not stop telling trials while machines come and go.
+    Growing (``cluster.scale``) returns at once. Shrinking retires the idle workers through the
+    scheduler at once, on the loop's thread (so the next trial cannot be given them), and closes
+    them on a thread of its own: closing waits for the workers to go, and Dask's cluster lock
+    for workers still starting too, and a worker the scheduler found busy is retried there until
+    idle. The loop must not stop telling trials while machines come and go.
     """
 
     def __init__(self, plan: PlanFile, cluster: Any, executor: DaskExecutor, tuner: Tuner,
