@@ -75,6 +75,10 @@ MAX_SQUARES = 12
 """Most quantities in a ``squares`` relation (a calibration to a dozen observations): each costs
 two weights (the square, the linear term), or one with the squares' weight shared, so a relation
 of k quantities needs 2k + 5 trials, or k + 6, to be tried at all."""
+CLOSE_BEYOND = 8
+"""Quantities past which the loss search goes on only while those picked already come within
+tolerance with a weight each (a loss is there, its form not yet found): most targets are no
+loss, and each further pick scans every column."""
 SQUARES_MAX_LEVERAGE = 0.999
 """A squared term gives the extreme trials high leverage by design (the largest losses); only a
 trial that alone decides a weight is no evidence, and an inexact fit's held-out residuals
@@ -358,8 +362,9 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
     A set fitted with a weight each is kept aside while one weight over more quantities would
     still need fewer constants, and the greedy goes on: quantities driven by a few parameters
     are nearly collinear, so ten weighed ones can mimic the twelve terms of an unweighted
-    calibration error, and their wrong weights move its minimum. A set that fits in the sample
-    but not held out does not end the search either.
+    calibration error, and their wrong weights move its minimum. Such a set that fits the sample
+    but not held out (one trial deciding a weight among them) does not end the search either.
+    Past :data:`CLOSE_BEYOND` quantities the search goes on only while the picks come close.
 
     Only a loss qualifies: weights ``a_i`` of one sign and targets ``t_i`` within the values
     seen, give or take their range (a parabola centred far outside them is a slightly bent line,
@@ -416,9 +421,10 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
                                 scales[shared], tolerance, root, value, close)
 
     chosen: list[int] = []
-    weighed: _Fit | None = None  # a fit with a weight each, kept while one weight may do
+    weighed: _Fit | None = None  # a fit with a weight each that held, kept while one weight may do
+    constants: int | None = None  # those of the first set that fitted the sample with a weight each
     for _ in range(min(MAX_SQUARES, shared_most, int((~few).sum()))):
-        if weighed is not None and len(chosen) + 3 >= 2 * len(weighed.inputs) + 1:
+        if constants is not None and len(chosen) + 3 >= constants:
             break  # one weight over more quantities would no longer need fewer constants
         own = len(chosen) < own_most  # the next pick can still be weighed on its own
         Z = scaled[not own]
@@ -426,16 +432,20 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
         base = 0.0 if own else (Z[:, chosen] ** 2).sum(axis=1, keepdims=True)  # joins the shared sum
         chosen.append(_most_explaining(Z, Z**2 + base, target, fixed, chosen, few))
         if not reachable(chosen):  # no try below can fit: most quantities never come close
+            if len(chosen) >= CLOSE_BEYOND:
+                break
             continue
         # a wrong pick, harmless with a weight of its own, spoils a shared one: try without each
         tries = [(c, True) for c in [chosen, *([x for x in chosen if x != j] for j in chosen[:-1])]]
-        for cols, w in [*tries, *([] if weighed else [(chosen, False)])]:
-            # a fit in the sample that fails held out (one trial decides a weight among nearly
-            # collinear quantities) goes on: more quantities under one weight may hold
-            fit = accepted(cols, w) if within(cols, w) else None
-            if fit is not None and w:
-                return fit
-            weighed = weighed or fit
+        fitted = next(((c, w) for c, w in [*tries, *([] if constants else [(chosen, False)])]
+                       if within(c, w)), None)
+        if fitted is None:
+            continue
+        fit = accepted(*fitted)
+        if fitted[1] and (fit is not None or constants is None):
+            return fit  # one weight: it holds, or it fails with no weighed set to go on from
+        if not fitted[1]:  # a weight each, held out or not (one trial may decide a weight
+            constants, weighed = 2 * len(chosen) + 1, fit  # among collinear quantities): go on
     return weighed
 
 
