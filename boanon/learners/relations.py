@@ -445,7 +445,8 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
         if fitted[1] and (fit is not None or constants is None):
             return fit  # one weight: it holds, or it fails with no weighed set to go on from
         if not fitted[1]:  # a weight each, held out or not (one trial may decide a weight
-            constants, weighed = 2 * len(chosen) + 1, fit  # among collinear quantities): go on
+            weighed = fit  # among collinear quantities): go on
+            constants = 2 * len(fit.inputs if fit else chosen) + 1
     return weighed
 
 
