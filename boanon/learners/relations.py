@@ -412,13 +412,38 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
         return float(residual @ residual) <= bound
 
     def accepted(cols: list[int], shared: bool) -> _Fit | None:
-        """The loss over ``cols`` if it passes every check below, pruned first."""
-        cols = list(cols)
-        for j in list(cols):  # a quantity picked early may be explained by later ones
-            if len(cols) > 1 and within([c for c in cols if c != j], shared):
-                cols.remove(j)
-        return _squares_checked(sub, y, design(cols, shared), cols, shared, scaled[shared],
-                                scales[shared], tolerance, root, value, close)
+        """The loss over ``cols``, pruned first, if it holds held out and is a loss (above)."""
+        chosen = list(cols)
+        for j in list(chosen):  # a quantity picked early may be explained by later ones
+            if len(chosen) > 1 and within([c for c in chosen if c != j], shared):
+                chosen.remove(j)
+        coef, fitted, loo = loo_fit(design(chosen, shared), target, SQUARES_MAX_LEVERAGE)
+        if loo is None or not close(target - loo):  # then held out, each trial's own value
+            return None
+        heldout = _rmse(value(target - loo), y)
+        if heldout > tolerance * float(np.std(y, ddof=1)):  # and to the spread: a quantity that
+            return None  # barely moves is within 1 % of its own value whatever is fitted to it
+        k = len(chosen)
+        weights = 1 if shared else k
+        a, b = np.broadcast_to(coef[:weights], k), coef[weights:weights + k]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            centre = -b / (2 * a)  # a * z**2 + b * z = a * (z - centre)**2 - a * centre**2
+        Z, scale = scaled[shared], scales[shared]
+        low, high = Z[:, chosen].min(axis=0), Z[:, chosen].max(axis=0)
+        inside = (centre >= low - (high - low)) & (centre <= high + (high - low))
+        if root:  # at the edge of its data a root is a line (sqrt(x**2 + c) ~ |x|): trials well on both sides
+            margin = ROOT_MARGIN * (high - low)
+            sides = np.minimum((Z[:, chosen] < centre - margin).sum(axis=0),
+                               (Z[:, chosen] > centre + margin).sum(axis=0))
+            inside &= (sides >= MIN_VARYING) & (k > 1)
+        if not (np.all(a > 0) or np.all(a < 0)) or not inside.all():
+            return None
+        terms = [f"{_num(a_j / scale[j] ** 2)} * ({sub.names[j]} - {_num(mean[j] + scale[j] * t)}) ** 2"
+                 for j, a_j, t in zip(chosen, a, centre, strict=True)]
+        text = " + ".join([*terms, _num(float(coef[-1] - np.sum(a * centre**2)))])
+        text = text.replace("- -", "+ ").replace("+ -", "- ")
+        return _Fit(f"sqrt(max({text}, 0))" if root else text, "root of squares" if root else "squares",
+                    tuple(sub.names[j] for j in chosen), heldout, value(fitted))
 
     chosen: list[int] = []
     weighed: _Fit | None = None  # a fit with a weight each that held, kept while one weight may do
@@ -448,42 +473,6 @@ def _squares_fit(sub: _Columns, y: np.ndarray, tolerance: float, root: bool) -> 
             weighed = fit  # among collinear quantities): go on
             constants = 2 * len(fit.inputs if fit else chosen) + 1
     return weighed
-
-
-def _squares_checked(sub: _Columns, y: np.ndarray, X: np.ndarray, chosen: list[int], shared: bool,
-                     Z: np.ndarray, scale: np.ndarray, tolerance: float, root: bool,
-                     value: Callable[[np.ndarray], np.ndarray],
-                     close: Callable[[np.ndarray], bool]) -> _Fit | None:
-    """The loss of design ``X`` over ``chosen``, if it holds held out and is a loss (see
-    :func:`_squares_fit`), as a fit with its text; else None."""
-    target = y**2 if root else y
-    coef, fitted, loo = loo_fit(X, target, SQUARES_MAX_LEVERAGE)
-    if loo is None or not close(target - loo):  # then held out, each trial's own value
-        return None
-    heldout = _rmse(value(target - loo), y)
-    if heldout > tolerance * float(np.std(y, ddof=1)):  # and to the spread: a quantity that
-        return None  # barely moves is within 1 % of its own value whatever is fitted to it
-    k = len(chosen)
-    weights = 1 if shared else k
-    a, b = np.broadcast_to(coef[:weights], k), coef[weights:weights + k]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        centre = -b / (2 * a)  # a * z**2 + b * z = a * (z - centre)**2 - a * centre**2
-    low, high = Z[:, chosen].min(axis=0), Z[:, chosen].max(axis=0)
-    inside = (centre >= low - (high - low)) & (centre <= high + (high - low))
-    if root:  # at the edge of its data a root is a line (sqrt(x**2 + c) ~ |x|): trials well on both sides
-        margin = ROOT_MARGIN * (high - low)
-        sides = np.minimum((Z[:, chosen] < centre - margin).sum(axis=0),
-                           (Z[:, chosen] > centre + margin).sum(axis=0))
-        inside &= (sides >= MIN_VARYING) & (k > 1)
-    if not (np.all(a > 0) or np.all(a < 0)) or not inside.all():
-        return None
-    mean = sub.matrix.mean(axis=0)
-    terms = [f"{_num(a_j / scale[j] ** 2)} * ({sub.names[j]} - {_num(mean[j] + scale[j] * t)}) ** 2"
-             for j, a_j, t in zip(chosen, a, centre, strict=True)]
-    text = " + ".join([*terms, _num(float(coef[-1] - np.sum(a * centre**2)))])
-    text = text.replace("- -", "+ ").replace("+ -", "- ")
-    return _Fit(f"sqrt(max({text}, 0))" if root else text, "root of squares" if root else "squares",
-                tuple(sub.names[j] for j in chosen), heldout, value(fitted))
 
 
 def _distinct_counts(matrix: np.ndarray) -> np.ndarray:
